@@ -1,0 +1,1 @@
+"""Flask query API (entry point; filled in by the API issue)."""

@@ -1,0 +1,1 @@
+"""ragsage: a self-hostable retrieval-augmented-generation engine."""

@@ -1,0 +1,83 @@
+"""The one error tree every ragsage component raises from.
+
+    RagsageError
+    ├── InputError                 the caller's input is wrong; retrying cannot help
+    │   ├── DocumentError          a file cannot be ingested (names the file)
+    │   │   ├── EmptyDocument      zero bytes, or no text anywhere in it
+    │   │   ├── UnsupportedFormat  no parser reads this kind of file
+    │   │   └── ParseError         the parser started and failed (corrupt, encrypted, ...)
+    │   └── InvalidRequest         a query or option out of range
+    ├── ProviderError              a model provider failed
+    │   ├── RetryableProviderError rate limits, 5xx, timeouts, lost connections
+    │   └── PermanentProviderError bad credentials, rejected request, malformed reply
+    ├── StorageError               a store failed
+    └── ConfigurationError         settings that cannot work
+
+``retryable`` is the one attribute a job runner needs: it decides between backing
+off and failing the job with the message.  Vendor exceptions are translated into
+this tree with ``raise ... from exc`` so the cause is kept for logs but never
+shown to an HTTP client.
+"""
+
+from __future__ import annotations
+
+
+class RagsageError(Exception):
+    """Base of every error ragsage raises on purpose."""
+
+    retryable: bool = False
+
+
+class InputError(RagsageError):
+    """The input is wrong; the same input will fail the same way."""
+
+
+class DocumentError(InputError):
+    """A document cannot be ingested; the message starts with its file name."""
+
+    def __init__(self, filename: str, reason: str) -> None:
+        self.filename = filename
+        self.reason = reason
+        super().__init__(f"{filename}: {reason}")
+
+
+class EmptyDocument(DocumentError):
+    """The file has no bytes, or no text survived parsing."""
+
+
+class UnsupportedFormat(DocumentError):
+    """No parser reads this kind of file."""
+
+
+class ParseError(DocumentError):
+    """The file claims a format the parser reads, but reading it failed."""
+
+
+class InvalidRequest(InputError):
+    """A request option is missing, malformed or out of range."""
+
+
+class ProviderError(RagsageError):
+    """A model provider call failed."""
+
+
+class RetryableProviderError(ProviderError):
+    """A transient provider failure worth retrying with backoff."""
+
+    retryable = True
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        self.retry_after = retry_after
+        super().__init__(message)
+
+
+class PermanentProviderError(ProviderError):
+    """A provider failure that retrying will not fix."""
+
+
+class StorageError(RagsageError):
+    """A store operation failed."""
+
+
+class ConfigurationError(RagsageError):
+    """Settings that cannot produce a working system."""

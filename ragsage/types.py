@@ -1,0 +1,231 @@
+"""Domain values shared by every port and pipeline.
+
+All of them are frozen dataclasses: a value that crosses a port boundary cannot be
+mutated behind the back of the stage that produced it, and equal values compare
+equal, which is what the tests and the dedup logic lean on.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+_NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """The tenant a piece of work belongs to; every store call carries one."""
+
+    namespace: str
+
+    def __post_init__(self) -> None:
+        if not _NAMESPACE.fullmatch(self.namespace):
+            raise ValueError(
+                "namespace must be 1-128 characters of letters, digits, '_', '.', ':' or '-', "
+                f"starting with a letter or digit; got {self.namespace!r}"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class RawSource:
+    """An uploaded file as bytes, before anything has looked inside it."""
+
+    content: bytes
+    filename: str
+    media_type: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+class PageRoute(StrEnum):
+    """How a page's text is obtained: from its text layer, or by a vision model."""
+
+    TEXT = "text"
+    VISION = "vision"
+
+
+@dataclass(frozen=True, slots=True)
+class PageLayout:
+    """What the parser measured about a page, for the page classifier to judge."""
+
+    text_chars: int
+    image_area_ratio: float = 0.0
+    largest_bitmap_area: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class PageImage:
+    """A rendered page (or an uploaded picture) for vision transcription."""
+
+    data: bytes
+    media_type: str = "image/png"
+    width: int | None = None
+    height: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of a parsed document as Markdown (empty until vision fills it)."""
+
+    number: int
+    text: str
+    layout: PageLayout | None = None
+    image: PageImage | None = None
+    route: PageRoute | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedDocument:
+    """Parser output: the pages in order, and a title when the format carries one."""
+
+    pages: tuple[Page, ...]
+    title: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def full_text(self) -> str:
+        return "\n\n".join(page.text for page in self.pages if page.text.strip())
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A document as the knowledge base records it."""
+
+    id: str
+    content_hash: str
+    title: str
+    source: str
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A retrievable passage of a document.
+
+    ``text`` is what a reader sees and what gets cited; ``embed_text`` is what the
+    embedder sees (the text plus any context a contextualizer prepended). ``source``
+    and ``created_at`` are copied from the document so stores can filter and apply
+    recency bias without a join.
+    """
+
+    id: str
+    document_id: str
+    ordinal: int
+    text: str
+    embed_text: str
+    heading_path: tuple[str, ...] = ()
+    page_numbers: tuple[int, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    source: str = ""
+    created_at: datetime | None = None
+
+
+def chunk_id(document_id: str, ordinal: int) -> str:
+    """The id of a document's ``ordinal``-th chunk: ``<document>:<ordinal>``."""
+    return f"{document_id}:{ordinal}"
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddedChunk:
+    """A chunk together with the vector of its ``embed_text``."""
+
+    chunk: Chunk
+    vector: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredChunk:
+    """A retrieval candidate; each stage's score is kept apart from the fused one."""
+
+    chunk: Chunk
+    score: float
+    vector_score: float | None = None
+    keyword_score: float | None = None
+    rerank_score: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One message of a conversation, for rewriting follow-up questions."""
+
+    role: Literal["user", "assistant"]
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class SearchFilters:
+    """Restrictions a retrieval applies before ranking; every set field must match.
+
+    ``metadata`` matches when each key is present on the chunk with an equal value;
+    ``created_after``/``created_before`` bound the document's creation time
+    (inclusive), and a chunk with no time fails any time bound.
+    """
+
+    document_ids: frozenset[str] | None = None
+    sources: frozenset[str] | None = None
+    metadata: Mapping[str, Any] | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+
+    def matches(self, chunk: Chunk) -> bool:
+        if self.document_ids is not None and chunk.document_id not in self.document_ids:
+            return False
+        if self.sources is not None and chunk.source not in self.sources:
+            return False
+        if self.metadata:
+            for key, value in self.metadata.items():
+                if key not in chunk.metadata or chunk.metadata[key] != value:
+                    return False
+        if self.created_after is not None or self.created_before is not None:
+            if chunk.created_at is None:
+                return False
+            if self.created_after is not None and chunk.created_at < self.created_after:
+                return False
+            if self.created_before is not None and chunk.created_at > self.created_before:
+                return False
+        return True
+
+    @property
+    def is_empty(self) -> bool:
+        return (
+            self.document_ids is None
+            and self.sources is None
+            and not self.metadata
+            and self.created_after is None
+            and self.created_before is None
+        )
+
+
+def make_chunk(
+    document: Document,
+    ordinal: int,
+    text: str,
+    *,
+    heading_path: tuple[str, ...] = (),
+    page_numbers: tuple[int, ...] = (),
+    metadata: Mapping[str, Any] | None = None,
+) -> Chunk:
+    """A chunk of ``document`` carrying the document's source, time and metadata.
+
+    Chunkers build chunks through this so every one of them copies the document
+    fields the stores filter on in the same way; ``embed_text`` starts as the text
+    and the contextualizer replaces it.
+    """
+    merged = {**document.metadata, **(metadata or {})}
+    return Chunk(
+        id=chunk_id(document.id, ordinal),
+        document_id=document.id,
+        ordinal=ordinal,
+        text=text,
+        embed_text=text,
+        heading_path=heading_path,
+        page_numbers=page_numbers,
+        metadata=merged,
+        source=document.source,
+        created_at=document.created_at,
+    )

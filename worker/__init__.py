@@ -1,0 +1,1 @@
+"""Celery ingestion worker (entry point; filled in by the worker issue)."""
