@@ -213,10 +213,11 @@ def make_chunk(
     """A chunk of ``document`` carrying the document's source, time and metadata.
 
     Chunkers build chunks through this so every one of them copies the document
-    fields the stores filter on in the same way; ``embed_text`` starts as the text
-    and the contextualizer replaces it.
+    fields the stores filter on in the same way (the document title lands in the
+    metadata so citations can name it); ``embed_text`` starts as the text and the
+    contextualizer replaces it.
     """
-    merged = {**document.metadata, **(metadata or {})}
+    merged = {"title": document.title, **document.metadata, **(metadata or {})}
     return Chunk(
         id=chunk_id(document.id, ordinal),
         document_id=document.id,

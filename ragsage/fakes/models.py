@@ -1,0 +1,194 @@
+"""Offline model adapters: hashing embedder, overlap reranker, extractive LLM, rewriter."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections import Counter
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
+
+from ragsage.ports import InputType
+from ragsage.prompts import PromptSource, parse_grounded_prompt, parse_small_talk_prompt
+from ragsage.text import terms
+from ragsage.types import PageImage, ScoredChunk, Turn
+
+DEFAULT_DIMENSION = 1024
+
+
+def _bucket(term: str, dimension: int) -> tuple[int, float]:
+    digest = hashlib.blake2b(term.encode("utf-8"), digest_size=8).digest()
+    value = int.from_bytes(digest, "little")
+    # The sign bit halves the bias that hash collisions add to a dot product.
+    return value % dimension, (1.0 if value >> 63 else -1.0)
+
+
+def hashed_vector(text: str, dimension: int) -> dict[int, float]:
+    """The sparse, L2-normalised hashing embedding of ``text`` (index → weight)."""
+    counts = Counter(terms(text))
+    sparse: dict[int, float] = {}
+    for term, count in counts.items():
+        index, sign = _bucket(term, dimension)
+        # Sublinear term frequency: a word said ten times is not ten times the topic.
+        sparse[index] = sparse.get(index, 0.0) + sign * (1.0 + math.log(count))
+    norm = math.sqrt(sum(weight * weight for weight in sparse.values()))
+    return {index: weight / norm for index, weight in sparse.items() if weight} if norm else {}
+
+
+class FakeEmbedder:
+    """Deterministic feature-hashing embedder: cosine similarity tracks shared terms.
+
+    Text with no terms in common with the query scores (nearly) zero, which is
+    what lets the relevance floor, and so the honest "not found", work offline.
+    """
+
+    def __init__(self, *, dimension: int = DEFAULT_DIMENSION) -> None:
+        if dimension < 16:
+            raise ValueError(f"dimension must be at least 16, got {dimension}")
+        self._dimension = dimension
+        self.calls: list[tuple[InputType, int]] = []
+
+    @property
+    def model(self) -> str:
+        return f"ragsage-hashing-{self._dimension}"
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    @property
+    def similarity_floor(self) -> float:
+        # One shared term between a short query and a long chunk scores ~0.1;
+        # collisions between unrelated terms stay well under this.
+        return 0.05
+
+    async def embed(
+        self, texts: Sequence[str], *, input_type: InputType = "document"
+    ) -> Sequence[tuple[float, ...]]:
+        self.calls.append((input_type, len(texts)))
+        vectors = []
+        for text in texts:
+            dense = [0.0] * self._dimension
+            for index, weight in hashed_vector(text, self._dimension).items():
+                dense[index] = weight
+            vectors.append(tuple(dense))
+        return vectors
+
+
+def overlap_score(query: str, text: str) -> float:
+    """The share of the query's distinct terms that ``text`` contains, in [0, 1]."""
+    wanted = set(terms(query))
+    if not wanted:
+        return 0.0
+    return len(wanted & set(terms(text))) / len(wanted)
+
+
+class FakeReranker:
+    """Rescores candidates by query-term coverage and drops those sharing no term.
+
+    Its signal (raw coverage) differs from the embedder's, so it really reorders
+    fused candidates, and its pruning backstops the not-found path.
+    """
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, int]] = []
+
+    async def rerank(
+        self, query: str, candidates: Sequence[ScoredChunk], *, top_k: int
+    ) -> Sequence[ScoredChunk]:
+        self.calls.append((query, len(candidates)))
+        rescored = []
+        for position, candidate in enumerate(candidates):
+            score = overlap_score(query, candidate.chunk.text)
+            if score > 0:
+                rescored.append((score, -position, replace(candidate, rerank_score=score)))
+        rescored.sort(key=lambda item: (item[0], item[1]), reverse=True)
+        return [candidate for _, _, candidate in rescored[:top_k]]
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+class FakeLLMClient:
+    """An extractive reader: it answers with the best source's sentences, cited.
+
+    ``generate`` reads the numbered sources back out of the grounded prompt,
+    keeps those sharing terms with the question, and streams the best one's most
+    relevant sentences followed by a ``[n]`` marker for each relevant source.
+    ``transcribe`` reads an "image" whose bytes are UTF-8 text as its content,
+    so a scanned page is exercisable end to end; real image bytes read as blank.
+    """
+
+    SMALL_TALK_REPLY = (
+        "Hello! Ask me anything about your documents and I will answer with citations."
+    )
+    NO_ANSWER_REPLY = "The documents do not say."
+
+    def __init__(self, *, max_sentences: int = 3) -> None:
+        self.max_sentences = max_sentences
+        self.prompts: list[str] = []
+        self.transcribed: list[PageImage] = []
+
+    async def generate(self, prompt: str) -> AsyncIterator[str]:
+        self.prompts.append(prompt)
+        for word in self._reply(prompt).split(" "):
+            yield word + " "
+
+    def _reply(self, prompt: str) -> str:
+        grounded = parse_grounded_prompt(prompt)
+        if grounded is None:
+            if parse_small_talk_prompt(prompt) is not None:
+                return self.SMALL_TALK_REPLY
+            return self.NO_ANSWER_REPLY
+        question, sources = grounded
+        relevant = [(overlap_score(question, s.text), s) for s in sources]
+        relevant = [(score, s) for score, s in relevant if score > 0]
+        if not relevant:
+            return self.NO_ANSWER_REPLY
+        best = max(relevant, key=lambda item: (item[0], -item[1].number))[1]
+        markers = "".join(f"[{source.number}]" for _, source in relevant)
+        return f"{self._extract(question, best)} {markers}"
+
+    def _extract(self, question: str, source: PromptSource) -> str:
+        sentences = [s for s in _SENTENCE_END.split(" ".join(source.text.split())) if s]
+        ranked = sorted(
+            range(len(sentences)),
+            key=lambda i: (overlap_score(question, sentences[i]), -i),
+            reverse=True,
+        )
+        keep = sorted(ranked[: self.max_sentences])
+        return " ".join(sentences[i] for i in keep)
+
+    async def transcribe(self, image: PageImage) -> str:
+        self.transcribed.append(image)
+        try:
+            return image.data.decode("utf-8").strip()
+        except UnicodeDecodeError:
+            return ""
+
+
+class FakeQueryRewriter:
+    """Makes a follow-up standalone by appending earlier user turns' content words.
+
+    A model would resolve "its price" to "the Pro plan's price"; appending the
+    words said earlier gets the overlap-based retrieval to the same passage.
+    """
+
+    def __init__(self, *, max_added_terms: int = 12) -> None:
+        self.max_added_terms = max_added_terms
+
+    async def rewrite(self, question: str, history: Sequence[Turn]) -> str:
+        if not history:
+            return question
+        present = set(terms(question))
+        added: list[str] = []
+        for turn in reversed(history):
+            if turn.role != "user":
+                continue
+            for word in turn.content.split():
+                term = terms(word)
+                if term and term[0] not in present and len(added) < self.max_added_terms:
+                    present.add(term[0])
+                    added.append(word.strip(".,;:!?\"'()[]"))
+        return f"{question} {' '.join(added)}".strip() if added else question

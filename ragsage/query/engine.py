@@ -1,0 +1,386 @@
+"""The query engine: from a question to ranked passages and a cited, streamed answer.
+
+rewrite against history → dense and lexical retrieval in parallel → weighted
+reciprocal-rank fusion → optional recency bias → rerank → relevance floor →
+context expansion → grounded prompt → streamed tokens → the citations used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+
+from ragsage.fusion import reciprocal_rank_fusion
+from ragsage.ports import (
+    DocumentStore,
+    Embedder,
+    LexicalStore,
+    LLMClient,
+    QueryRewriter,
+    Reranker,
+    Span,
+    Tracer,
+    VectorStore,
+)
+from ragsage.prompts import PromptSource, cited_numbers, grounded_prompt, small_talk_prompt
+from ragsage.query.options import QueryConfig, RetrievalOptions
+from ragsage.query.results import (
+    Answer,
+    AnswerEvent,
+    ChunkContext,
+    Citation,
+    CitationsEvent,
+    DoneEvent,
+    RetrievalResult,
+    SearchHit,
+    TokenEvent,
+)
+from ragsage.query.smalltalk import is_small_talk
+from ragsage.tracing import NullTracer
+from ragsage.types import Chunk, Scope, ScoredChunk, Turn
+
+_DAY_SECONDS = 86_400.0
+
+
+class QueryEngine:
+    """Answers questions over one namespace at a time, always citing its sources."""
+
+    def __init__(
+        self,
+        *,
+        embedder: Embedder,
+        vector_store: VectorStore,
+        lexical_store: LexicalStore,
+        document_store: DocumentStore,
+        llm: LLMClient,
+        reranker: Reranker | None = None,
+        rewriter: QueryRewriter | None = None,
+        tracer: Tracer | None = None,
+        config: QueryConfig | None = None,
+    ) -> None:
+        self.embedder, self.vector_store = embedder, vector_store
+        self.lexical_store, self.document_store = lexical_store, document_store
+        self.llm, self.reranker, self.rewriter = llm, reranker, rewriter
+        self.tracer: Tracer = tracer or NullTracer()
+        self.config = config or QueryConfig()
+
+    # ------------------------------------------------------------------ retrieval
+
+    async def search(
+        self,
+        scope: Scope,
+        query: str,
+        options: RetrievalOptions | None = None,
+        *,
+        history: Sequence[Turn] = (),
+    ) -> RetrievalResult:
+        """Ranked passages for ``query`` that pass the relevance floor (maybe none)."""
+        with self.tracer.span("search", tenant=scope.namespace) as root:
+            return await self._retrieve(root, scope, query, options or RetrievalOptions(), history)
+
+    async def _retrieve(
+        self,
+        root: Span,
+        scope: Scope,
+        query: str,
+        options: RetrievalOptions,
+        history: Sequence[Turn],
+    ) -> RetrievalResult:
+        timing: dict[str, float] = {}
+        started = time.perf_counter()
+        standalone = await self._rewrite(root, query, history, timing)
+        dense, lexical = await asyncio.gather(
+            self._dense(root, scope, standalone, options, timing),
+            self._lexical(root, scope, standalone, options, timing),
+        )
+        stage = time.perf_counter()
+        with root.child("fuse", dense=len(dense), lexical=len(lexical)) as span:
+            fused = reciprocal_rank_fusion(
+                dense, lexical, alpha=options.hybrid_alpha, k=self.config.rrf_k
+            )
+            if options.recency_bias:
+                fused = _apply_recency(fused, options.recency_half_life_days)
+            span.set(candidates=len(fused))
+        timing["fusion_ms"] = _ms(stage)
+
+        reranked = False
+        if options.rerank and self.reranker is not None and fused:
+            stage = time.perf_counter()
+            with root.child("rerank", candidates=len(fused)) as span:
+                fused = list(
+                    await self.reranker.rerank(standalone, fused, top_k=options.candidate_count)
+                )
+                span.set(kept=len(fused))
+            timing["rerank_ms"] = _ms(stage)
+            reranked = True
+        passing = [c for c in fused if self._passes_floor(c, reranked)]
+        root.set(passing=len(passing), reranked=reranked)
+
+        stage = time.perf_counter()
+        with root.child("expand", above=options.chunks_above, below=options.chunks_below):
+            hits = [
+                await self._expand(scope, candidate, options)
+                for candidate in passing[: options.top_k]
+            ]
+        timing["expand_ms"] = _ms(stage)
+        timing["total_ms"] = _ms(started)
+        return RetrievalResult(
+            query=standalone, hits=tuple(hits), total_found=len(passing), timing_ms=timing
+        )
+
+    async def _rewrite(
+        self, root: Span, query: str, history: Sequence[Turn], timing: dict[str, float]
+    ) -> str:
+        if not history or self.rewriter is None:
+            return query
+        stage = time.perf_counter()
+        with root.child("rewrite", turns=len(history)) as span:
+            recent = list(history)[-self.config.max_history_turns :]
+            rewritten = (await self.rewriter.rewrite(query, recent)).strip() or query
+            span.set(changed=rewritten != query)
+        timing["rewrite_ms"] = _ms(stage)
+        return rewritten
+
+    async def _dense(
+        self,
+        root: Span,
+        scope: Scope,
+        query: str,
+        options: RetrievalOptions,
+        timing: dict[str, float],
+    ) -> Sequence[ScoredChunk]:
+        if options.hybrid_alpha == 0.0:
+            return []
+        stage = time.perf_counter()
+        with root.child("embed", model=self.embedder.model):
+            vectors = await self.embedder.embed([query], input_type="query")
+        timing["embed_ms"] = _ms(stage)
+        stage = time.perf_counter()
+        with root.child("dense", k=options.candidate_count) as span:
+            found = await self.vector_store.search(
+                scope, tuple(vectors[0]), k=options.candidate_count, filters=options.filters
+            )
+            span.set(found=len(found))
+        timing["vector_ms"] = _ms(stage)
+        return found
+
+    async def _lexical(
+        self,
+        root: Span,
+        scope: Scope,
+        query: str,
+        options: RetrievalOptions,
+        timing: dict[str, float],
+    ) -> Sequence[ScoredChunk]:
+        if options.hybrid_alpha == 1.0:
+            return []
+        stage = time.perf_counter()
+        with root.child("lexical", k=options.candidate_count) as span:
+            found = await self.lexical_store.search(
+                scope, query, k=options.candidate_count, filters=options.filters
+            )
+            span.set(found=len(found))
+        timing["keyword_ms"] = _ms(stage)
+        return found
+
+    def _passes_floor(self, candidate: ScoredChunk, reranked: bool) -> bool:
+        # Fused scores are rank arithmetic and carry no relevance; only the raw
+        # per-stage scores can say "this passage is about the question".
+        if reranked:
+            return (candidate.rerank_score or 0.0) >= self.config.min_rerank_score
+        floor = self.config.min_vector_score
+        if floor is None:
+            floor = self.embedder.similarity_floor
+        if candidate.vector_score is not None and candidate.vector_score >= floor:
+            return True
+        return (
+            candidate.keyword_score is not None
+            and candidate.keyword_score > self.config.min_keyword_score
+        )
+
+    async def _expand(
+        self, scope: Scope, candidate: ScoredChunk, options: RetrievalOptions
+    ) -> SearchHit:
+        above: tuple[Chunk, ...] = ()
+        below: tuple[Chunk, ...] = ()
+        if options.chunks_above or options.chunks_below:
+            context = await self._neighbours(
+                scope, candidate.chunk, options.chunks_above, options.chunks_below
+            )
+            above, below = context.above, context.below
+        return SearchHit(
+            chunk=candidate.chunk,
+            score=candidate.score,
+            vector_score=candidate.vector_score,
+            keyword_score=candidate.keyword_score,
+            rerank_score=candidate.rerank_score,
+            above=above,
+            below=below,
+        )
+
+    async def _neighbours(self, scope: Scope, chunk: Chunk, above: int, below: int) -> ChunkContext:
+        around = await self.document_store.chunks(
+            scope,
+            chunk.document_id,
+            first=max(0, chunk.ordinal - above),
+            last=chunk.ordinal + below,
+        )
+        return ChunkContext(
+            chunk=chunk,
+            above=tuple(c for c in around if c.ordinal < chunk.ordinal),
+            below=tuple(c for c in around if c.ordinal > chunk.ordinal),
+        )
+
+    # ------------------------------------------------------------------ answering
+
+    async def stream_answer(
+        self,
+        scope: Scope,
+        question: str,
+        *,
+        history: Sequence[Turn] = (),
+        options: RetrievalOptions | None = None,
+    ) -> AsyncIterator[AnswerEvent]:
+        """Stream an answer: tokens as they come, then the citations, then done."""
+        started = time.perf_counter()
+        with self.tracer.span("answer", tenant=scope.namespace) as root:
+            if is_small_talk(question):
+                root.set(small_talk=True)
+                text = ""
+                with root.child("generate", small_talk=True):
+                    async for token in self.llm.generate(small_talk_prompt(question)):
+                        text += token
+                        yield TokenEvent(token)
+                yield CitationsEvent(())
+                yield DoneEvent(text.strip(), False, True, question, {"total_ms": _ms(started)})
+                return
+
+            result = await self._retrieve(
+                root, scope, question, options or RetrievalOptions(), history
+            )
+            timing = dict(result.timing_ms)
+            if result.not_found:
+                root.set(not_found=True)
+                message = self.config.not_found_message
+                yield TokenEvent(message)
+                yield CitationsEvent(())
+                timing["total_ms"] = _ms(started)
+                yield DoneEvent(message, True, False, result.query, timing)
+                return
+
+            sources = self._sources(result.hits)
+            text = ""
+            stage = time.perf_counter()
+            with root.child("generate", sources=len(sources)) as span:
+                async for token in self.llm.generate(grounded_prompt(result.query, sources)):
+                    text += token
+                    yield TokenEvent(token)
+                citations = self._citations(text, result.hits)
+                span.set(cited=len(citations))
+            timing["generate_ms"] = _ms(stage)
+            yield CitationsEvent(citations)
+            timing["total_ms"] = _ms(started)
+            yield DoneEvent(text.strip(), False, False, result.query, timing)
+
+    async def answer(
+        self,
+        scope: Scope,
+        question: str,
+        *,
+        history: Sequence[Turn] = (),
+        options: RetrievalOptions | None = None,
+    ) -> Answer:
+        """The whole answer at once; :meth:`stream_answer` collected."""
+        citations: tuple[Citation, ...] = ()
+        async for event in self.stream_answer(scope, question, history=history, options=options):
+            if isinstance(event, CitationsEvent):
+                citations = event.citations
+            elif isinstance(event, DoneEvent):
+                return Answer(
+                    text=event.answer,
+                    citations=citations,
+                    not_found=event.not_found,
+                    small_talk=event.small_talk,
+                    query=event.query,
+                    timing_ms=event.timing_ms,
+                )
+        raise RuntimeError("answer stream ended without a done event")
+
+    def _sources(self, hits: Sequence[SearchHit]) -> list[PromptSource]:
+        limit = self.config.max_source_chars
+        return [
+            PromptSource(
+                number=number,
+                title=_title(hit.chunk),
+                text=hit.context_text[:limit],
+            )
+            for number, hit in enumerate(hits, start=1)
+        ]
+
+    @staticmethod
+    def _citations(answer: str, hits: Sequence[SearchHit]) -> tuple[Citation, ...]:
+        cited = []
+        for number in cited_numbers(answer):
+            if not 1 <= number <= len(hits):
+                continue  # a model inventing [7] of five sources cites nothing
+            chunk = hits[number - 1].chunk
+            cited.append(
+                Citation(
+                    number=number,
+                    chunk_id=chunk.id,
+                    document_id=chunk.document_id,
+                    source=chunk.source,
+                    title=_title(chunk),
+                    heading_path=chunk.heading_path,
+                    page_numbers=chunk.page_numbers,
+                    text=chunk.text,
+                )
+            )
+        return tuple(cited)
+
+    # ------------------------------------------------------------------ browsing
+
+    async def fetch_chunk(
+        self, scope: Scope, chunk_id: str, *, chunks_above: int = 0, chunks_below: int = 0
+    ) -> ChunkContext | None:
+        """A chunk by id with up to the given number of neighbours each side."""
+        chunk = await self.document_store.get_chunk(scope, chunk_id)
+        if chunk is None:
+            return None
+        if not (chunks_above or chunks_below):
+            return ChunkContext(chunk=chunk)
+        return await self._neighbours(scope, chunk, chunks_above, chunks_below)
+
+    async def list_sources(self, scope: Scope) -> list[str]:
+        """The distinct source names of the namespace's documents, sorted."""
+        return sorted({document.source for document in await self.document_store.list(scope)})
+
+    async def count(self, scope: Scope) -> int:
+        """How many chunks the namespace holds."""
+        return await self.document_store.count_chunks(scope)
+
+
+def _apply_recency(candidates: list[ScoredChunk], half_life_days: float) -> list[ScoredChunk]:
+    now = datetime.now(UTC)
+    biased = []
+    for candidate in candidates:
+        created = candidate.chunk.created_at
+        if created is None:
+            factor = 0.5  # unknown age is treated as very old, never as brand new
+        else:
+            age_days = max(0.0, (now - created).total_seconds() / _DAY_SECONDS)
+            factor = 0.5 + 0.5 * 2.0 ** (-age_days / half_life_days)
+        biased.append(replace(candidate, score=candidate.score * factor))
+    return sorted(biased, key=lambda c: (-c.score, c.chunk.id))
+
+
+def _title(chunk: Chunk) -> str:
+    title = str(chunk.metadata.get("title") or chunk.source)
+    return " > ".join((title, *chunk.heading_path)) if chunk.heading_path else title
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)

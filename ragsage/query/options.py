@@ -1,0 +1,77 @@
+"""What a caller can ask of retrieval, and how the engine is tuned."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ragsage.errors import InvalidRequest
+from ragsage.fusion import DEFAULT_RRF_K
+from ragsage.types import SearchFilters
+
+MAX_TOP_K = 100
+MAX_EXPANSION = 10
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalOptions:
+    """Per-request retrieval options (the shipit-style search surface).
+
+    ``hybrid_alpha`` weighs dense against lexical ranks (1 = dense only,
+    0 = lexical only).  With ``recency_bias`` a chunk's fused score is multiplied
+    by ``0.5 + 0.5 * 2^(-age_days / half_life)``: an old document keeps at least
+    half its score rather than vanishing.  ``chunks_above``/``chunks_below`` add
+    that many neighbouring chunks of the same document around each hit.
+    """
+
+    top_k: int = 5
+    filters: SearchFilters | None = None
+    hybrid_alpha: float = 0.5
+    rerank: bool = True
+    recency_bias: bool = False
+    recency_half_life_days: float = 30.0
+    chunks_above: int = 0
+    chunks_below: int = 0
+    candidates: int | None = None
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.top_k <= MAX_TOP_K:
+            raise InvalidRequest(f"top_k must be between 1 and {MAX_TOP_K}, got {self.top_k}")
+        if not 0.0 <= self.hybrid_alpha <= 1.0:
+            raise InvalidRequest(f"hybrid_alpha must be between 0 and 1, got {self.hybrid_alpha}")
+        if not self.recency_half_life_days > 0:
+            raise InvalidRequest(
+                f"recency_half_life_days must be positive, got {self.recency_half_life_days}"
+            )
+        for name in ("chunks_above", "chunks_below"):
+            value = getattr(self, name)
+            if not 0 <= value <= MAX_EXPANSION:
+                raise InvalidRequest(f"{name} must be between 0 and {MAX_EXPANSION}, got {value}")
+        if self.candidates is not None and not self.top_k <= self.candidates <= 10 * MAX_TOP_K:
+            raise InvalidRequest(
+                f"candidates must be between top_k and {10 * MAX_TOP_K}, got {self.candidates}"
+            )
+
+    @property
+    def candidate_count(self) -> int:
+        """How many candidates each retriever returns before fusion and rerank."""
+        return self.candidates or max(4 * self.top_k, 20)
+
+
+@dataclass(frozen=True, slots=True)
+class QueryConfig:
+    """Engine-wide tuning.
+
+    The relevance floor: with reranking, a candidate must score at least
+    ``min_rerank_score``; without it, its cosine must reach ``min_vector_score``
+    (default: the embedder's own ``similarity_floor``) or its keyword score must
+    exceed ``min_keyword_score``.  When nothing passes, the engine answers
+    ``not_found_message`` instead of asking the model to answer from nothing.
+    """
+
+    rrf_k: int = DEFAULT_RRF_K
+    min_rerank_score: float = 0.3
+    min_vector_score: float | None = None
+    min_keyword_score: float = 0.0
+    max_history_turns: int = 8
+    max_source_chars: int = 4000
+    not_found_message: str = "I could not find an answer to that in your documents."

@@ -1,0 +1,135 @@
+"""What retrieval and answering hand back to callers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragsage.serialization import chunk_to_dict
+from ragsage.types import Chunk
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One retrieved chunk, its per-stage scores, and any neighbours added around it."""
+
+    chunk: Chunk
+    score: float
+    vector_score: float | None = None
+    keyword_score: float | None = None
+    rerank_score: float | None = None
+    above: tuple[Chunk, ...] = ()
+    below: tuple[Chunk, ...] = ()
+
+    @property
+    def context_text(self) -> str:
+        """The hit's text with its expanded neighbours, in reading order."""
+        return "\n\n".join(chunk.text for chunk in (*self.above, self.chunk, *self.below))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "chunk": chunk_to_dict(self.chunk),
+            "score": self.score,
+            "vector_score": self.vector_score,
+            "keyword_score": self.keyword_score,
+            "rerank_score": self.rerank_score,
+            "above": [chunk_to_dict(chunk) for chunk in self.above],
+            "below": [chunk_to_dict(chunk) for chunk in self.below],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalResult:
+    """The ranked hits for one query, with how long each stage took."""
+
+    query: str
+    hits: tuple[SearchHit, ...]
+    total_found: int
+    timing_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def not_found(self) -> bool:
+        return not self.hits
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "total_found": self.total_found,
+            "results": [hit.to_dict() for hit in self.hits],
+            "timing_ms": dict(self.timing_ms),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """A source the answer cited as ``[number]``."""
+
+    number: int
+    chunk_id: str
+    document_id: str
+    source: str
+    title: str
+    heading_path: tuple[str, ...]
+    page_numbers: tuple[int, ...]
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "number": self.number,
+            "chunk_id": self.chunk_id,
+            "document_id": self.document_id,
+            "source": self.source,
+            "title": self.title,
+            "heading_path": list(self.heading_path),
+            "page_numbers": list(self.page_numbers),
+            "text": self.text,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TokenEvent:
+    """A piece of the answer text, in order."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class CitationsEvent:
+    """The sources the finished answer actually cited, by their ``[n]`` number."""
+
+    citations: tuple[Citation, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DoneEvent:
+    """The end of an answer stream, with the whole answer and how it was reached."""
+
+    answer: str
+    not_found: bool
+    small_talk: bool
+    query: str
+    timing_ms: dict[str, float]
+
+
+AnswerEvent = TokenEvent | CitationsEvent | DoneEvent
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A finished answer: text, citations, and how it was reached."""
+
+    text: str
+    citations: tuple[Citation, ...]
+    not_found: bool
+    small_talk: bool
+    query: str
+    timing_ms: dict[str, float]
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkContext:
+    """A chunk fetched by id with its neighbours in the same document."""
+
+    chunk: Chunk
+    above: tuple[Chunk, ...] = ()
+    below: tuple[Chunk, ...] = ()

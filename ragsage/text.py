@@ -1,0 +1,48 @@
+"""Word-level text helpers shared by the offline adapters and the query engine."""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+
+# Function words and question words: they match everywhere, so letting them count
+# as overlap would make every passage look relevant to every question.
+STOPWORDS = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for
+    from further had has have having he her here hers herself him himself his how i if in
+    into is it its itself just let me more most my myself no nor not now of off on once only
+    or other our ours ourselves out over own same she should so some such than that the their
+    theirs them themselves then there these they this those through to too under until up
+    us very was we were what when where which while who whom why will with would you your
+    yours yourself yourselves tell explain describe please thanks thank give show know
+    s t don doesn didn isn aren wasn weren won
+    """.split()
+)
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens, punctuation dropped, apostrophes kept inside words."""
+    return [match.group(0).lower().replace("’", "'") for match in _WORD.finditer(text)]
+
+
+def content_words(text: str) -> list[str]:
+    """Words that carry meaning: tokens minus stop words, in order, repeats kept."""
+    return [word for word in words(text) if word not in STOPWORDS]
+
+
+def _stem(word: str) -> str:
+    # Just enough folding that "policy" and "policies" or "refund" and "refunds"
+    # meet; the offline adapters are not trying to be a real stemmer.
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def terms(text: str) -> list[str]:
+    """Content words folded for matching: what the offline retrieval adapters compare."""
+    return [_stem(word) for word in content_words(text)]
