@@ -1,0 +1,101 @@
+"""The heuristic, model-free parser and chunker behind the DocumentParser and Chunker ports."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from ragsage.errors import EmptyDocument, ParseError, UnsupportedFormat
+from ragsage.parsing.chunking import chunk_pages
+from ragsage.parsing.classifier import LayoutPageClassifier
+from ragsage.parsing.formats import DocumentFormat, route
+from ragsage.parsing.limits import DEFAULT_LIMITS, ParseLimits
+from ragsage.parsing.tokens import DEFAULT_ENCODING, make_token_counter
+from ragsage.types import Chunk, Document, Page, ParsedDocument, RawSource
+
+
+class HeuristicBackend:
+    """Both the DocumentParser and the Chunker port, with no ML dependency.
+
+    ``parse`` routes a source to its format's reader and returns per-page
+    Markdown; PDF pages carry a measured layout, and the pages ``classifier``
+    would send to vision also carry a rendered image.  ``chunk`` runs the
+    two-pass structure-aware chunker over the pages the pipeline resolved, so a
+    scanned page arrives with its transcription and is chunked like any other.
+
+    ``encoding_name`` is the tiktoken encoding chunk budgets are counted in;
+    it loads on the first ``chunk`` call, so constructing the backend is free.
+    ``limits`` bounds the work one document may cause (see :class:`ParseLimits`).
+    """
+
+    def __init__(
+        self,
+        *,
+        encoding_name: str = DEFAULT_ENCODING,
+        limits: ParseLimits | None = None,
+        classifier: LayoutPageClassifier | None = None,
+    ) -> None:
+        self.encoding_name = encoding_name
+        self.limits = limits or DEFAULT_LIMITS
+        self.classifier = classifier or LayoutPageClassifier()
+        self._count = make_token_counter(encoding_name)
+
+    def parse(self, source: RawSource) -> ParsedDocument:
+        """Read a source into per-page Markdown, or raise an error naming the file."""
+        size = len(source.content)
+        if size == 0:
+            raise EmptyDocument(source.filename, "the file is empty (0 bytes)")
+        if size > self.limits.max_bytes:
+            raise ParseError(
+                source.filename,
+                f"file of {size} bytes exceeds the limit of {self.limits.max_bytes} bytes",
+            )
+        document_format = route(source)
+        reader = self._readers().get(document_format)
+        if reader is None:
+            raise UnsupportedFormat(
+                source.filename,
+                f"unsupported format (media type {source.media_type or 'not given'}); "
+                "ragsage reads text, Markdown, PDF, DOCX, PPTX, HTML, PNG, JPEG and TIFF",
+            )
+        try:
+            parsed = reader(source)
+        except RecursionError as exc:  # a library recursing on hostile input
+            raise ParseError(source.filename, "document structure is too deeply nested") from exc
+        except MemoryError as exc:
+            raise ParseError(source.filename, "document needs too much memory to parse") from exc
+        if not any(page.text.strip() or page.image is not None for page in parsed.pages):
+            raise EmptyDocument(source.filename, "no text or images found in the document")
+        return ParsedDocument(
+            pages=parsed.pages,
+            title=parsed.title,
+            metadata={**parsed.metadata, "format": str(document_format)},
+        )
+
+    def chunk(
+        self, document: Document, pages: Sequence[Page], *, size: int, overlap: int
+    ) -> Sequence[Chunk]:
+        """Structure-aware chunks of the resolved pages, ordinals dense across all of them."""
+        return chunk_pages(document, pages, size=size, overlap=overlap, count=self._count)
+
+    def _readers(self) -> dict[DocumentFormat, Callable[[RawSource], ParsedDocument]]:
+        # Readers are imported here, not at module top, so each format library
+        # loads only when a file of that format arrives.
+        from ragsage.parsing.readers.docx import read_docx
+        from ragsage.parsing.readers.html import read_html
+        from ragsage.parsing.readers.image import read_image
+        from ragsage.parsing.readers.pdf import read_pdf
+        from ragsage.parsing.readers.pptx import read_pptx
+        from ragsage.parsing.readers.text import read_text
+
+        limits = self.limits
+        return {
+            DocumentFormat.TEXT: lambda s: read_text(s, limits),
+            DocumentFormat.PDF: lambda s: read_pdf(s, limits, self.classifier),
+            DocumentFormat.DOCX: lambda s: read_docx(s, limits),
+            DocumentFormat.PPTX: lambda s: read_pptx(s, limits),
+            DocumentFormat.HTML: lambda s: read_html(s, limits),
+            DocumentFormat.IMAGE: lambda s: read_image(s, limits),
+        }
+
+    def __repr__(self) -> str:
+        return f"HeuristicBackend(encoding_name={self.encoding_name!r}, limits={self.limits!r})"

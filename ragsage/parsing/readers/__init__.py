@@ -1,0 +1,1 @@
+"""One reader per format; each lazily imports its library and returns per-page Markdown."""
