@@ -379,7 +379,10 @@ def _apply_recency(candidates: list[ScoredChunk], half_life_days: float) -> list
 
 def _title(chunk: Chunk) -> str:
     title = str(chunk.metadata.get("title") or chunk.source)
-    return " > ".join((title, *chunk.heading_path)) if chunk.heading_path else title
+    path = list(chunk.heading_path)
+    if path and path[0] == title:
+        path.pop(0)  # a Markdown file's first heading is usually its title too
+    return " > ".join((title, *path))
 
 
 def _ms(started: float) -> float:

@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+from mypy import api as mypy_api
+
+from ragsage import ports
+from ragsage.fakes import all_fakes
+
+CONFORMANCE = Path(__file__).with_name("fakes_conform.py")
+
+
+def _port_protocols() -> set[str]:
+    return {
+        name
+        for name, value in vars(ports).items()
+        if inspect.isclass(value)
+        and getattr(value, "_is_protocol", False)
+        and value.__module__ == ports.__name__
+    }
+
+
+def test_there_is_exactly_one_fake_per_port() -> None:
+    fakes = list(all_fakes())
+    protocols = _port_protocols() - {"Span"}  # spans come from the tracer, not alone
+    names = sorted(fake.__name__ for fake in fakes)
+    assert names == sorted(f"Fake{name}" for name in protocols)
+    assert len(fakes) == len(protocols)
+
+
+def test_the_conformance_module_names_every_port() -> None:
+    source = CONFORMANCE.read_text()
+    for name in _port_protocols():
+        assert f"ports.{name}" in source, name
+
+
+def test_mypy_accepts_each_fake_as_its_protocol() -> None:
+    stdout, stderr, status = mypy_api.run(
+        ["--strict", "--no-error-summary", "--follow-imports=silent", str(CONFORMANCE)]
+    )
+    assert status == 0, stdout + stderr

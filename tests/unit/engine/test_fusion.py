@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import pytest
+
+from ragsage.fusion import reciprocal_rank_fusion
+from ragsage.types import Chunk, ScoredChunk
+
+
+def candidate(
+    name: str, *, vector: float | None = None, keyword: float | None = None
+) -> ScoredChunk:
+    chunk = Chunk(id=f"d:{name}", document_id="d", ordinal=0, text=name, embed_text=name)
+    return ScoredChunk(
+        chunk=chunk, score=vector or keyword or 0.0, vector_score=vector, keyword_score=keyword
+    )
+
+
+DENSE = [candidate("a", vector=0.9), candidate("b", vector=0.8), candidate("c", vector=0.7)]
+LEXICAL = [candidate("c", keyword=12.0), candidate("d", keyword=9.0), candidate("a", keyword=3.0)]
+
+
+def ids(fused: list[ScoredChunk]) -> list[str]:
+    return [c.chunk.text for c in fused]
+
+
+def test_equal_weights_favour_chunks_both_retrievers_found() -> None:
+    fused = reciprocal_rank_fusion(DENSE, LEXICAL, alpha=0.5, k=60)
+    assert ids(fused)[:2] == ["a", "c"] or ids(fused)[:2] == ["c", "a"]
+    assert set(ids(fused)) == {"a", "b", "c", "d"}
+    a = next(c for c in fused if c.chunk.text == "a")
+    assert a.score == pytest.approx(0.5 / 61 + 0.5 / 63)
+    assert (a.vector_score, a.keyword_score) == (0.9, 3.0)
+
+
+def test_alpha_one_and_zero_follow_one_retriever() -> None:
+    assert ids(reciprocal_rank_fusion(DENSE, LEXICAL, alpha=1.0))[:3] == ["a", "b", "c"]
+    assert ids(reciprocal_rank_fusion(DENSE, LEXICAL, alpha=0.0))[:3] == ["c", "d", "a"]
+
+
+def test_weight_shifts_the_order_toward_the_favoured_retriever() -> None:
+    dense_heavy = ids(reciprocal_rank_fusion(DENSE, LEXICAL, alpha=0.8))
+    lexical_heavy = ids(reciprocal_rank_fusion(DENSE, LEXICAL, alpha=0.2))
+    assert dense_heavy.index("b") < dense_heavy.index("d")
+    assert lexical_heavy.index("d") < lexical_heavy.index("b")
+
+
+def test_bad_parameters_are_rejected() -> None:
+    with pytest.raises(ValueError, match="alpha"):
+        reciprocal_rank_fusion(DENSE, LEXICAL, alpha=-0.1)
+    with pytest.raises(ValueError, match="k must"):
+        reciprocal_rank_fusion(DENSE, LEXICAL, k=0)
