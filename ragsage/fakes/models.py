@@ -146,19 +146,32 @@ class FakeLLMClient:
         relevant = [(score, s) for score, s in relevant if score > 0]
         if not relevant:
             return self.NO_ANSWER_REPLY
-        best = max(relevant, key=lambda item: (item[0], -item[1].number))[1]
-        markers = "".join(f"[{source.number}]" for _, source in relevant)
+        top_score = max(score for score, _ in relevant)
+        # Among the sources covering the question best, prefer the one holding the
+        # single most on-topic sentence; rank order breaks any remaining tie.
+        best = max(
+            (s for score, s in relevant if score == top_score),
+            key=lambda s: (max(score for score, _ in self._sentences(question, s)), -s.number),
+        )
+        # Cite what genuinely supports the answer, not every passage sharing a word.
+        markers = "".join(f"[{s.number}]" for score, s in relevant if score >= top_score / 2)
         return f"{self._extract(question, best)} {markers}"
 
-    def _extract(self, question: str, source: PromptSource) -> str:
+    @staticmethod
+    def _sentences(question: str, source: PromptSource) -> list[tuple[float, str]]:
         sentences = [s for s in _SENTENCE_END.split(" ".join(source.text.split())) if s]
-        ranked = sorted(
-            range(len(sentences)),
-            key=lambda i: (overlap_score(question, sentences[i]), -i),
-            reverse=True,
-        )
-        keep = sorted(ranked[: self.max_sentences])
-        return " ".join(sentences[i] for i in keep)
+        return [(overlap_score(question, sentence), sentence) for sentence in sentences]
+
+    def _extract(self, question: str, source: PromptSource) -> str:
+        """The most on-topic sentence and the ones that follow it, up to a question."""
+        scored = self._sentences(question, source)
+        start = max(range(len(scored)), key=lambda i: (scored[i][0], -i))
+        picked = [scored[start][1]]
+        for _, sentence in scored[start + 1 : start + self.max_sentences]:
+            if sentence.endswith("?"):
+                break  # the next question of a FAQ starts a different answer
+            picked.append(sentence)
+        return " ".join(picked)
 
     async def transcribe(self, image: PageImage) -> str:
         self.transcribed.append(image)
