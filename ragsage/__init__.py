@@ -1,1 +1,88 @@
-"""ragsage: a self-hostable retrieval-augmented-generation engine."""
+"""ragsage: a self-hostable retrieval-augmented-generation engine.
+
+The top-level package re-exports the engine's domain types, its error tree and
+its two pipelines.  It stays light on purpose: no database driver, web framework,
+queue or model SDK is imported here (adapters live in subpackages you import
+explicitly, such as ``ragsage.storage`` and ``ragsage.providers``).
+"""
+
+from ragsage.errors import (
+    ConfigurationError,
+    DocumentError,
+    EmptyDocument,
+    InputError,
+    InvalidRequest,
+    ParseError,
+    PermanentProviderError,
+    ProviderError,
+    RagsageError,
+    RetryableProviderError,
+    StorageError,
+    UnsupportedFormat,
+)
+from ragsage.ingestion import IngestionConfig, IngestionPipeline, IngestResult
+from ragsage.query import (
+    Answer,
+    Citation,
+    QueryConfig,
+    QueryEngine,
+    RetrievalOptions,
+    RetrievalResult,
+    SearchHit,
+)
+from ragsage.types import (
+    Chunk,
+    Document,
+    EmbeddedChunk,
+    Page,
+    PageImage,
+    PageLayout,
+    PageRoute,
+    ParsedDocument,
+    RawSource,
+    Scope,
+    ScoredChunk,
+    SearchFilters,
+    Turn,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Answer",
+    "Chunk",
+    "Citation",
+    "ConfigurationError",
+    "Document",
+    "DocumentError",
+    "EmbeddedChunk",
+    "EmptyDocument",
+    "IngestResult",
+    "IngestionConfig",
+    "IngestionPipeline",
+    "InputError",
+    "InvalidRequest",
+    "Page",
+    "PageImage",
+    "PageLayout",
+    "PageRoute",
+    "ParseError",
+    "ParsedDocument",
+    "PermanentProviderError",
+    "ProviderError",
+    "QueryConfig",
+    "QueryEngine",
+    "RagsageError",
+    "RawSource",
+    "RetrievalOptions",
+    "RetrievalResult",
+    "RetryableProviderError",
+    "Scope",
+    "ScoredChunk",
+    "SearchFilters",
+    "SearchHit",
+    "StorageError",
+    "Turn",
+    "UnsupportedFormat",
+    "__version__",
+]
