@@ -86,6 +86,37 @@ class IngestResult:
     timing_ms: dict[str, float] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class PreparedDocument:
+    """A document ready to write: its resolved pages and embedded chunks."""
+
+    document: Document
+    pages: tuple[Page, ...]
+    records: tuple[EmbeddedChunk, ...]
+    vision_pages: int
+    parse_cache_hit: bool
+    timing_ms: dict[str, float]
+
+    @property
+    def chunks(self) -> tuple[Chunk, ...]:
+        return tuple(record.chunk for record in self.records)
+
+    def result(self) -> IngestResult:
+        return IngestResult(
+            document=self.document,
+            chunks=len(self.records),
+            pages=len(self.pages),
+            vision_pages=self.vision_pages,
+            parse_cache_hit=self.parse_cache_hit,
+            timing_ms=dict(self.timing_ms),
+        )
+
+
+def _require_content(source: RawSource) -> None:
+    if not source.content:
+        raise EmptyDocument(source.filename, "the file is empty (0 bytes)")
+
+
 async def _bounded(
     limit: int, items: Sequence[_T], work: Callable[[_T], Awaitable[_R]]
 ) -> list[_R]:
@@ -139,79 +170,138 @@ class IngestionPipeline:
         existing document is returned with ``duplicate=True``.  Raises a
         :class:`DocumentError` naming the file when it cannot be read.
         """
-        timings: dict[str, float] = {}
         with self.tracer.span("ingest", tenant=scope.namespace, filename=source.filename) as root:
-            if not source.content:
-                raise EmptyDocument(source.filename, "the file is empty (0 bytes)")
-            digest = content_hash(source.content)
-            existing = await self.document_store.find_by_hash(scope, digest)
+            _require_content(source)
+            existing = await self.document_store.find_by_hash(scope, content_hash(source.content))
             if existing is not None:
                 root.set(duplicate_of=existing.id)
                 chunks = await self.document_store.chunks(scope, existing.id)
                 return IngestResult(existing, len(chunks), 0, 0, duplicate=True)
-
-            started = time.perf_counter()
-            with root.child("parse") as span:
-                parsed, cache_hit = await self._parse(source, digest)
-                span.set(pages=len(parsed.pages), cache_hit=cache_hit)
-            timings["parse_ms"] = _elapsed(started)
-
-            document = Document(
-                id=document_id or document_id_for(source.filename),
-                content_hash=digest,
-                title=parsed.title or PurePath(source.filename).stem or source.filename,
-                source=source.filename,
-                metadata={**parsed.metadata, **source.metadata},
-                created_at=created_at or datetime.now(UTC),
+            prepared = await self._prepare(root, source, document_id, created_at)
+            await self._store(
+                root, scope, prepared, self.vector_store, self.lexical_store, self.document_store
             )
-            started = time.perf_counter()
-            pages, vision_pages = await self._resolve_pages(root, parsed)
-            timings["pages_ms"] = _elapsed(started)
-            if not any(page.text.strip() for page in pages):
-                raise EmptyDocument(source.filename, "no text could be extracted from any page")
+            root.set(document_id=prepared.document.id, chunks=len(prepared.chunks))
+        return prepared.result()
 
-            started = time.perf_counter()
-            with root.child("chunk") as span:
-                chunks = list(
-                    self.chunker.chunk(
-                        document,
-                        pages,
-                        size=self.config.chunk_size,
-                        overlap=self.config.chunk_overlap,
-                    )
+    async def prepare(
+        self,
+        scope: Scope,
+        source: RawSource,
+        *,
+        document_id: str | None = None,
+        created_at: datetime | None = None,
+    ) -> PreparedDocument:
+        """Everything up to the write: parse, resolve pages, chunk, contextualize, embed.
+
+        Touches no store, so a caller holding a database transaction only for
+        the write (see :meth:`store`) keeps it short.
+        """
+        with self.tracer.span("prepare", tenant=scope.namespace, filename=source.filename) as root:
+            _require_content(source)
+            return await self._prepare(root, source, document_id, created_at)
+
+    async def store(
+        self,
+        scope: Scope,
+        prepared: PreparedDocument,
+        *,
+        vector_store: VectorStore | None = None,
+        lexical_store: LexicalStore | None = None,
+        document_store: DocumentStore | None = None,
+    ) -> IngestResult:
+        """Replace the document's rows with ``prepared``; stores default to the pipeline's.
+
+        Passing stores bound to one database transaction makes the replacement
+        atomic with whatever else that transaction does (marking a job done).
+        """
+        with self.tracer.span("store", tenant=scope.namespace) as root:
+            await self._store(
+                root,
+                scope,
+                prepared,
+                vector_store or self.vector_store,
+                lexical_store or self.lexical_store,
+                document_store or self.document_store,
+            )
+        return prepared.result()
+
+    async def _prepare(
+        self,
+        root: Span,
+        source: RawSource,
+        document_id: str | None,
+        created_at: datetime | None,
+    ) -> PreparedDocument:
+        timings: dict[str, float] = {}
+        digest = content_hash(source.content)
+        started = time.perf_counter()
+        with root.child("parse") as span:
+            parsed, cache_hit = await self._parse(source, digest)
+            span.set(pages=len(parsed.pages), cache_hit=cache_hit)
+        timings["parse_ms"] = _elapsed(started)
+
+        document = Document(
+            id=document_id or document_id_for(source.filename),
+            content_hash=digest,
+            title=parsed.title or PurePath(source.filename).stem or source.filename,
+            source=source.filename,
+            metadata={**parsed.metadata, **source.metadata},
+            created_at=created_at or datetime.now(UTC),
+        )
+        started = time.perf_counter()
+        pages, vision_pages = await self._resolve_pages(root, parsed)
+        timings["pages_ms"] = _elapsed(started)
+        if not any(page.text.strip() for page in pages):
+            raise EmptyDocument(source.filename, "no text could be extracted from any page")
+
+        started = time.perf_counter()
+        with root.child("chunk") as span:
+            chunks = list(
+                self.chunker.chunk(
+                    document, pages, size=self.config.chunk_size, overlap=self.config.chunk_overlap
                 )
-                span.set(chunks=len(chunks))
-            timings["chunk_ms"] = _elapsed(started)
-            if not chunks:
-                raise EmptyDocument(source.filename, "parsing produced no text to index")
+            )
+            span.set(chunks=len(chunks))
+        timings["chunk_ms"] = _elapsed(started)
+        if not chunks:
+            raise EmptyDocument(source.filename, "parsing produced no text to index")
 
-            if self.config.contextualize:
-                started = time.perf_counter()
-                with root.child("contextualize", chunks=len(chunks)):
-                    chunks = await self._contextualize(document, chunks, pages)
-                timings["contextualize_ms"] = _elapsed(started)
-
+        if self.config.contextualize:
             started = time.perf_counter()
-            with root.child("embed", model=self.embedder.model) as span:
-                records = await self._embed(chunks)
-                span.set(vectors=len(records))
-            timings["embed_ms"] = _elapsed(started)
+            with root.child("contextualize", chunks=len(chunks)):
+                chunks = await self._contextualize(document, chunks, pages)
+            timings["contextualize_ms"] = _elapsed(started)
 
-            started = time.perf_counter()
-            with root.child("store", chunks=len(chunks)):
-                await self.vector_store.upsert(scope, records)
-                await self.lexical_store.index(scope, chunks)
-                await self.document_store.save(scope, document, chunks)
-            timings["store_ms"] = _elapsed(started)
-            root.set(document_id=document.id, chunks=len(chunks))
-        return IngestResult(
+        started = time.perf_counter()
+        with root.child("embed", model=self.embedder.model) as span:
+            records = await self._embed(chunks)
+            span.set(vectors=len(records))
+        timings["embed_ms"] = _elapsed(started)
+        return PreparedDocument(
             document=document,
-            chunks=len(chunks),
-            pages=len(pages),
+            pages=tuple(pages),
+            records=tuple(records),
             vision_pages=vision_pages,
             parse_cache_hit=cache_hit,
             timing_ms=timings,
         )
+
+    @staticmethod
+    async def _store(
+        root: Span,
+        scope: Scope,
+        prepared: PreparedDocument,
+        vector_store: VectorStore,
+        lexical_store: LexicalStore,
+        document_store: DocumentStore,
+    ) -> None:
+        started = time.perf_counter()
+        with root.child("store", chunks=len(prepared.chunks)):
+            await vector_store.upsert(scope, prepared.records)
+            await lexical_store.index(scope, prepared.chunks)
+            await document_store.save(scope, prepared.document, prepared.chunks)
+        prepared.timing_ms["store_ms"] = _elapsed(started)
 
     async def _parse(self, source: RawSource, digest: str) -> tuple[ParsedDocument, bool]:
         key = parse_cache_key(digest, self.parser)

@@ -8,7 +8,7 @@ from ragsage.fakes import FakeEngineKit
 from ragsage.identity import content_hash
 from ragsage.ingestion import IngestionConfig
 from ragsage.query import RetrievalOptions
-from ragsage.types import Scope
+from ragsage.types import RawSource, Scope
 
 from .conftest import HANDBOOK, Ingest
 
@@ -154,3 +154,19 @@ def test_ingestion_config_rejects_impossible_budgets() -> None:
         IngestionConfig(chunk_size=100, chunk_overlap=60)
     with pytest.raises(ValueError, match="chunk_size"):
         IngestionConfig(chunk_size=4)
+
+
+async def test_prepare_writes_nothing_until_store_is_called(
+    kit: FakeEngineKit, scope: Scope
+) -> None:
+    pipeline = kit.ingestion(IngestionConfig(chunk_size=40, chunk_overlap=5))
+    prepared = await pipeline.prepare(scope, RawSource(HANDBOOK.encode(), "handbook.md"))
+
+    assert len(prepared.records) >= 3
+    assert all(len(r.vector) == kit.embedder.dimension for r in prepared.records)
+    assert await kit.query_engine().count(scope) == 0
+
+    result = await pipeline.store(scope, prepared)
+    assert result.chunks == len(prepared.records)
+    assert await kit.query_engine().count(scope) == result.chunks
+    assert "store_ms" in result.timing_ms
