@@ -111,10 +111,16 @@ class _Packer:
 
     def _emit_dangling(self, headings: list[tuple[Block, int]]) -> None:
         """A heading no body chunk fell under becomes text, so its words are kept."""
-        if headings:
-            text = _SEPARATOR.join(block.text for block, _ in headings)
-            last, page = headings[-1]
-            self._emit(text, last.heading_path, page, covers_headings=False)
+        while headings:
+            take = len(headings)
+            while take > 1 and self.count(_joined(headings[:take])) > self.size:
+                take -= 1
+            text = _joined(headings[:take])
+            last, page = headings[take - 1]
+            # One heading line is a unit of its own: too long alone, it is flagged.
+            oversized = self.count(text) > self.size
+            self._emit(text, last.heading_path, page, oversized=oversized, covers_headings=False)
+            headings = headings[take:]
 
     def _split(self, block: Block) -> list[Piece]:
         if block.kind == "table":
@@ -146,3 +152,7 @@ class _Packer:
                 metadata={"oversized": True} if oversized else None,
             )
         )
+
+
+def _joined(headings: list[tuple[Block, int]]) -> str:
+    return _SEPARATOR.join(block.text for block, _ in headings)

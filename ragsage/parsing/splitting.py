@@ -75,8 +75,14 @@ def split_code(text: str, size: int, count: TokenCounter) -> list[Piece]:
         return f"{opener}\n{inner}\n{closer}"
 
     def too_big(line: str) -> list[Piece]:
+        # The fences' tokens do not simply add to the line's, so the budget for the
+        # words shrinks until every fenced part fits (or is down to single words).
         budget = max(1, size - count(wrap("")))
-        return [Piece(wrap(p.text), p.oversized) for p in split_prose(line, budget, 0, count)]
+        while True:
+            parts = [wrap(p.text) for p in split_prose(line, budget, 0, count)]
+            if budget == 1 or all(count(part) <= size for part in parts):
+                return [Piece(part, oversized=count(part) > size) for part in parts]
+            budget -= 1
 
     return _pack(body, size, count, wrap=wrap, too_big=too_big)
 
