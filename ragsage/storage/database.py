@@ -1,0 +1,108 @@
+"""The connection pools and the only ways in: scoped sessions and owner connections."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+
+from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+)
+from sqlalchemy.ext.asyncio import (
+    create_async_engine as _create_async_engine,
+)
+
+from ragsage.storage.config import PostgresConfig, async_url
+from ragsage.storage.isolation import open_scoped_session
+from ragsage.storage.migrations import migrate
+from ragsage.types import Scope
+
+_log = logging.getLogger(__name__)
+
+
+def create_engine(config: PostgresConfig, *, owner: bool = False) -> AsyncEngine:
+    """The pooled async engine for scoped work (``owner=True``: for migrations)."""
+    dsn = config.dsn if owner or config.app_dsn is None else config.app_dsn
+    return _create_async_engine(
+        async_url(dsn),
+        pool_size=1 if owner else config.pool_size,
+        max_overflow=1 if owner else config.max_overflow,
+        pool_pre_ping=config.pool_pre_ping,
+        # Pooled connections must not outlive a server-side idle timeout or a failover.
+        pool_recycle=1800,
+    )
+
+
+def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    """Sessions whose objects stay readable after the scoped block commits."""
+    return async_sessionmaker(engine, expire_on_commit=False)
+
+
+class Database:
+    """ragsage's pools against one database.
+
+    Scoped work uses the app engine (the app login role, or the owner with a
+    role switch when no app DSN is configured); migrations use a separate,
+    one-connection owner engine.  Constructing this opens no connection.
+    """
+
+    def __init__(
+        self,
+        config: PostgresConfig,
+        engine: AsyncEngine | None = None,
+        owner_engine: AsyncEngine | None = None,
+    ) -> None:
+        self._config = config
+        self._engine = engine or create_engine(config)
+        if owner_engine is not None:
+            self._owner_engine = owner_engine
+        elif config.uses_app_login:
+            self._owner_engine = create_engine(config, owner=True)
+        else:
+            self._owner_engine = self._engine
+        self._sessions = create_sessionmaker(self._engine)
+
+    @property
+    def config(self) -> PostgresConfig:
+        return self._config
+
+    @property
+    def engine(self) -> AsyncEngine:
+        return self._engine
+
+    def session(self, scope: Scope) -> AbstractAsyncContextManager[AsyncSession]:
+        """One transaction pinned to ``scope`` with Row-Level Security enforced."""
+        return open_scoped_session(self._sessions, self._config, scope)
+
+    @asynccontextmanager
+    async def owner_connection(self) -> AsyncIterator[AsyncConnection]:
+        """An owner transaction for DDL. It sees every namespace: never use it for rows."""
+        async with self._owner_engine.begin() as connection:
+            yield connection
+
+    async def migrate(self, *, to_version: int | None = None) -> int:
+        """Bring the schema up to date; safe to call on every start."""
+        async with self.owner_connection() as connection:
+            return await migrate(connection, self._config, to_version=to_version)
+
+    async def ping(self) -> bool:
+        """True when a round trip to the database succeeds."""
+        try:
+            async with self._engine.connect() as connection:
+                await connection.execute(text("SELECT 1"))
+        except (SQLAlchemyError, OSError) as exc:
+            _log.warning("database ping failed: %s", type(exc).__name__)
+            return False
+        return True
+
+    async def dispose(self) -> None:
+        """Close every pooled connection."""
+        await self._engine.dispose()
+        if self._owner_engine is not self._engine:
+            await self._owner_engine.dispose()

@@ -1,0 +1,280 @@
+"""Versioned schema migrations, run on an owner connection.
+
+Each :class:`Migration` is a numbered list of statements; ``ragsage_schema``
+records the version an install has reached, with the embedding width and
+text-search configuration it was built for.  :func:`migrate` applies the
+missing steps in order under an advisory lock, so an API and several workers
+starting together migrate once.
+
+Tenant tables share one pattern: a ``namespace`` column, ``ENABLE`` and
+``FORCE ROW LEVEL SECURITY``, and a policy comparing ``namespace`` with the
+transaction-local isolation setting.  With the setting unset the comparison is
+NULL and nothing is visible, so a forgotten preamble fails closed.
+
+Vectors live in an unsized ``vector`` column beside their width, and each width
+gets its own partial HNSW index over ``embedding::vector(N)``.  That is what
+lets an embedding generation of another width (a model change) be built next to
+the serving one in the same table.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from ragsage.errors import ConfigurationError
+from ragsage.storage.config import PostgresConfig, safe_identifier, safe_setting_name
+
+SCHEMA_TABLE = "ragsage_schema"
+TENANT_TABLES = ("ragsage_generations", "ragsage_documents", "ragsage_chunks")
+MIN_PGVECTOR = (0, 8, 0)
+_LOCK_KEY = 0x7261_6773  # "rags": one advisory lock for every ragsage migration
+
+
+class SchemaMismatch(RuntimeError):
+    """The installed schema disagrees with the configuration migrating it.
+
+    ``CREATE ... IF NOT EXISTS`` would accept a config whose width or text-search
+    configuration differs from what is installed, and the disagreement would
+    surface much later as a confusing insert error.  Raising before any DDL puts
+    the error where the mistake is.
+    """
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One numbered schema step."""
+
+    version: int
+    description: str
+    statements: Callable[[PostgresConfig], tuple[str, ...]]
+
+
+def hnsw_index_statement(config: PostgresConfig, dim: int) -> str:
+    """The partial HNSW index serving every vector of width ``dim``."""
+    if not 1 <= dim <= 2000:
+        raise ValueError(f"vector width out of range: {dim}")
+    return (
+        f"CREATE INDEX IF NOT EXISTS ragsage_chunks_embedding_{dim} ON ragsage_chunks "
+        f"USING hnsw ((embedding::vector({dim})) vector_cosine_ops) "
+        f"WITH (m = {config.hnsw_m}, ef_construction = {config.hnsw_ef_construction}) "
+        f"WHERE embedding_dim = {dim}"
+    )
+
+
+def tenant_policy_statements(config: PostgresConfig, table: str) -> tuple[str, ...]:
+    """Force Row-Level Security on ``table`` and scope it to the isolation setting."""
+    safe_identifier(table)
+    setting = safe_setting_name(config.isolation_variable)
+    role = safe_identifier(config.app_role)
+    predicate = f"namespace = current_setting('{setting}', true)"
+    return (
+        f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
+        f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY",
+        f"DROP POLICY IF EXISTS {table}_namespace ON {table}",
+        f"CREATE POLICY {table}_namespace ON {table} USING ({predicate}) WITH CHECK ({predicate})",
+        f'GRANT SELECT, INSERT, UPDATE, DELETE ON {table} TO "{role}"',
+    )
+
+
+def _v1(config: PostgresConfig) -> tuple[str, ...]:
+    tsconfig = safe_identifier(config.text_search_config)
+    role = safe_identifier(config.app_role)
+    tables = (
+        """CREATE TABLE IF NOT EXISTS ragsage_generations (
+            namespace text NOT NULL,
+            id integer NOT NULL,
+            embedding_model text NOT NULL,
+            embedding_dim integer NOT NULL CHECK (embedding_dim BETWEEN 1 AND 2000),
+            state text NOT NULL CHECK (state IN ('building', 'active', 'retired')),
+            created_at timestamptz NOT NULL DEFAULT now(),
+            activated_at timestamptz,
+            PRIMARY KEY (namespace, id)
+        )""",
+        """CREATE UNIQUE INDEX IF NOT EXISTS ragsage_generations_one_active
+            ON ragsage_generations (namespace) WHERE state = 'active'""",
+        """CREATE TABLE IF NOT EXISTS ragsage_documents (
+            namespace text NOT NULL,
+            id text NOT NULL,
+            content_hash text NOT NULL,
+            title text NOT NULL,
+            source text NOT NULL,
+            metadata jsonb NOT NULL DEFAULT '{}'::jsonb,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            updated_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (namespace, id)
+        )""",
+        """CREATE INDEX IF NOT EXISTS ragsage_documents_hash
+            ON ragsage_documents (namespace, content_hash)""",
+        f"""CREATE TABLE IF NOT EXISTS ragsage_chunks (
+            namespace text NOT NULL,
+            generation integer NOT NULL,
+            document_id text NOT NULL,
+            ordinal integer NOT NULL CHECK (ordinal >= 0),
+            text text NOT NULL,
+            embed_text text NOT NULL,
+            heading_path text[] NOT NULL DEFAULT '{{}}',
+            headings text NOT NULL DEFAULT '',
+            page_numbers integer[] NOT NULL DEFAULT '{{}}',
+            metadata jsonb NOT NULL DEFAULT '{{}}'::jsonb,
+            source text NOT NULL,
+            created_at timestamptz,
+            embedding_model text NOT NULL,
+            embedding_dim integer NOT NULL,
+            embedding vector NOT NULL,
+            lexical tsvector GENERATED ALWAYS AS (
+                setweight(to_tsvector('{tsconfig}'::regconfig, headings), 'A')
+                || setweight(to_tsvector('{tsconfig}'::regconfig, text), 'D')
+            ) STORED,
+            inserted_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (namespace, generation, document_id, ordinal),
+            CHECK (vector_dims(embedding) = embedding_dim),
+            FOREIGN KEY (namespace, document_id) REFERENCES ragsage_documents (namespace, id)
+                ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED
+        )""",
+        """CREATE INDEX IF NOT EXISTS ragsage_chunks_document
+            ON ragsage_chunks (namespace, document_id, generation, ordinal)""",
+        "CREATE INDEX IF NOT EXISTS ragsage_chunks_lexical ON ragsage_chunks USING gin (lexical)",
+        hnsw_index_statement(config, config.embedding_dim),
+        f'GRANT USAGE ON SCHEMA public TO "{role}"',
+    )
+    policies = tuple(s for table in TENANT_TABLES for s in tenant_policy_statements(config, table))
+    return tables + policies
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "generations, documents and chunks under Row-Level Security", _v1),
+)
+LATEST_VERSION = MIGRATIONS[-1].version
+
+
+def _bootstrap_statements(config: PostgresConfig) -> tuple[str, ...]:
+    role = safe_identifier(config.app_role)
+    return (
+        "CREATE EXTENSION IF NOT EXISTS vector",
+        f"""DO $$ BEGIN
+            IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{role}') THEN
+                CREATE ROLE "{role}" LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE
+                    NOINHERIT;
+            END IF;
+        END $$""",
+        f"""CREATE TABLE IF NOT EXISTS {SCHEMA_TABLE} (
+            singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+            version integer NOT NULL,
+            embedding_dim integer NOT NULL,
+            text_search_config text NOT NULL,
+            updated_at timestamptz NOT NULL DEFAULT now()
+        )""",
+        # Not tenant data, but every table gets RLS: the app role may read it, never write.
+        f"ALTER TABLE {SCHEMA_TABLE} ENABLE ROW LEVEL SECURITY",
+        f"ALTER TABLE {SCHEMA_TABLE} FORCE ROW LEVEL SECURITY",
+        f"DROP POLICY IF EXISTS {SCHEMA_TABLE}_read ON {SCHEMA_TABLE}",
+        f"CREATE POLICY {SCHEMA_TABLE}_read ON {SCHEMA_TABLE} FOR SELECT USING (true)",
+        f'GRANT SELECT ON {SCHEMA_TABLE} TO "{role}"',
+    )
+
+
+def migration_statements(
+    config: PostgresConfig, *, from_version: int = 0, to_version: int | None = None
+) -> tuple[str, ...]:
+    """Every statement :func:`migrate` runs between two versions, in order."""
+    target = LATEST_VERSION if to_version is None else to_version
+    statements = list(_bootstrap_statements(config)) if from_version == 0 else []
+    for migration in MIGRATIONS:
+        if from_version < migration.version <= target:
+            statements.extend(migration.statements(config))
+    return tuple(statements)
+
+
+async def _schema_row(connection: AsyncConnection) -> tuple[int, int, str] | None:
+    exists = await connection.scalar(
+        text("SELECT to_regclass(:name) IS NOT NULL"), {"name": SCHEMA_TABLE}
+    )
+    if not exists:
+        return None
+    row = (
+        await connection.execute(
+            text(f"SELECT version, embedding_dim, text_search_config FROM {SCHEMA_TABLE}")
+        )
+    ).first()
+    return (int(row[0]), int(row[1]), str(row[2])) if row else None
+
+
+async def existing_embedding_dim(connection: AsyncConnection) -> int | None:
+    """The default vector width the install was built for, or None if not installed."""
+    row = await _schema_row(connection)
+    return row[1] if row else None
+
+
+async def schema_version(connection: AsyncConnection) -> int:
+    """The migration version the database has reached (0 when nothing is installed)."""
+    row = await _schema_row(connection)
+    return row[0] if row else 0
+
+
+async def check_pgvector(connection: AsyncConnection) -> str:
+    """Raise ConfigurationError unless pgvector ≥ 0.8 is available; return its version."""
+    version = await connection.scalar(
+        text(
+            "SELECT coalesce("
+            "(SELECT extversion FROM pg_extension WHERE extname = 'vector'),"
+            "(SELECT default_version FROM pg_available_extensions WHERE name = 'vector'))"
+        )
+    )
+    if version is None:
+        raise ConfigurationError(
+            "the pgvector extension is not installed on this Postgres server; "
+            "ragsage needs pgvector 0.8 or newer"
+        )
+    parts = tuple(int(p) for p in re.findall(r"\d+", str(version))[:3])
+    if parts < MIN_PGVECTOR:
+        raise ConfigurationError(
+            f"pgvector {version} is installed; ragsage needs 0.8 or newer "
+            "(filtered vector search relies on its iterative index scans)"
+        )
+    return str(version)
+
+
+async def migrate(
+    connection: AsyncConnection, config: PostgresConfig, *, to_version: int | None = None
+) -> int:
+    """Bring the schema up to ``to_version`` (default: latest). Idempotent.
+
+    Raises :class:`SchemaMismatch` before any DDL when the install was built for
+    another embedding width or text-search configuration.  Returns the version
+    reached.
+    """
+    target = LATEST_VERSION if to_version is None else to_version
+    await connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _LOCK_KEY})
+    await check_pgvector(connection)
+    row = await _schema_row(connection)
+    if row is not None:
+        version, dim, tsconfig = row
+        if dim != config.embedding_dim:
+            raise SchemaMismatch(
+                f"the database was set up for {dim}-dimensional embeddings, but "
+                f"embedding_dim is {config.embedding_dim}; use the same width, or re-index"
+            )
+        if tsconfig != config.text_search_config:
+            raise SchemaMismatch(
+                f"the lexical index was built with text search configuration {tsconfig!r}, "
+                f"but text_search_config is {config.text_search_config!r}"
+            )
+    current = row[0] if row else 0
+    if current >= target:
+        return current
+    for statement in migration_statements(config, from_version=current, to_version=target):
+        await connection.execute(text(statement))
+    await connection.execute(
+        text(
+            f"INSERT INTO {SCHEMA_TABLE} (version, embedding_dim, text_search_config) "
+            "VALUES (:version, :dim, :tsconfig) ON CONFLICT (singleton) DO UPDATE "
+            "SET version = excluded.version, updated_at = now()"
+        ),
+        {"version": target, "dim": config.embedding_dim, "tsconfig": config.text_search_config},
+    )
+    return target

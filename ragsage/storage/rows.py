@@ -1,0 +1,63 @@
+"""Chunk rows: the columns read back, filters as SQL, and rows as domain values."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ragsage.types import Chunk, SearchFilters, chunk_id
+
+CHUNK_COLUMNS = (
+    "c.document_id, c.ordinal, c.text, c.embed_text, c.heading_path, c.page_numbers, "
+    "c.metadata, c.source, c.created_at"
+)
+ACTIVE_GENERATION = "(SELECT g.id FROM ragsage_generations g WHERE g.state = 'active')"
+
+
+def chunk_from_row(row: Sequence[Any]) -> Chunk:
+    """A :class:`Chunk` from the first nine columns of :data:`CHUNK_COLUMNS`."""
+    document_id, ordinal = str(row[0]), int(row[1])
+    return Chunk(
+        id=chunk_id(document_id, ordinal),
+        document_id=document_id,
+        ordinal=ordinal,
+        text=row[2],
+        embed_text=row[3],
+        heading_path=tuple(row[4] or ()),
+        page_numbers=tuple(row[5] or ()),
+        metadata=dict(row[6] or {}),
+        source=row[7],
+        created_at=row[8],
+    )
+
+
+def filter_sql(filters: SearchFilters | None) -> tuple[str, dict[str, Any]]:
+    """SQL conditions (each starting with `` AND``) and their parameters for ``filters``."""
+    if filters is None or filters.is_empty:
+        return "", {}
+    clauses: list[str] = []
+    params: dict[str, Any] = {}
+    if filters.document_ids is not None:
+        clauses.append("c.document_id = ANY(:f_document_ids)")
+        params["f_document_ids"] = sorted(filters.document_ids)
+    if filters.sources is not None:
+        clauses.append("c.source = ANY(:f_sources)")
+        params["f_sources"] = sorted(filters.sources)
+    if filters.metadata:
+        # Containment uses the GIN-friendly @> operator and compares JSON values
+        # exactly as the in-memory filter compares Python values.
+        clauses.append("c.metadata @> CAST(:f_metadata AS jsonb)")
+        params["f_metadata"] = json.dumps(dict(filters.metadata))
+    if filters.created_after is not None:
+        clauses.append("c.created_at >= :f_after")
+        params["f_after"] = filters.created_after
+    if filters.created_before is not None:
+        clauses.append("c.created_at <= :f_before")
+        params["f_before"] = filters.created_before
+    return "".join(f" AND {clause}" for clause in clauses), params
+
+
+def jsonable(metadata: Mapping[str, Any]) -> str:
+    """Metadata as JSON text; values JSON cannot hold become strings rather than failing."""
+    return json.dumps(dict(metadata), default=str)

@@ -1,0 +1,189 @@
+"""Dense vectors in Postgres: whole-document replacement on write, HNSW search on read."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from psycopg.types.json import Jsonb
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ragsage.errors import InvalidRequest
+from ragsage.storage.generations import read_generation, write_generation
+from ragsage.storage.rows import CHUNK_COLUMNS, chunk_from_row, filter_sql
+from ragsage.storage.sessions import scoped
+from ragsage.types import EmbeddedChunk, Scope, ScoredChunk, SearchFilters
+
+if TYPE_CHECKING:
+    from ragsage.storage.database import Database
+
+_COLUMNS = (
+    "namespace, generation, document_id, ordinal, text, embed_text, heading_path, headings, "
+    "page_numbers, metadata, source, created_at, embedding_model, embedding_dim, embedding"
+)
+# COPY cannot write into a table under Row-Level Security, so rows are copied into
+# a temporary staging table and moved with one INSERT ... SELECT, which the
+# policy checks row by row.  The staging table lives per connection and empties
+# itself at every commit.
+_STAGING = """CREATE TEMP TABLE IF NOT EXISTS ragsage_chunk_staging (
+    namespace text, generation integer, document_id text, ordinal integer, text text,
+    embed_text text, heading_path text[], headings text, page_numbers integer[],
+    metadata jsonb, source text, created_at timestamptz, embedding_model text,
+    embedding_dim integer, embedding vector
+) ON COMMIT DELETE ROWS"""
+_COPY = f"COPY ragsage_chunk_staging ({_COLUMNS}) FROM STDIN"
+_MOVE = f"INSERT INTO ragsage_chunks ({_COLUMNS}) SELECT {_COLUMNS} FROM ragsage_chunk_staging"
+
+
+def vector_literal(vector: Sequence[float]) -> str:
+    """pgvector's text form; ``repr`` keeps every float exactly."""
+    return "[" + ",".join(repr(float(value)) for value in vector) + "]"
+
+
+class PgVectorStore:
+    """The VectorStore port over ``ragsage_chunks``; it writes every column of a chunk row.
+
+    Every row records the embedding model and generation it belongs to, so a
+    namespace can never silently mix models: a write or search with another
+    model than the namespace's active one raises
+    :class:`~ragsage.storage.generations.EmbeddingModelMismatch`.
+    """
+
+    def __init__(
+        self,
+        target: Database | AsyncSession,
+        *,
+        embedding_model: str,
+        embedding_dim: int,
+        ef_search: int = 40,
+    ) -> None:
+        if not 1 <= embedding_dim <= 2000:
+            raise ValueError(f"embedding_dim must be between 1 and 2000, got {embedding_dim}")
+        self._target = target
+        self.embedding_model, self.embedding_dim = embedding_model, embedding_dim
+        self.ef_search = ef_search
+
+    async def upsert(self, scope: Scope, records: Sequence[EmbeddedChunk]) -> None:
+        """Replace every chunk of the documents in ``records`` with ``records``.
+
+        Delete-by-document, then insert: a re-chunk into fewer pieces must not
+        leave the old tail searchable.  All of one document's chunks must come in
+        one call.  Rows are written with COPY, not one INSERT each.
+        """
+        if not records:
+            return
+        for record in records:
+            self._check_vector(record.vector)
+        async with scoped(self._target, scope) as session:
+            generation = await write_generation(
+                session, scope, self.embedding_model, self.embedding_dim
+            )
+            documents = sorted({record.chunk.document_id for record in records})
+            await session.execute(
+                text(
+                    "DELETE FROM ragsage_chunks WHERE generation = :generation "
+                    "AND document_id = ANY(:documents)"
+                ),
+                {"generation": generation.id, "documents": documents},
+            )
+            await session.execute(text(_STAGING))
+            connection = await session.connection()
+            raw = await connection.get_raw_connection()
+            driver = raw.driver_connection
+            assert driver is not None
+            async with driver.cursor() as cursor, cursor.copy(_COPY) as copy:
+                for record in records:
+                    chunk = record.chunk
+                    await copy.write_row(
+                        (
+                            scope.namespace,
+                            generation.id,
+                            chunk.document_id,
+                            chunk.ordinal,
+                            chunk.text,
+                            chunk.embed_text,
+                            list(chunk.heading_path),
+                            " ".join(chunk.heading_path),
+                            list(chunk.page_numbers),
+                            Jsonb(dict(chunk.metadata)),
+                            chunk.source,
+                            chunk.created_at,
+                            self.embedding_model,
+                            self.embedding_dim,
+                            vector_literal(record.vector),
+                        )
+                    )
+            await session.execute(text(_MOVE))
+            # Emptied now, not only at commit: a second upsert in the same
+            # transaction must not move these rows again.
+            await session.execute(text("TRUNCATE ragsage_chunk_staging"))
+
+    async def search(
+        self,
+        scope: Scope,
+        query_vector: tuple[float, ...],
+        *,
+        k: int,
+        filters: SearchFilters | None = None,
+    ) -> Sequence[ScoredChunk]:
+        """Nearest chunks by cosine distance, scored as cosine similarity."""
+        self._check_vector(query_vector)
+        if k < 1:
+            return []
+        dim = self.embedding_dim
+        where, params = filter_sql(filters)
+        async with scoped(self._target, scope) as session:
+            generation = await read_generation(session, scope, self.embedding_model, dim)
+            if generation is None:
+                return []
+            # Iterative scans keep walking the graph until k rows pass the filters
+            # (and the RLS predicate), instead of returning fewer than asked for.
+            await session.execute(
+                text(
+                    "SELECT set_config('hnsw.ef_search', :ef, true), "
+                    "set_config('hnsw.iterative_scan', 'relaxed_order', true)"
+                ),
+                {"ef": str(max(self.ef_search, k))},
+            )
+            distance = f"c.embedding::vector({dim}) <=> CAST(:query AS vector({dim}))"
+            rows = await session.execute(
+                text(
+                    f"SELECT {CHUNK_COLUMNS}, 1 - ({distance}) AS similarity "
+                    "FROM ragsage_chunks c "
+                    f"WHERE c.generation = :generation AND c.embedding_dim = {dim}{where} "
+                    f"ORDER BY {distance} LIMIT :k"
+                ),
+                {
+                    "query": vector_literal(query_vector),
+                    "generation": generation.id,
+                    "k": k,
+                    **params,
+                },
+            )
+            found = [
+                ScoredChunk(
+                    chunk=chunk_from_row(row), score=float(row[9]), vector_score=float(row[9])
+                )
+                for row in rows
+            ]
+        # relaxed_order may return neighbours slightly out of order; restore it.
+        found.sort(key=lambda c: (-c.score, c.chunk.id))
+        return found
+
+    async def delete(self, scope: Scope, document_id: str) -> None:
+        """Remove the document's chunks from every generation."""
+        async with scoped(self._target, scope) as session:
+            await session.execute(
+                text("DELETE FROM ragsage_chunks WHERE document_id = :document_id"),
+                {"document_id": document_id},
+            )
+
+    def _check_vector(self, vector: Sequence[float]) -> None:
+        if len(vector) != self.embedding_dim:
+            raise InvalidRequest(
+                f"vector has {len(vector)} dimensions; this store holds {self.embedding_dim}"
+            )
+        if not all(math.isfinite(value) for value in vector):
+            raise InvalidRequest("vector contains NaN or infinite values")

@@ -1,0 +1,87 @@
+"""Real services for integration tests, started by the tests themselves.
+
+Postgres: the embedded server (pgvector included) in a temporary directory, or
+the server named by ``RAGSAGE_DATABASE_URL`` — a role allowed to create
+databases — when set.  Each test gets a fresh database, so migrations start
+from nothing and no test sees another's rows.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+
+from ragsage.embedded.postgres import EmbeddedPostgres
+from ragsage.storage import Database, PostgresConfig
+
+TEST_DIM = 256
+
+
+@dataclass
+class PostgresServer:
+    """Creates databases and hands out owner and app URLs for them."""
+
+    admin_url: str
+    embedded: EmbeddedPostgres | None = None
+
+    def create_database(self) -> str:
+        name = f"t_{uuid.uuid4().hex[:16]}"
+        with psycopg.connect(self.admin_url, autocommit=True) as connection:
+            connection.execute(f'CREATE DATABASE "{name}"')
+        parts = urlsplit(self.admin_url)
+        return urlunsplit(parts._replace(path=f"/{name}"))
+
+    def drop_database(self, url: str) -> None:
+        name = urlsplit(url).path.lstrip("/")
+        with psycopg.connect(self.admin_url, autocommit=True) as connection:
+            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def as_user(url: str, user: str, password: str | None = None) -> str:
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    credentials = user if password is None else f"{user}:{password}"
+    return urlunsplit(parts._replace(netloc=f"{credentials}@{host}"))
+
+
+@pytest.fixture(scope="session")
+def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresServer]:
+    external = os.environ.get("RAGSAGE_DATABASE_URL")
+    if external:
+        yield PostgresServer(admin_url=external)
+        return
+    embedded = EmbeddedPostgres(tmp_path_factory.mktemp("postgres") / "data")
+    embedded.start()
+    try:
+        yield PostgresServer(admin_url=embedded.url(), embedded=embedded)
+    finally:
+        embedded.stop()
+
+
+@pytest.fixture
+def database_url(postgres_server: PostgresServer) -> Iterator[str]:
+    url = postgres_server.create_database()
+    yield url
+    postgres_server.drop_database(url)
+
+
+@pytest.fixture
+def pg_config(database_url: str) -> PostgresConfig:
+    # Embedded Postgres trusts local sockets; against an external server the app
+    # role's password comes from RAGSAGE_TEST_APP_PASSWORD.
+    app_url = as_user(database_url, "ragsage_app", os.environ.get("RAGSAGE_TEST_APP_PASSWORD"))
+    return PostgresConfig(dsn=database_url, app_dsn=app_url, embedding_dim=TEST_DIM)
+
+
+@pytest.fixture
+async def db(pg_config: PostgresConfig) -> AsyncIterator[Database]:
+    database = Database(pg_config)
+    await database.migrate()
+    yield database
+    await database.dispose()

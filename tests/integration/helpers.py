@@ -1,0 +1,73 @@
+"""Building pipelines over the Postgres stores for tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ragsage.fakes import FakeEngineKit
+from ragsage.ingestion import IngestionConfig, IngestResult
+from ragsage.query import QueryEngine
+from ragsage.storage import Database, PgDocumentStore, PgLexicalStore, PgVectorStore
+from ragsage.types import RawSource, Scope
+
+from .conftest import TEST_DIM
+
+
+@dataclass
+class PgStores:
+    vectors: PgVectorStore
+    lexical: PgLexicalStore
+    documents: PgDocumentStore
+
+
+def stores(target: Database | AsyncSession, kit: FakeEngineKit) -> PgStores:
+    return PgStores(
+        PgVectorStore(
+            target, embedding_model=kit.embedder.model, embedding_dim=kit.embedder.dimension
+        ),
+        PgLexicalStore(target, text_search_config="english"),
+        PgDocumentStore(target),
+    )
+
+
+def kit() -> FakeEngineKit:
+    return FakeEngineKit(dimension=TEST_DIM)
+
+
+async def ingest(
+    db: Database,
+    kit: FakeEngineKit,
+    scope: Scope,
+    text: str,
+    filename: str,
+    *,
+    chunk_size: int = 40,
+) -> IngestResult:
+    """Prepare outside any transaction, then write in one scoped transaction."""
+    pipeline = kit.ingestion(IngestionConfig(chunk_size=chunk_size, chunk_overlap=0))
+    prepared = await pipeline.prepare(scope, RawSource(text.encode(), filename))
+    async with db.session(scope) as session:
+        bound = stores(session, kit)
+        return await pipeline.store(
+            scope,
+            prepared,
+            vector_store=bound.vectors,
+            lexical_store=bound.lexical,
+            document_store=bound.documents,
+        )
+
+
+def engine(db: Database, kit: FakeEngineKit) -> QueryEngine:
+    pg = stores(db, kit)
+    return QueryEngine(
+        embedder=kit.embedder,
+        vector_store=pg.vectors,
+        lexical_store=pg.lexical,
+        document_store=pg.documents,
+        llm=kit.llm,
+        reranker=kit.reranker,
+        rewriter=kit.rewriter,
+        tracer=kit.tracer,
+    )

@@ -1,0 +1,151 @@
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import text
+
+from ragsage.storage import (
+    LATEST_VERSION,
+    MIGRATIONS,
+    Database,
+    PostgresConfig,
+    SchemaMismatch,
+    existing_embedding_dim,
+    migrate,
+    migration_statements,
+    purge_namespace,
+    schema_version,
+)
+from ragsage.types import Scope
+
+from ..unit.engine.conftest import HANDBOOK
+from . import helpers
+
+ACME, GLOBEX = Scope("acme"), Scope("globex")
+
+
+async def test_migrate_is_idempotent(db: Database) -> None:
+    assert await db.migrate() == LATEST_VERSION
+    assert await db.migrate() == LATEST_VERSION
+    async with db.owner_connection() as connection:
+        assert await schema_version(connection) == LATEST_VERSION
+        assert await existing_embedding_dim(connection) == 256
+        tables = set(
+            await connection.scalars(
+                text("SELECT tablename FROM pg_tables WHERE tablename LIKE 'ragsage_%'")
+            )
+        )
+        forced = set(
+            await connection.scalars(
+                text(
+                    "SELECT relname FROM pg_class WHERE relname LIKE 'ragsage_%' "
+                    "AND relkind = 'r' AND relrowsecurity AND relforcerowsecurity"
+                )
+            )
+        )
+    assert tables == forced == {
+        "ragsage_schema", "ragsage_generations", "ragsage_documents", "ragsage_chunks",
+    }
+
+
+async def test_a_width_mismatch_is_refused_before_any_ddl(
+    db: Database, pg_config: PostgresConfig
+) -> None:
+    narrow = PostgresConfig(dsn=pg_config.dsn, app_dsn=pg_config.app_dsn, embedding_dim=128)
+    async with db.owner_connection() as connection:
+        with pytest.raises(SchemaMismatch, match="256-dimensional.*embedding_dim is 128"):
+            await migrate(connection, narrow)
+    async with db.owner_connection() as connection:
+        indexes = set(
+            await connection.scalars(
+                text("SELECT indexname FROM pg_indexes WHERE tablename = 'ragsage_chunks'")
+            )
+        )
+    assert "ragsage_chunks_embedding_256" in indexes
+    assert "ragsage_chunks_embedding_128" not in indexes
+
+
+@pytest.mark.parametrize("migration", MIGRATIONS, ids=lambda m: f"v{m.version}")
+async def test_each_migration_upgrades_the_previous_version(
+    pg_config: PostgresConfig, migration: object
+) -> None:
+    version = migration.version  # type: ignore[attr-defined]
+    database = Database(pg_config)
+    try:
+        if version > 1:
+            await database.migrate(to_version=version - 1)
+            await helpers.ingest(database, helpers.kit(), ACME, HANDBOOK, "handbook.md")
+        assert await database.migrate(to_version=version) == version
+        if version > 1:
+            assert await helpers.engine(database, helpers.kit()).count(ACME) > 0
+    finally:
+        await database.dispose()
+
+
+def test_migration_statements_are_inspectable_without_a_database(
+    pg_config: PostgresConfig,
+) -> None:
+    statements = migration_statements(pg_config)
+    assert statements[0] == "CREATE EXTENSION IF NOT EXISTS vector"
+    joined = "\n".join(statements)
+    assert "FORCE ROW LEVEL SECURITY" in joined
+    assert "to_tsvector('english'::regconfig" in joined
+    assert "USING hnsw ((embedding::vector(256)) vector_cosine_ops)" in joined
+    assert "current_setting('ragsage.namespace', true)" in joined
+
+
+async def test_ingest_then_dense_and_lexical_search(db: Database) -> None:
+    kit = helpers.kit()
+    result = await helpers.ingest(db, kit, ACME, HANDBOOK, "handbook.md")
+    pg = helpers.stores(db, kit)
+
+    vector = (await kit.embedder.embed(["paid holiday days per year"], input_type="query"))[0]
+    dense = await pg.vectors.search(ACME, tuple(vector), k=3)
+    lexical = await pg.lexical.search(ACME, "How much holiday do employees get?", k=3)
+
+    assert "28 days of paid holiday" in dense[0].chunk.text
+    assert dense[0].vector_score is not None and 0 < dense[0].vector_score <= 1
+    assert "28 days of paid holiday" in lexical[0].chunk.text
+    assert lexical[0].keyword_score is not None and lexical[0].keyword_score > 0
+    assert lexical[0].chunk.heading_path == ("Employee handbook", "Holidays")
+    assert await pg.documents.count_chunks(ACME) == result.chunks
+
+    answer = await helpers.engine(db, kit).answer(ACME, "How many days of paid holiday?")
+    assert "28 days" in answer.text and answer.citations[0].source == "handbook.md"
+
+
+async def test_reingesting_at_a_larger_chunk_size_leaves_no_stale_tail(db: Database) -> None:
+    kit = helpers.kit()
+    small = await helpers.ingest(db, kit, ACME, HANDBOOK, "handbook.md", chunk_size=16)
+    large = await helpers.ingest(
+        db, kit, ACME, HANDBOOK.replace("28", "30"), "handbook.md", chunk_size=400
+    )
+    assert large.chunks < small.chunks
+    pg = helpers.stores(db, kit)
+    chunks = await pg.documents.chunks(ACME, large.document.id)
+    assert [c.ordinal for c in chunks] == list(range(large.chunks))
+    async with db.session(ACME) as session:
+        rows = await session.scalar(text("SELECT count(*) FROM ragsage_chunks"))
+    assert rows == large.chunks
+    document = await pg.documents.get(ACME, large.document.id)
+    assert document is not None and document.content_hash == large.document.content_hash
+
+
+async def test_purge_deletes_exactly_one_namespace(db: Database) -> None:
+    kit = helpers.kit()
+    await helpers.ingest(db, kit, ACME, HANDBOOK, "handbook.md")
+    kept = await helpers.ingest(db, kit, GLOBEX, HANDBOOK, "handbook.md")
+    async with db.session(ACME) as session:
+        await purge_namespace(session)
+    engine = helpers.engine(db, kit)
+    assert await engine.count(ACME) == 0 and await engine.list_sources(ACME) == []
+    assert await engine.count(GLOBEX) == kept.chunks
+
+
+async def test_delete_removes_the_document_and_its_chunks(db: Database) -> None:
+    kit = helpers.kit()
+    result = await helpers.ingest(db, kit, ACME, HANDBOOK, "handbook.md")
+    pg = helpers.stores(db, kit)
+    await pg.documents.delete(ACME, result.document.id)
+    assert await pg.documents.get(ACME, result.document.id) is None
+    assert await pg.documents.count_chunks(ACME) == 0
+    assert await pg.lexical.search(ACME, "holiday", k=5) == []
