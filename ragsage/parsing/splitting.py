@@ -34,19 +34,28 @@ def split_prose(text: str, size: int, overlap: int, count: TokenCounter) -> list
     if not words:
         return []
     units = _units(words, size, count)
+    # Each unit is counted once; a part is grown on the sum of its units' counts
+    # and then checked (and if need be shortened) with one exact count.
+    costs = [count("".join(words[a:b]).strip()) for a, b in units]
 
     def tokens(start: int, end: int) -> int:
         return count("".join(words[start:end]).strip())
 
     pieces: list[Piece] = []
-    start = units[0][0]
-    end = start
-    for _, unit_end in units:  # units are contiguous, so only their ends matter
-        if end > start and tokens(start, unit_end) > size:
-            pieces.append(_piece(words, start, end, size, count))
-            start = _overlap_start(words, end, unit_end, size, overlap, count)
-        end = unit_end
-    pieces.append(_piece(words, start, end, size, count))
+    start, first = units[0][0], 0
+    while first < len(units):
+        used = tokens(start, units[first][0]) if start < units[first][0] else 0
+        last = first
+        while last + 1 < len(units) and used + costs[last] + costs[last + 1] <= size:
+            used += costs[last]
+            last += 1
+        while last > first and tokens(start, units[last][1]) > size:
+            last -= 1
+        end = units[last][1]
+        pieces.append(_piece(words, start, end, size, count))
+        first = last + 1
+        if first < len(units):
+            start = _overlap_start(words, start, end, units[first][1], size, overlap, count)
     return pieces
 
 
@@ -173,17 +182,36 @@ def _fill(words: list[str], start: int, end: int, size: int, count: TokenCounter
 
 
 def _overlap_start(
-    words: list[str], end: int, next_end: int, size: int, overlap: int, count: TokenCounter
+    words: list[str],
+    floor: int,
+    end: int,
+    next_end: int,
+    size: int,
+    overlap: int,
+    count: TokenCounter,
 ) -> int:
-    """Where the next part starts: as many trailing words as fit ``overlap`` (and ``size``)."""
-    start = end
-    while start > 0 and overlap > 0:
-        candidate = start - 1
-        if count("".join(words[candidate:end]).strip()) > overlap:
-            break
-        if count("".join(words[candidate:next_end]).strip()) > size:
-            break
-        start = candidate
+    """Where the next part starts: the most trailing words that fit ``overlap``.
+
+    Only words of the part just emitted (from ``floor``) are carried, and never
+    so many that the next unit no longer fits ``size`` with them.
+    """
+    if overlap <= 0:
+        return end
+
+    def fits(start: int) -> bool:
+        return count("".join(words[start:end]).strip()) <= overlap
+
+    # Binary search: a longer suffix never has fewer tokens.
+    low, high = floor + 1, end  # high (no overlap) always fits
+    while low < high:
+        middle = (low + high) // 2
+        if fits(middle):
+            high = middle
+        else:
+            low = middle + 1
+    start = high
+    while start < end and count("".join(words[start:next_end]).strip()) > size:
+        start += 1
     return start
 
 
