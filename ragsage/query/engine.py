@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 
+from ragsage.errors import InvalidRequest
 from ragsage.fusion import reciprocal_rank_fusion
 from ragsage.ports import (
     DocumentStore,
@@ -26,7 +27,7 @@ from ragsage.ports import (
     VectorStore,
 )
 from ragsage.prompts import PromptSource, cited_numbers, grounded_prompt, small_talk_prompt
-from ragsage.query.options import QueryConfig, RetrievalOptions
+from ragsage.query.options import MAX_QUERY_CHARS, QueryConfig, RetrievalOptions
 from ragsage.query.results import (
     Answer,
     AnswerEvent,
@@ -91,6 +92,7 @@ class QueryEngine:
     ) -> RetrievalResult:
         timing: dict[str, float] = {}
         started = time.perf_counter()
+        _check_query(query)
         standalone = await self._rewrite(root, query, history, timing)
         dense, lexical = await asyncio.gather(
             self._dense(root, scope, standalone, options, timing),
@@ -361,6 +363,15 @@ class QueryEngine:
     async def count(self, scope: Scope) -> int:
         """How many chunks the namespace holds."""
         return await self.document_store.count_chunks(scope)
+
+
+def _check_query(query: str) -> None:
+    if not query.strip():
+        raise InvalidRequest("the question is empty")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidRequest(
+            f"the question is {len(query):,} characters long; the limit is {MAX_QUERY_CHARS:,}"
+        )
 
 
 def _apply_recency(candidates: list[ScoredChunk], half_life_days: float) -> list[ScoredChunk]:

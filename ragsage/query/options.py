@@ -10,6 +10,7 @@ from ragsage.types import SearchFilters
 
 MAX_TOP_K = 100
 MAX_EXPANSION = 10
+MAX_QUERY_CHARS = 8_000
 
 
 @dataclass(frozen=True, slots=True)

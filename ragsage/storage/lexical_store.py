@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ragsage.errors import InvalidRequest
 from ragsage.storage.config import safe_identifier
 from ragsage.storage.rows import ACTIVE_GENERATION, CHUNK_COLUMNS, chunk_from_row, filter_sql
 from ragsage.storage.sessions import scoped
@@ -17,6 +18,7 @@ from ragsage.types import Chunk, Scope, ScoredChunk, SearchFilters
 if TYPE_CHECKING:
     from ragsage.storage.database import Database
 
+MAX_QUERY_CHARS = 10_000
 # Quotes, a leading minus or a bare "or" mean the user wrote search syntax.
 _SEARCH_SYNTAX = re.compile(r'"|(^|\s)-\w|\sor\s', re.IGNORECASE)
 
@@ -49,6 +51,10 @@ class PgLexicalStore:
     ) -> Sequence[ScoredChunk]:
         if not query.strip() or k < 1:
             return []
+        if len(query) > MAX_QUERY_CHARS:
+            raise InvalidRequest(
+                f"the search text is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}"
+            )
         cfg = self._config
         if _SEARCH_SYNTAX.search(query):
             tsquery = f"websearch_to_tsquery('{cfg}'::regconfig, :query)"

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
+import psycopg
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.errors import StorageError
@@ -15,23 +18,47 @@ from ragsage.types import Scope
 if TYPE_CHECKING:
     from ragsage.storage.database import Database
 
+_log = logging.getLogger(__name__)
+
+
+class RetryableStorageError(StorageError):
+    """The database was unreachable or dropped the connection; trying again may work."""
+
+    retryable = True
+
+
+def translate(exc: SQLAlchemyError | psycopg.Error) -> StorageError:
+    """A short, internals-free error for ``exc``; the full one goes to the log only."""
+    _log.warning("database error: %s", exc)
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return RetryableStorageError("the database connection was lost")
+    origin = type(getattr(exc, "orig", None) or exc).__name__
+    if origin in {"OperationalError", "InterfaceError", "ConnectionTimeout", "PoolTimeout"}:
+        return RetryableStorageError(f"the database is unavailable ({origin})")
+    if origin == "QueryCanceled":
+        return StorageError("the database query took too long and was cancelled")
+    return StorageError(f"the database rejected the operation ({origin})")
+
 
 @asynccontextmanager
 async def scoped(target: Database | AsyncSession, scope: Scope) -> AsyncIterator[AsyncSession]:
-    """A session for ``scope``.
+    """A session for ``scope``, with database errors translated into :class:`StorageError`.
 
     A store bound to a session (to share one transaction with other writes)
     uses it, after checking that it was opened for the same namespace; a store
     bound to a :class:`Database` opens a short transaction per call, which is
     what lets dense and lexical search run in parallel on separate connections.
     """
-    if isinstance(target, AsyncSession):
-        pinned = target.info.get(SCOPE_KEY)
-        if pinned != scope.namespace:
-            raise StorageError(
-                f"a session scoped to {pinned!r} cannot serve namespace {scope.namespace!r}"
-            )
-        yield target
-        return
-    async with target.session(scope) as session:
-        yield session
+    try:
+        if isinstance(target, AsyncSession):
+            pinned = target.info.get(SCOPE_KEY)
+            if pinned != scope.namespace:
+                raise StorageError(
+                    f"a session scoped to {pinned!r} cannot serve namespace {scope.namespace!r}"
+                )
+            yield target
+            return
+        async with target.session(scope) as session:
+            yield session
+    except (SQLAlchemyError, psycopg.Error) as exc:
+        raise translate(exc) from exc

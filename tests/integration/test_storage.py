@@ -42,9 +42,16 @@ async def test_migrate_is_idempotent(db: Database) -> None:
                 )
             )
         )
-    assert tables == forced == {
-        "ragsage_schema", "ragsage_generations", "ragsage_documents", "ragsage_chunks",
-    }
+    assert (
+        tables
+        == forced
+        == {
+            "ragsage_schema",
+            "ragsage_generations",
+            "ragsage_documents",
+            "ragsage_chunks",
+        }
+    )
 
 
 async def test_a_width_mismatch_is_refused_before_any_ddl(
