@@ -18,8 +18,8 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 lint: setup
-	$(BIN)/ruff check ragsage worker api tests bench
-	$(BIN)/ruff format --check ragsage worker api tests bench
+	$(BIN)/ruff check ragsage worker api tests bench examples
+	$(BIN)/ruff format --check ragsage worker api tests bench examples
 
 typecheck: setup
 	$(BIN)/mypy --strict ragsage worker api

@@ -11,16 +11,24 @@ from pathlib import Path
 from tqdm import tqdm
 
 from ragsage.cli.state import load_state, save_state, state_path
+from ragsage.contextualizing import HeadingWindowContextualizer
 from ragsage.errors import RagsageError
 from ragsage.fakes import FakeEngineKit
 from ragsage.ingestion import IngestionConfig
+from ragsage.parsing import HeuristicBackend, LayoutPageClassifier
 from ragsage.query import CitationsEvent, DoneEvent, RetrievalOptions, TokenEvent
 from ragsage.types import RawSource, Scope
 
 
 def local_kit() -> FakeEngineKit:
-    """The offline engine the CLI runs on."""
-    return FakeEngineKit()
+    """The offline engine the CLI runs on: the real parsers, in-memory stores and models."""
+    backend = HeuristicBackend()
+    return FakeEngineKit(
+        parser=backend,
+        chunker=backend,
+        classifier=LayoutPageClassifier(),
+        contextualizer=HeadingWindowContextualizer(),
+    )
 
 
 def _files(paths: list[str]) -> Iterator[Path]:
