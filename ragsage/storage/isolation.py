@@ -13,6 +13,7 @@ from ragsage.storage.config import PostgresConfig, safe_identifier
 from ragsage.types import Scope
 
 SCOPE_KEY = "ragsage.scope"
+EF_SEARCH_KEY = "ragsage.ef_search"
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,26 +28,27 @@ def isolation_preamble(config: PostgresConfig, scope: Scope) -> tuple[Statement,
     """The statements that pin a transaction to ``scope`` under Row-Level Security.
 
     Every setting is transaction-local (``set_config(..., true)``), so nothing
-    survives into the next transaction on the same pooled connection.  The
-    namespace and the setting name are bound parameters; only the role name,
-    which SQL cannot bind, is interpolated, and it is checked at that spot.
+    survives into the next transaction on the same pooled connection, and all of
+    them travel in one round trip.  Values are bound parameters, the namespace
+    included; nothing of it is ever spliced into SQL text.  Without an app login
+    the role switch is ``set_config('role', ...)``, the function form of
+    ``SET LOCAL ROLE``, with the role name checked as an identifier all the same.
     """
-    statements = []
+    settings = {
+        config.isolation_variable: scope.namespace,
+        "statement_timeout": str(config.statement_timeout_ms),
+        # Filtered vector search keeps walking the HNSW graph until enough rows
+        # pass the filters (pgvector >= 0.8), instead of returning too few.
+        "hnsw.iterative_scan": "relaxed_order",
+        "hnsw.ef_search": str(config.ef_search),
+    }
     if not config.uses_app_login:
-        statements.append(Statement(f'SET LOCAL ROLE "{safe_identifier(config.app_role)}"'))
-    statements.append(
-        Statement(
-            "SELECT set_config(:name, :value, true)",
-            {"name": config.isolation_variable, "value": scope.namespace},
-        )
-    )
-    statements.append(
-        Statement(
-            "SELECT set_config('statement_timeout', :value, true)",
-            {"value": str(config.statement_timeout_ms)},
-        )
-    )
-    return tuple(statements)
+        settings = {"role": safe_identifier(config.app_role), **settings}
+    calls = ", ".join(f"set_config(:n{i}, :v{i}, true)" for i in range(len(settings)))
+    parameters: dict[str, str] = {}
+    for i, (name, value) in enumerate(settings.items()):
+        parameters[f"n{i}"], parameters[f"v{i}"] = name, value
+    return (Statement(f"SELECT {calls}", parameters),)
 
 
 @asynccontextmanager
@@ -62,4 +64,5 @@ async def open_scoped_session(
         for statement in isolation_preamble(config, scope):
             await session.execute(text(statement.sql), dict(statement.parameters))
         session.info[SCOPE_KEY] = scope.namespace
+        session.info[EF_SEARCH_KEY] = config.ef_search
         yield session
