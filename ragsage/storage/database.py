@@ -36,6 +36,8 @@ def create_engine(config: PostgresConfig, *, owner: bool = False) -> AsyncEngine
         pool_pre_ping=config.pool_pre_ping,
         # Pooled connections must not outlive a server-side idle timeout or a failover.
         pool_recycle=1800,
+        # No server-side prepared statements: they break behind a transaction-mode
+        # pooler (PgBouncer), and a cached generic plan can ignore the HNSW index.
         connect_args={"prepare_threshold": None},
     )
 

@@ -273,3 +273,11 @@ async def test_every_span_of_a_query_carries_the_tenant(
 def test_out_of_range_options_are_rejected_by_name(options: dict[str, float], message: str) -> None:
     with pytest.raises(InvalidRequest, match=message):
         RetrievalOptions(**options)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("question", "message"), [("   ", "empty"), ("x" * 8001, "8,000")])
+async def test_empty_or_oversized_questions_are_rejected(
+    kit: FakeEngineKit, scope: Scope, question: str, message: str
+) -> None:
+    with pytest.raises(InvalidRequest, match=message):
+        await kit.query_engine().answer(scope, question)

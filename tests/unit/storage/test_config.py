@@ -1,0 +1,79 @@
+"""Storage configuration and SQL assembly, checked without a database."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragsage.errors import ConfigurationError
+from ragsage.storage import (
+    PostgresConfig,
+    isolation_preamble,
+    redact,
+    safe_identifier,
+    safe_setting_name,
+)
+from ragsage.types import Scope
+
+OWNER = "postgresql://owner:s3cret@db.internal:5432/rag"
+APP = "postgresql://ragsage_app:app-pw@db.internal:5432/rag"
+
+
+@pytest.mark.parametrize("name", ['x"; DROP TABLE t; --', "1abc", "a b", "", "a" * 64])
+def test_unsafe_identifiers_are_refused(name: str) -> None:
+    with pytest.raises(ValueError, match="not a plain SQL identifier"):
+        safe_identifier(name)
+
+
+@pytest.mark.parametrize("name", ["namespace", "a.b.c", "a.", ".b", "a.b; --"])
+def test_setting_names_must_be_prefix_dot_name(name: str) -> None:
+    with pytest.raises(ValueError, match="prefix.name"):
+        safe_setting_name(name)
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"app_role": "bad role"}, "not a plain SQL identifier"),
+        ({"isolation_variable": "nodot"}, "prefix.name"),
+        ({"text_search_config": "english'; --"}, "not a plain SQL identifier"),
+        ({"embedding_dim": 4096}, "between 1 and 2000"),
+        ({"pool_size": 0}, "pool_size"),
+        ({"ef_search": 0}, "ef_search"),
+        ({"app_dsn": "postgresql://someone@db/rag"}, "logs in as 'someone'"),
+        ({"dsn": "mysql://x@y/z"}, "must start with postgresql://"),
+    ],
+)
+def test_bad_configuration_is_refused_by_name(changes: dict[str, object], message: str) -> None:
+    settings: dict[str, object] = {"dsn": OWNER, "app_dsn": APP, **changes}
+    with pytest.raises(ConfigurationError, match=message):
+        PostgresConfig(**settings)  # type: ignore[arg-type]
+
+
+def test_secrets_stay_out_of_repr_and_messages() -> None:
+    config = PostgresConfig(dsn=OWNER, app_dsn=APP)
+    assert "s3cret" not in repr(config) and "app-pw" not in repr(config)
+    assert redact(OWNER) == "postgresql://owner:***@db.internal:5432/rag"
+
+
+def test_the_preamble_binds_the_namespace_and_never_splices_it() -> None:
+    config = PostgresConfig(dsn=OWNER, app_dsn=APP)
+    (statement,) = isolation_preamble(config, Scope("acme-corp"))
+    assert "acme-corp" not in statement.sql
+    assert "set_config(:n0, :v0, true)" in statement.sql
+    values = dict(
+        zip(
+            [statement.parameters[f"n{i}"] for i in range(4)],
+            [statement.parameters[f"v{i}"] for i in range(4)],
+            strict=True,
+        )
+    )
+    assert values["ragsage.namespace"] == "acme-corp"
+    assert values["hnsw.iterative_scan"] == "relaxed_order"
+    assert "role" not in values  # the app login needs no role switch
+
+
+def test_without_an_app_login_the_preamble_switches_role_first() -> None:
+    config = PostgresConfig(dsn=OWNER)
+    (statement,) = isolation_preamble(config, Scope("acme"))
+    assert statement.parameters["n0"] == "role"
+    assert statement.parameters["v0"] == "ragsage_app"
