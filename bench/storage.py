@@ -214,9 +214,12 @@ def main() -> None:
         name = f"bench_{uuid.uuid4().hex[:8]}"
         with psycopg.connect(external, autocommit=True) as connection:
             connection.execute(f'CREATE DATABASE "{name}"')
-        asyncio.run(
-            run(external.rsplit("/", 1)[0] + f"/{name}", args.chunks, args.dim, args.queries)
-        )
+        try:
+            url = external.rsplit("/", 1)[0] + f"/{name}"
+            asyncio.run(run(url, args.chunks, args.dim, args.queries))
+        finally:
+            with psycopg.connect(external, autocommit=True) as connection:
+                connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         return
     with tempfile.TemporaryDirectory() as directory:
         server = EmbeddedPostgres(Path(directory) / "data")

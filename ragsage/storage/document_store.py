@@ -31,7 +31,11 @@ def _document(row: Sequence[Any]) -> Document:
 
 
 class PgDocumentStore:
-    """The DocumentStore port over ``ragsage_documents`` and the active chunk generation."""
+    """The DocumentStore port over ``ragsage_documents`` and the active chunk generation.
+
+    The port sees only documents whose current version is ingested (``ready``);
+    uploads still queued or failed are the job bookkeeping's business.
+    """
 
     def __init__(self, target: Database | AsyncSession) -> None:
         self._target = target
@@ -41,15 +45,15 @@ class PgDocumentStore:
         async with scoped(self._target, scope) as session:
             await session.execute(
                 text(
-                    "INSERT INTO ragsage_documents "
-                    "(namespace, id, content_hash, title, source, metadata, created_at) "
+                    "INSERT INTO ragsage_documents (namespace, id, content_hash, title, source, "
+                    "metadata, created_at, external_id, filename, status) "
                     "VALUES (:namespace, :id, :hash, :title, :source, :metadata, "
-                    "coalesce(:created_at, now())) "
+                    "coalesce(:created_at, now()), :source, :source, 'ready') "
                     "ON CONFLICT (namespace, id) DO UPDATE SET "
                     "content_hash = excluded.content_hash, "
                     "title = excluded.title, source = excluded.source, "
                     "metadata = excluded.metadata, created_at = excluded.created_at, "
-                    "updated_at = now()"
+                    "status = 'ready', error = NULL, updated_at = now()"
                 ),
                 {
                     "namespace": scope.namespace,
@@ -66,6 +70,7 @@ class PgDocumentStore:
         return await self._one(
             scope,
             f"SELECT {_DOCUMENT_COLUMNS} FROM ragsage_documents WHERE content_hash = :value "
+            "AND status = 'ready' "
             "ORDER BY created_at LIMIT 1",
             content_hash,
         )
@@ -73,7 +78,8 @@ class PgDocumentStore:
     async def get(self, scope: Scope, document_id: str) -> Document | None:
         return await self._one(
             scope,
-            f"SELECT {_DOCUMENT_COLUMNS} FROM ragsage_documents WHERE id = :value",
+            f"SELECT {_DOCUMENT_COLUMNS} FROM ragsage_documents "
+            "WHERE id = :value AND status = 'ready'",
             document_id,
         )
 
@@ -85,7 +91,10 @@ class PgDocumentStore:
     async def list(self, scope: Scope) -> Sequence[Document]:
         async with scoped(self._target, scope) as session:
             rows = await session.execute(
-                text(f"SELECT {_DOCUMENT_COLUMNS} FROM ragsage_documents ORDER BY source, id")
+                text(
+                    f"SELECT {_DOCUMENT_COLUMNS} FROM ragsage_documents WHERE status = 'ready' "
+                    "ORDER BY source, id"
+                )
             )
             return [_document(row) for row in rows]
 
@@ -130,11 +139,18 @@ class PgDocumentStore:
 
 
 async def purge_namespace(session: AsyncSession) -> None:
-    """Delete every row of the session's namespace: chunks, documents, generations.
+    """Delete every row of the session's namespace, in every ragsage table.
 
     No WHERE clause, on purpose: Row-Level Security limits each statement to the
     session's namespace, and a hand-written predicate would be a second, weaker
     copy of that guarantee.
     """
-    for table in ("ragsage_chunks", "ragsage_documents", "ragsage_generations"):
+    for table in (
+        "ragsage_chunks",
+        "ragsage_pages",
+        "ragsage_jobs",
+        "ragsage_blobs",
+        "ragsage_documents",
+        "ragsage_generations",
+    ):
         await session.execute(text(f"DELETE FROM {table}"))

@@ -31,6 +31,7 @@ from ragsage.storage.config import PostgresConfig, safe_identifier, safe_setting
 
 SCHEMA_TABLE = "ragsage_schema"
 TENANT_TABLES = ("ragsage_generations", "ragsage_documents", "ragsage_chunks")
+SERVICE_TABLES = ("ragsage_blobs", "ragsage_jobs", "ragsage_pages")
 MIN_PGVECTOR = (0, 8, 0)
 _LOCK_KEY = 0x7261_6773  # "rags": one advisory lock for every ragsage migration
 
@@ -146,8 +147,167 @@ def _v1(config: PostgresConfig) -> tuple[str, ...]:
     return tables + policies
 
 
+SYSTEM_ROLE = "ragsage_system"
+
+
+def _unforced(table: str, statement: str) -> tuple[str, ...]:
+    """Run a data fix-up on every namespace's rows during a migration.
+
+    The owner is subject to the forced policy too, so backfills lift FORCE for
+    the one statement; DDL is transactional, so no other session ever sees the
+    table unforced (they wait on the ALTER's lock instead).
+    """
+    return (
+        f"ALTER TABLE {table} NO FORCE ROW LEVEL SECURITY",
+        statement,
+        f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY",
+    )
+
+
+def _v2(config: PostgresConfig) -> tuple[str, ...]:
+    role = safe_identifier(config.app_role)
+    documents = (
+        """ALTER TABLE ragsage_documents
+            ADD COLUMN IF NOT EXISTS external_id text,
+            ADD COLUMN IF NOT EXISTS filename text,
+            ADD COLUMN IF NOT EXISTS media_type text,
+            ADD COLUMN IF NOT EXISTS size_bytes bigint,
+            ADD COLUMN IF NOT EXISTS status text NOT NULL DEFAULT 'ready'
+                CHECK (status IN ('queued', 'processing', 'ready', 'failed')),
+            ADD COLUMN IF NOT EXISTS error text""",
+        *_unforced(
+            "ragsage_documents",
+            "UPDATE ragsage_documents SET external_id = source, filename = source "
+            "WHERE external_id IS NULL",
+        ),
+        "ALTER TABLE ragsage_documents ALTER COLUMN external_id SET NOT NULL",
+        """CREATE UNIQUE INDEX IF NOT EXISTS ragsage_documents_external
+            ON ragsage_documents (namespace, external_id)""",
+    )
+    tables = (
+        """CREATE TABLE IF NOT EXISTS ragsage_blobs (
+            namespace text NOT NULL,
+            content_hash text NOT NULL,
+            data bytea NOT NULL,
+            size_bytes bigint NOT NULL,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (namespace, content_hash)
+        )""",
+        # Uploads are mostly compressed already (PDF, DOCX, images): skip pglz's attempt.
+        "ALTER TABLE ragsage_blobs ALTER COLUMN data SET STORAGE EXTERNAL",
+        """CREATE TABLE IF NOT EXISTS ragsage_jobs (
+            namespace text NOT NULL,
+            id uuid NOT NULL,
+            document_id text NOT NULL,
+            kind text NOT NULL CHECK (kind IN ('ingest', 'reindex')),
+            state text NOT NULL
+                CHECK (state IN ('queued', 'running', 'succeeded', 'failed', 'cancelled')),
+            stage text,
+            content_hash text NOT NULL,
+            filename text NOT NULL,
+            media_type text,
+            metadata jsonb NOT NULL DEFAULT '{}'::jsonb,
+            generation integer,
+            attempts integer NOT NULL DEFAULT 0,
+            deliveries integer NOT NULL DEFAULT 0,
+            error text,
+            timings jsonb NOT NULL DEFAULT '{}'::jsonb,
+            result jsonb,
+            lease_expires_at timestamptz,
+            enqueued_at timestamptz,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            updated_at timestamptz NOT NULL DEFAULT now(),
+            started_at timestamptz,
+            finished_at timestamptz,
+            PRIMARY KEY (namespace, id)
+        )""",
+        "CREATE INDEX IF NOT EXISTS ragsage_jobs_recent ON ragsage_jobs (namespace, created_at)",
+        """CREATE INDEX IF NOT EXISTS ragsage_jobs_document
+            ON ragsage_jobs (namespace, document_id, created_at)""",
+        """CREATE INDEX IF NOT EXISTS ragsage_jobs_open ON ragsage_jobs (state, lease_expires_at)
+            WHERE state IN ('queued', 'running')""",
+        """CREATE TABLE IF NOT EXISTS ragsage_pages (
+            namespace text NOT NULL,
+            content_hash text NOT NULL,
+            number integer NOT NULL,
+            text text NOT NULL,
+            route text NOT NULL CHECK (route IN ('text', 'vision')),
+            created_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (namespace, content_hash, number)
+        )""",
+    )
+    policies = tuple(
+        s
+        for table in ("ragsage_blobs", "ragsage_jobs", "ragsage_pages")
+        for s in tenant_policy_statements(config, table)
+    )
+    return documents + tables + policies + _system_functions(role)
+
+
+def _system_functions(app_role: str) -> tuple[str, ...]:
+    """The named, privileged operations that must see every namespace.
+
+    Each is a SECURITY DEFINER function owned by ``ragsage_system``, a role that
+    cannot log in and whose only extra right is a read policy on the tables the
+    function needs.  The app role may call them and nothing more; each returns
+    only what its caller needs (ids and counts, never document text).
+    """
+    system = SYSTEM_ROLE
+    return (
+        f"""DO $$ BEGIN
+            IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{system}') THEN
+                CREATE ROLE "{system}" NOLOGIN NOSUPERUSER NOBYPASSRLS NOINHERIT;
+            END IF;
+        END $$""",
+        f'GRANT "{system}" TO CURRENT_USER',
+        f'GRANT USAGE ON SCHEMA public TO "{system}"',
+        f'GRANT SELECT ON ragsage_jobs, ragsage_documents TO "{system}"',
+        "DROP POLICY IF EXISTS ragsage_jobs_system ON ragsage_jobs",
+        f'CREATE POLICY ragsage_jobs_system ON ragsage_jobs FOR SELECT TO "{system}" USING (true)',
+        "DROP POLICY IF EXISTS ragsage_documents_system ON ragsage_documents",
+        "CREATE POLICY ragsage_documents_system ON ragsage_documents FOR SELECT "
+        f'TO "{system}" USING (true)',
+        """CREATE OR REPLACE FUNCTION ragsage_stale_jobs(
+                unsent_grace double precision, requeue_after double precision)
+            RETURNS TABLE (namespace text, job_id uuid)
+            LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
+                SELECT j.namespace, j.id FROM ragsage_jobs j
+                WHERE (j.state = 'running' AND j.lease_expires_at < now())
+                   OR (j.state = 'queued' AND j.enqueued_at IS NULL
+                       AND j.updated_at < now() - make_interval(secs => unsent_grace))
+                   OR (j.state = 'queued'
+                       AND j.enqueued_at < now() - make_interval(secs => requeue_after))
+                ORDER BY j.created_at LIMIT 1000
+            $$""",
+        """CREATE OR REPLACE FUNCTION ragsage_job_counts()
+            RETURNS TABLE (namespace text, state text, jobs bigint)
+            LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
+                SELECT j.namespace, j.state, count(*) FROM ragsage_jobs j GROUP BY 1, 2
+            $$""",
+        """CREATE OR REPLACE FUNCTION ragsage_namespaces()
+            RETURNS SETOF text
+            LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
+                SELECT DISTINCT d.namespace FROM ragsage_documents d ORDER BY 1
+            $$""",
+        *(
+            statement
+            for function in (
+                "ragsage_stale_jobs(double precision, double precision)",
+                "ragsage_job_counts()",
+                "ragsage_namespaces()",
+            )
+            for statement in (
+                f'ALTER FUNCTION {function} OWNER TO "{system}"',
+                f"REVOKE ALL ON FUNCTION {function} FROM PUBLIC",
+                f'GRANT EXECUTE ON FUNCTION {function} TO "{app_role}"',
+            )
+        ),
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "generations, documents and chunks under Row-Level Security", _v1),
+    Migration(2, "uploads: document status, blobs, jobs, resolved pages, system functions", _v2),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 
