@@ -47,6 +47,13 @@ from ragsage.types import (
 )
 
 _log = logging.getLogger(__name__)
+StageListener = Callable[[str], None]
+
+
+def _ignore_stage(name: str) -> None:
+    return None
+
+
 _T = TypeVar("_T")
 _R = TypeVar("_R")
 
@@ -191,15 +198,17 @@ class IngestionPipeline:
         *,
         document_id: str | None = None,
         created_at: datetime | None = None,
+        on_stage: StageListener | None = None,
     ) -> PreparedDocument:
         """Everything up to the write: parse, resolve pages, chunk, contextualize, embed.
 
         Touches no store, so a caller holding a database transaction only for
-        the write (see :meth:`store`) keeps it short.
+        the write (see :meth:`store`) keeps it short.  ``on_stage`` is told the
+        name of each stage as it starts (a job runner reports it as progress).
         """
         with self.tracer.span("prepare", tenant=scope.namespace, filename=source.filename) as root:
             _require_content(source)
-            return await self._prepare(root, source, document_id, created_at)
+            return await self._prepare(root, source, document_id, created_at, on_stage)
 
     async def store(
         self,
@@ -232,9 +241,12 @@ class IngestionPipeline:
         source: RawSource,
         document_id: str | None,
         created_at: datetime | None,
+        on_stage: StageListener | None = None,
     ) -> PreparedDocument:
+        stage = on_stage or _ignore_stage
         timings: dict[str, float] = {}
         digest = content_hash(source.content)
+        stage("parse")
         started = time.perf_counter()
         with root.child("parse") as span:
             parsed, cache_hit = await self._parse(source, digest)
@@ -249,12 +261,14 @@ class IngestionPipeline:
             metadata={**parsed.metadata, **source.metadata},
             created_at=created_at or datetime.now(UTC),
         )
+        stage("vision")
         started = time.perf_counter()
         pages, vision_pages = await self._resolve_pages(root, parsed)
         timings["pages_ms"] = _elapsed(started)
         if not any(page.text.strip() for page in pages):
             raise EmptyDocument(source.filename, "no text could be extracted from any page")
 
+        stage("chunk")
         started = time.perf_counter()
         with root.child("chunk") as span:
             chunks = list(
@@ -268,11 +282,13 @@ class IngestionPipeline:
             raise EmptyDocument(source.filename, "parsing produced no text to index")
 
         if self.config.contextualize:
+            stage("contextualize")
             started = time.perf_counter()
             with root.child("contextualize", chunks=len(chunks)):
                 chunks = await self._contextualize(document, chunks, pages)
             timings["contextualize_ms"] = _elapsed(started)
 
+        stage("embed")
         started = time.perf_counter()
         with root.child("embed", model=self.embedder.model) as span:
             records = await self._embed(chunks)

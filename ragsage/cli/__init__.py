@@ -6,8 +6,11 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Sequence
+from importlib.metadata import entry_points
+from typing import Any
 
 from ragsage.cli.local import ingest_command, query_command, search_command
+from ragsage.cli.service import migrate_command
 from ragsage.errors import RagsageError
 
 
@@ -51,12 +54,27 @@ def build_parser() -> argparse.ArgumentParser:
     _retrieval(search)
     _common(search)
     search.set_defaults(handler=search_command)
+
+    migrate = commands.add_parser("migrate", help="create or upgrade the database schema")
+    migrate.set_defaults(handler=migrate_command)
+    _plugins(commands)
     return parser
+
+
+def _plugins(commands: Any) -> None:
+    """Subcommands other packages register under the ``ragsage.commands`` entry points.
+
+    The worker and the API add theirs this way, so the engine never imports them.
+    """
+    for entry in entry_points(group="ragsage.commands"):
+        entry.load()(commands)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if not getattr(args, "asynchronous", True):
+            return int(args.handler(args))
         return int(asyncio.run(args.handler(args)))
     except (RagsageError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)

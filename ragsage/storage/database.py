@@ -83,6 +83,15 @@ class Database:
         """One transaction pinned to ``scope`` with Row-Level Security enforced."""
         return open_scoped_session(self._sessions, self._config, scope)
 
+    def system_session(self) -> AbstractAsyncContextManager[AsyncSession]:
+        """A scoped-role transaction pinned to no namespace: it sees no tenant row.
+
+        Work that must cross namespaces (the job watchdog, metrics) calls the
+        named ``ragsage_*`` security-definer functions from here; those are the
+        only doors, and each is tested not to leak.
+        """
+        return open_scoped_session(self._sessions, self._config, None)
+
     @asynccontextmanager
     async def owner_connection(self) -> AsyncIterator[AsyncConnection]:
         """An owner transaction for DDL. It sees every namespace: never use it for rows."""

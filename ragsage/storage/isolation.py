@@ -24,7 +24,7 @@ class Statement:
     parameters: Mapping[str, str] = field(default_factory=dict)
 
 
-def isolation_preamble(config: PostgresConfig, scope: Scope) -> tuple[Statement, ...]:
+def isolation_preamble(config: PostgresConfig, scope: Scope | None) -> tuple[Statement, ...]:
     """The statements that pin a transaction to ``scope`` under Row-Level Security.
 
     Every setting is transaction-local (``set_config(..., true)``), so nothing
@@ -35,7 +35,8 @@ def isolation_preamble(config: PostgresConfig, scope: Scope) -> tuple[Statement,
     ``SET LOCAL ROLE``, with the role name checked as an identifier all the same.
     """
     settings = {
-        config.isolation_variable: scope.namespace,
+        # An empty namespace matches no row: the system session sees nothing directly.
+        config.isolation_variable: scope.namespace if scope is not None else "",
         "statement_timeout": str(config.statement_timeout_ms),
         # Filtered vector search keeps walking the HNSW graph until enough rows
         # pass the filters (pgvector >= 0.8), instead of returning too few.
@@ -53,7 +54,7 @@ def isolation_preamble(config: PostgresConfig, scope: Scope) -> tuple[Statement,
 
 @asynccontextmanager
 async def open_scoped_session(
-    sessionmaker: async_sessionmaker[AsyncSession], config: PostgresConfig, scope: Scope
+    sessionmaker: async_sessionmaker[AsyncSession], config: PostgresConfig, scope: Scope | None
 ) -> AsyncIterator[AsyncSession]:
     """A session in one transaction pinned to ``scope``: committed on success.
 
@@ -63,6 +64,6 @@ async def open_scoped_session(
     async with sessionmaker() as session, session.begin():
         for statement in isolation_preamble(config, scope):
             await session.execute(text(statement.sql), dict(statement.parameters))
-        session.info[SCOPE_KEY] = scope.namespace
+        session.info[SCOPE_KEY] = scope.namespace if scope is not None else None
         session.info[EF_SEARCH_KEY] = config.ef_search
         yield session

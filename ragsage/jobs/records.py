@@ -1,0 +1,97 @@
+"""Job and upload records as the job bookkeeping reads and writes them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+from uuid import UUID
+
+
+class JobState(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def finished(self) -> bool:
+        return self in {JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED}
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One ingestion (or re-index) job of one document version."""
+
+    id: UUID
+    namespace: str
+    document_id: str
+    kind: str
+    state: JobState
+    stage: str | None
+    content_hash: str
+    filename: str
+    media_type: str | None
+    metadata: Mapping[str, Any]
+    attempts: int
+    deliveries: int
+    error: str | None
+    timings: Mapping[str, float]
+    result: Mapping[str, Any] | None
+    lease_expires_at: datetime | None
+    enqueued_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    generation: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready view (what the API and the CLI show)."""
+
+        def iso(value: datetime | None) -> str | None:
+            return value.isoformat() if value else None
+
+        return {
+            "id": str(self.id),
+            "document_id": self.document_id,
+            "kind": self.kind,
+            "state": self.state.value,
+            "stage": self.stage,
+            "filename": self.filename,
+            "content_hash": self.content_hash,
+            "attempts": self.attempts,
+            "deliveries": self.deliveries,
+            "error": self.error,
+            "timings_ms": dict(self.timings),
+            "result": dict(self.result) if self.result else None,
+            "created_at": iso(self.created_at),
+            "updated_at": iso(self.updated_at),
+            "started_at": iso(self.started_at),
+            "finished_at": iso(self.finished_at),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Upload:
+    """A file handed to ragsage for ingestion."""
+
+    filename: str
+    data: bytes
+    media_type: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    external_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UploadOutcome:
+    """What an upload became: a new job, or the existing document/job it duplicates."""
+
+    job_id: UUID | None
+    document_id: str
+    state: JobState
+    duplicate: bool
+    needs_sending: bool

@@ -1,0 +1,193 @@
+"""Running one ingestion job: claim, process under a lease, write once, record the outcome.
+
+The expensive part (parse, vision, chunk, embed) runs outside any transaction
+while a heartbeat renews the job's lease.  The write is one transaction that
+locks the job row, replaces the document's chunks, keeps its resolved pages and
+marks the job succeeded — so a crash leaves either the old version or the new
+one, and a duplicate delivery can never write twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from dataclasses import dataclass
+from uuid import UUID
+
+import psycopg
+from sqlalchemy.exc import DBAPIError, OperationalError
+
+from ragsage.errors import DocumentError, InputError, RagsageError
+from ragsage.jobs import store
+from ragsage.jobs.records import Job
+from ragsage.runtime import Runtime
+from ragsage.types import RawSource, Scope
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class JobOutcome:
+    """What one delivery of a job did; ``retry_in`` is set when it must run again."""
+
+    job_id: UUID
+    state: str
+    message: str = ""
+    retry_in: float | None = None
+
+
+class LeaseLost(Exception):
+    """The job was cancelled or handed to another worker while this one ran it."""
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True for failures worth retrying: provider hiccups, lost connections, timeouts."""
+    if isinstance(exc, RagsageError):
+        return exc.retryable
+    if isinstance(exc, DBAPIError):
+        return exc.connection_invalidated or isinstance(exc, OperationalError)
+    return isinstance(exc, psycopg.OperationalError | ConnectionError | TimeoutError)
+
+
+def backoff(settings_base: float, attempt: int, ceiling: float) -> float:
+    """Exponential backoff with full jitter, so retries from many jobs spread out."""
+    return random.uniform(0.5, 1.0) * min(ceiling, settings_base**attempt)
+
+
+class _Heartbeat:
+    """Renews the job's lease and reports its stage until stopped."""
+
+    def __init__(
+        self, runtime: Runtime, scope: Scope, job: Job, work: asyncio.Task[object]
+    ) -> None:
+        self.runtime, self.scope, self.job, self.work = runtime, scope, job, work
+        self.stage: str | None = None
+        self.lost = False
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._beat())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def _beat(self) -> None:
+        settings = self.runtime.settings
+        while True:
+            await asyncio.sleep(settings.job_heartbeat)
+            try:
+                async with self.runtime.database.session(self.scope) as session:
+                    alive = await store.renew_lease(
+                        session, self.job.id, settings.job_lease, self.stage
+                    )
+            except Exception as exc:  # noqa: BLE001 - one missed beat is survivable
+                _log.warning("heartbeat for job %s failed: %s", self.job.id, type(exc).__name__)
+                continue
+            if not alive:
+                # Cancelled, or the lease expired and another worker took over.
+                self.lost = True
+                self.work.cancel()
+                return
+
+
+async def run_ingest_job(runtime: Runtime, scope: Scope, job_id: UUID) -> JobOutcome:
+    """Run one delivery of an ingestion job and record what happened on its row."""
+    settings = runtime.settings
+    async with runtime.database.session(scope) as session:
+        job = await store.claim(session, job_id, settings.job_lease)
+        if job is None:
+            current = await store.get_job(session, job_id)
+            state = current.state.value if current else "missing"
+            return JobOutcome(job_id, "skipped", f"job is {state}; nothing to do")
+        if job.attempts > settings.job_max_deliveries:
+            message = (
+                f"{job.filename}: gave up after {job.attempts - 1} deliveries that never "
+                "finished (the file may crash the worker)"
+            )
+            await store.fail(session, job, message)
+            return JobOutcome(job_id, "failed", message)
+        await store.mark_processing(session, job.document_id)
+
+    work = asyncio.create_task(_process(runtime, scope, job))
+    heartbeat = _Heartbeat(runtime, scope, job, work)
+    heartbeat.start()
+    try:
+        return await work
+    except asyncio.CancelledError:
+        if heartbeat.lost:
+            return JobOutcome(job_id, "abandoned", "job was cancelled or taken over")
+        raise
+    except Exception as exc:
+        return await _record_failure(runtime, scope, job, exc)
+    finally:
+        await heartbeat.stop()
+
+
+async def _process(runtime: Runtime, scope: Scope, job: Job) -> JobOutcome:
+    pipeline = runtime.pipeline()
+    async with runtime.database.session(scope) as session:
+        data = await store.load_blob(session, job.content_hash)
+    if data is None:
+        raise DocumentError(job.filename, "the uploaded bytes are missing (deleted meanwhile?)")
+    source = RawSource(
+        content=data, filename=job.filename, media_type=job.media_type, metadata=job.metadata
+    )
+    prepared = await pipeline.prepare(scope, source, document_id=job.document_id)
+    async with runtime.database.session(scope) as session:
+        if not await store.lock_running(session, job.id, job.attempts):
+            raise LeaseLost(str(job.id))
+        previous = await store.current_hash(session, job.document_id)
+        vectors, lexical, documents = runtime.stores(session)
+        result = await pipeline.store(
+            scope, prepared, vector_store=vectors, lexical_store=lexical, document_store=documents
+        )
+        await store.save_pages(session, scope.namespace, job.content_hash, prepared.pages)
+        await store.finish_document(session, job, previous)
+        summary = store.result_summary(
+            result.chunks, result.pages, result.vision_pages, result.parse_cache_hit
+        )
+        await store.succeed(session, job.id, timings=result.timing_ms, result=summary)
+    return JobOutcome(job.id, "succeeded", f"{result.chunks} chunks")
+
+
+async def _record_failure(runtime: Runtime, scope: Scope, job: Job, exc: Exception) -> JobOutcome:
+    settings = runtime.settings
+    if isinstance(exc, LeaseLost):
+        return JobOutcome(job.id, "abandoned", "job was cancelled or taken over before the write")
+    if isinstance(exc, InputError):
+        message = str(exc)
+        if not isinstance(exc, DocumentError):
+            message = f"{job.filename}: {message}"
+        outcome = JobOutcome(job.id, "failed", message)
+    elif is_transient(exc) and job.attempts < settings.job_max_attempts:
+        delay = backoff(settings.job_retry_backoff, job.attempts, settings.job_retry_backoff_max)
+        message = f"attempt {job.attempts} failed ({_describe(exc)}); retrying in {delay:.1f}s"
+        _log.warning("job %s: %s", job.id, message)
+        try:
+            async with runtime.database.session(scope) as session:
+                await store.requeue(session, job.id, message)
+        except Exception:  # noqa: BLE001 - the lease will expire and the watchdog retries
+            _log.warning("job %s: could not record the retry; the watchdog will", job.id)
+        return JobOutcome(job.id, "retry", message, retry_in=delay)
+    elif is_transient(exc):
+        outcome = JobOutcome(
+            job.id,
+            "failed",
+            f"{job.filename}: gave up after {job.attempts} attempts: {_describe(exc)}",
+        )
+    else:
+        _log.exception("job %s failed unexpectedly", job.id)
+        outcome = JobOutcome(
+            job.id, "failed", f"{job.filename}: internal error ({type(exc).__name__})"
+        )
+    async with runtime.database.session(scope) as session:
+        await store.fail(session, job, outcome.message)
+    return outcome
+
+
+def _describe(exc: BaseException) -> str:
+    # Our own errors carry readable, secret-free messages; others only their type.
+    return str(exc) if isinstance(exc, RagsageError) else type(exc).__name__

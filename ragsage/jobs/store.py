@@ -1,0 +1,334 @@
+"""Job bookkeeping in Postgres: every statement runs in a namespace-scoped session."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+from uuid import UUID
+
+from psycopg.types.json import Jsonb
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ragsage.jobs.records import Job, JobState
+from ragsage.types import Page, PageRoute
+
+_JOB_COLUMNS = (
+    "id, namespace, document_id, kind, state, stage, content_hash, filename, media_type, "
+    "metadata, attempts, deliveries, error, timings, result, lease_expires_at, enqueued_at, "
+    "created_at, updated_at, started_at, finished_at, generation"
+)
+
+
+def _job(row: Sequence[Any]) -> Job:
+    return Job(
+        id=row[0],
+        namespace=row[1],
+        document_id=row[2],
+        kind=row[3],
+        state=JobState(row[4]),
+        stage=row[5],
+        content_hash=row[6],
+        filename=row[7],
+        media_type=row[8],
+        metadata=dict(row[9] or {}),
+        attempts=row[10],
+        deliveries=row[11],
+        error=row[12],
+        timings=dict(row[13] or {}),
+        result=dict(row[14]) if row[14] is not None else None,
+        lease_expires_at=row[15],
+        enqueued_at=row[16],
+        created_at=row[17],
+        updated_at=row[18],
+        started_at=row[19],
+        finished_at=row[20],
+        generation=row[21],
+    )
+
+
+async def get_job(session: AsyncSession, job_id: UUID) -> Job | None:
+    row = (
+        await session.execute(
+            text(f"SELECT {_JOB_COLUMNS} FROM ragsage_jobs WHERE id = :id"), {"id": job_id}
+        )
+    ).first()
+    return _job(row) if row else None
+
+
+async def list_jobs(
+    session: AsyncSession,
+    *,
+    state: JobState | None = None,
+    document_id: str | None = None,
+    limit: int = 50,
+    before: UUID | None = None,
+) -> list[Job]:
+    """Newest first; ``before`` pages past a job id from the previous page."""
+    clauses: list[str] = ["true"]
+    params: dict[str, Any] = {"limit": limit}
+    if state is not None:
+        clauses.append("state = :state")
+        params["state"] = state.value
+    if document_id is not None:
+        clauses.append("document_id = :document_id")
+        params["document_id"] = document_id
+    if before is not None:
+        clauses.append(
+            "(created_at, id) < (SELECT created_at, id FROM ragsage_jobs WHERE id = :before)"
+        )
+        params["before"] = before
+    rows = await session.execute(
+        text(
+            f"SELECT {_JOB_COLUMNS} FROM ragsage_jobs WHERE {' AND '.join(clauses)} "
+            "ORDER BY created_at DESC, id DESC LIMIT :limit"
+        ),
+        params,
+    )
+    return [_job(row) for row in rows]
+
+
+async def insert_job(
+    session: AsyncSession,
+    *,
+    job_id: UUID,
+    namespace: str,
+    document_id: str,
+    kind: str,
+    content_hash: str,
+    filename: str,
+    media_type: str | None,
+    metadata: Mapping[str, Any],
+    generation: int | None = None,
+) -> None:
+    await session.execute(
+        text(
+            "INSERT INTO ragsage_jobs (namespace, id, document_id, kind, state, content_hash, "
+            "filename, media_type, metadata, generation) VALUES (:namespace, :id, :document_id, "
+            ":kind, 'queued', :hash, :filename, :media_type, :metadata, :generation)"
+        ),
+        {
+            "namespace": namespace,
+            "id": job_id,
+            "document_id": document_id,
+            "kind": kind,
+            "hash": content_hash,
+            "filename": filename,
+            "media_type": media_type,
+            "metadata": Jsonb(dict(metadata)),
+            "generation": generation,
+        },
+    )
+
+
+async def mark_enqueued(session: AsyncSession, job_id: UUID) -> None:
+    """Record that the broker accepted the job's message."""
+    await session.execute(
+        text("UPDATE ragsage_jobs SET enqueued_at = now() WHERE id = :id AND state = 'queued'"),
+        {"id": job_id},
+    )
+
+
+async def claim(session: AsyncSession, job_id: UUID, lease_seconds: float) -> Job | None:
+    """Take the job for this worker if it is queued, or running on an expired lease.
+
+    Returns None when the job is finished or another worker holds a live lease:
+    a duplicate or stale message then does nothing.
+    """
+    row = (
+        await session.execute(
+            text(
+                "UPDATE ragsage_jobs SET state = 'running', stage = 'starting', "
+                "attempts = attempts + 1, deliveries = deliveries + 1, "
+                "lease_expires_at = now() + make_interval(secs => :lease), "
+                "started_at = coalesce(started_at, now()), updated_at = now() "
+                "WHERE id = :id AND (state = 'queued' OR "
+                "(state = 'running' AND lease_expires_at < now())) "
+                f"RETURNING {_JOB_COLUMNS}"
+            ),
+            {"id": job_id, "lease": lease_seconds},
+        )
+    ).first()
+    return _job(row) if row else None
+
+
+async def renew_lease(
+    session: AsyncSession, job_id: UUID, lease_seconds: float, stage: str | None
+) -> bool:
+    """Extend a running job's lease; False if the job is no longer this worker's."""
+    row = (
+        await session.execute(
+            text(
+                "UPDATE ragsage_jobs SET lease_expires_at = now() + make_interval(secs => :lease), "
+                "stage = coalesce(:stage, stage), updated_at = now() "
+                "WHERE id = :id AND state = 'running' RETURNING id"
+            ),
+            {"id": job_id, "lease": lease_seconds, "stage": stage},
+        )
+    ).first()
+    return row is not None
+
+
+async def lock_running(session: AsyncSession, job_id: UUID, attempt: int) -> bool:
+    """Lock the job row for the final write; False if it was cancelled or taken over."""
+    row = (
+        await session.execute(
+            text("SELECT state, attempts FROM ragsage_jobs WHERE id = :id FOR UPDATE"),
+            {"id": job_id},
+        )
+    ).first()
+    return row is not None and row[0] == "running" and row[1] == attempt
+
+
+async def succeed(
+    session: AsyncSession,
+    job_id: UUID,
+    *,
+    timings: Mapping[str, float],
+    result: Mapping[str, Any],
+) -> None:
+    await session.execute(
+        text(
+            "UPDATE ragsage_jobs SET state = 'succeeded', stage = NULL, error = NULL, "
+            "lease_expires_at = NULL, timings = :timings, result = :result, "
+            "finished_at = now(), updated_at = now() WHERE id = :id"
+        ),
+        {"id": job_id, "timings": Jsonb(dict(timings)), "result": Jsonb(dict(result))},
+    )
+
+
+async def fail(session: AsyncSession, job: Job, error: str) -> None:
+    """Fail the job; a document with no ingested version becomes ``failed`` too."""
+    await session.execute(
+        text(
+            "UPDATE ragsage_jobs SET state = 'failed', error = :error, lease_expires_at = NULL, "
+            "finished_at = now(), updated_at = now() WHERE id = :id "
+            "AND state IN ('queued', 'running')"
+        ),
+        {"id": job.id, "error": error},
+    )
+    await session.execute(
+        text(
+            "UPDATE ragsage_documents SET "
+            "status = CASE WHEN status = 'ready' THEN status ELSE 'failed' END, "
+            "error = :error, updated_at = now() WHERE id = :document_id"
+        ),
+        {"document_id": job.document_id, "error": error},
+    )
+
+
+async def requeue(session: AsyncSession, job_id: UUID, error: str) -> None:
+    """Put a job back in the queue after a transient failure (its retry is scheduled)."""
+    await session.execute(
+        text(
+            "UPDATE ragsage_jobs SET state = 'queued', error = :error, lease_expires_at = NULL, "
+            "enqueued_at = now(), updated_at = now() WHERE id = :id AND state = 'running'"
+        ),
+        {"id": job_id, "error": error},
+    )
+
+
+async def mark_processing(session: AsyncSession, document_id: str) -> None:
+    await session.execute(
+        text(
+            "UPDATE ragsage_documents SET status = 'processing', updated_at = now() "
+            "WHERE id = :id AND status IN ('queued', 'failed')"
+        ),
+        {"id": document_id},
+    )
+
+
+async def load_blob(session: AsyncSession, content_hash: str) -> bytes | None:
+    data = await session.scalar(
+        text("SELECT data FROM ragsage_blobs WHERE content_hash = :hash"), {"hash": content_hash}
+    )
+    return bytes(data) if data is not None else None
+
+
+async def save_pages(
+    session: AsyncSession, namespace: str, content_hash: str, pages: Sequence[Page]
+) -> None:
+    """Keep a version's resolved pages, so re-indexing never pays for vision again."""
+    await session.execute(
+        text("DELETE FROM ragsage_pages WHERE content_hash = :hash"), {"hash": content_hash}
+    )
+    if pages:
+        await session.execute(
+            text(
+                "INSERT INTO ragsage_pages (namespace, content_hash, number, text, route) "
+                "VALUES (:namespace, :hash, :number, :text, :route)"
+            ),
+            [
+                {
+                    "namespace": namespace,
+                    "hash": content_hash,
+                    "number": page.number,
+                    "text": page.text,
+                    "route": (page.route or PageRoute.TEXT).value,
+                }
+                for page in pages
+            ],
+        )
+
+
+async def load_pages(session: AsyncSession, content_hash: str) -> list[Page]:
+    rows = await session.execute(
+        text(
+            "SELECT number, text, route FROM ragsage_pages WHERE content_hash = :hash "
+            "ORDER BY number"
+        ),
+        {"hash": content_hash},
+    )
+    return [Page(number=row[0], text=row[1], route=PageRoute(row[2])) for row in rows]
+
+
+async def current_hash(session: AsyncSession, document_id: str) -> str | None:
+    """The content hash the document row holds now."""
+    value = await session.scalar(
+        text("SELECT content_hash FROM ragsage_documents WHERE id = :id"), {"id": document_id}
+    )
+    return str(value) if value is not None else None
+
+
+async def finish_document(session: AsyncSession, job: Job, previous_hash: str | None) -> None:
+    """After a version is stored: record its file details and drop the replaced blob."""
+    await session.execute(
+        text(
+            "UPDATE ragsage_documents SET filename = :filename, media_type = :media_type, "
+            "size_bytes = (SELECT size_bytes FROM ragsage_blobs WHERE content_hash = :hash), "
+            "status = 'ready', error = NULL, updated_at = now() WHERE id = :id"
+        ),
+        {
+            "id": job.document_id,
+            "filename": job.filename,
+            "media_type": job.media_type,
+            "hash": job.content_hash,
+        },
+    )
+    if previous_hash and previous_hash != job.content_hash:
+        await delete_unreferenced(session, previous_hash)
+
+
+async def delete_unreferenced(session: AsyncSession, content_hash: str) -> None:
+    """Delete a version's blob and pages unless a document or open job still needs them."""
+    params = {"hash": content_hash}
+    in_use = await session.scalar(
+        text(
+            "SELECT EXISTS (SELECT 1 FROM ragsage_documents WHERE content_hash = :hash) "
+            "OR EXISTS (SELECT 1 FROM ragsage_jobs WHERE content_hash = :hash "
+            "AND state IN ('queued', 'running'))"
+        ),
+        params,
+    )
+    if not in_use:
+        await session.execute(text("DELETE FROM ragsage_blobs WHERE content_hash = :hash"), params)
+        await session.execute(text("DELETE FROM ragsage_pages WHERE content_hash = :hash"), params)
+
+
+def result_summary(chunks: int, pages: int, vision_pages: int, cache_hit: bool) -> dict[str, Any]:
+    return {
+        "chunks": chunks,
+        "pages": pages,
+        "vision_pages": vision_pages,
+        "parse_cache_hit": cache_hit,
+    }

@@ -1,0 +1,141 @@
+"""The upload path: store the bytes, the document and a job in one transaction.
+
+The caller sends the job's message only after this commits (DESIGN rule 4), and
+then calls :func:`~ragsage.jobs.store.mark_enqueued`.  If the process dies in
+between, the job sits ``queued`` with no ``enqueued_at`` and the watchdog sends
+it, so an accepted upload is never lost.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from psycopg.types.json import Jsonb
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ragsage.errors import EmptyDocument, InvalidRequest
+from ragsage.identity import content_hash, document_id_for
+from ragsage.jobs import store
+from ragsage.jobs.records import JobState, Upload, UploadOutcome
+from ragsage.types import Scope
+
+MAX_FILENAME = 255
+
+
+def validate(upload: Upload, max_bytes: int) -> None:
+    """Refuse an upload that can never ingest, before anything is stored."""
+    name = upload.filename
+    if not name or len(name) > MAX_FILENAME or any(ch in name for ch in "\x00\r\n"):
+        raise InvalidRequest(
+            f"the file name must be 1-{MAX_FILENAME} characters without control characters"
+        )
+    if upload.external_id is not None and not 1 <= len(upload.external_id) <= 512:
+        raise InvalidRequest("external_id must be 1-512 characters")
+    if not upload.data:
+        raise EmptyDocument(name, "the file is empty (0 bytes)")
+    if len(upload.data) > max_bytes:
+        raise InvalidRequest(
+            f"{name}: {len(upload.data):,} bytes is over the upload limit of {max_bytes:,} bytes"
+        )
+
+
+async def create_upload(
+    session: AsyncSession, scope: Scope, upload: Upload, *, max_bytes: int
+) -> UploadOutcome:
+    """Record ``upload`` and its job, or point at the document it duplicates.
+
+    Identical bytes already in the namespace are not ingested again: the
+    existing document (and its job, if one is still open) is returned.  If the
+    last attempt at those bytes failed or was cancelled, a new job retries them.
+    """
+    validate(upload, max_bytes)
+    digest = content_hash(upload.data)
+    external_id = upload.external_id or upload.filename
+    document_id = document_id_for(external_id)
+    # Two uploads of the same bytes at once must not both become new work.
+    await session.execute(
+        text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"),
+        {"key": f"{scope.namespace}\x00{digest}"},
+    )
+    duplicate = await _duplicate(session, digest, document_id)
+    if duplicate is not None:
+        return duplicate
+
+    await session.execute(
+        text(
+            "INSERT INTO ragsage_blobs (namespace, content_hash, data, size_bytes) "
+            "VALUES (:namespace, :hash, :data, :size) ON CONFLICT DO NOTHING"
+        ),
+        {
+            "namespace": scope.namespace,
+            "hash": digest,
+            "data": upload.data,
+            "size": len(upload.data),
+        },
+    )
+    # A new document starts "queued"; an ingested one keeps serving its current
+    # version until the new version's job succeeds.
+    await session.execute(
+        text(
+            "INSERT INTO ragsage_documents (namespace, id, external_id, content_hash, title, "
+            "source, filename, media_type, size_bytes, metadata, status) VALUES (:namespace, :id, "
+            ":external_id, :hash, :filename, :filename, :filename, :media_type, :size, :metadata, "
+            "'queued') ON CONFLICT (namespace, id) DO UPDATE SET "
+            "content_hash = CASE WHEN ragsage_documents.status = 'ready' "
+            "THEN ragsage_documents.content_hash ELSE excluded.content_hash END, "
+            "status = CASE WHEN ragsage_documents.status = 'ready' THEN 'ready' ELSE 'queued' END, "
+            "error = NULL, updated_at = now()"
+        ),
+        {
+            "namespace": scope.namespace,
+            "id": document_id,
+            "external_id": external_id,
+            "hash": digest,
+            "filename": upload.filename,
+            "media_type": upload.media_type,
+            "size": len(upload.data),
+            "metadata": Jsonb(dict(upload.metadata)),
+        },
+    )
+    job_id = uuid.uuid4()
+    await store.insert_job(
+        session,
+        job_id=job_id,
+        namespace=scope.namespace,
+        document_id=document_id,
+        kind="ingest",
+        content_hash=digest,
+        filename=upload.filename,
+        media_type=upload.media_type,
+        metadata=upload.metadata,
+    )
+    return UploadOutcome(job_id, document_id, JobState.QUEUED, duplicate=False, needs_sending=True)
+
+
+async def _duplicate(session: AsyncSession, digest: str, document_id: str) -> UploadOutcome | None:
+    ready = (
+        await session.execute(
+            text(
+                "SELECT id FROM ragsage_documents WHERE content_hash = :hash AND status = 'ready' "
+                "ORDER BY (id = :id) DESC LIMIT 1"
+            ),
+            {"hash": digest, "id": document_id},
+        )
+    ).first()
+    latest = (
+        await session.execute(
+            text(
+                "SELECT id, document_id, state FROM ragsage_jobs WHERE content_hash = :hash "
+                "AND kind = 'ingest' ORDER BY (state IN ('queued', 'running')) DESC, "
+                "created_at DESC LIMIT 1"
+            ),
+            {"hash": digest},
+        )
+    ).first()
+    if ready is not None:
+        job_id = latest[0] if latest is not None and latest[1] == ready[0] else None
+        return UploadOutcome(job_id, ready[0], JobState.SUCCEEDED, True, needs_sending=False)
+    if latest is not None and latest[2] in ("queued", "running"):
+        return UploadOutcome(latest[0], latest[1], JobState(latest[2]), True, needs_sending=False)
+    return None

@@ -1,0 +1,163 @@
+"""One settings object for every ragsage process, read from ``RAGSAGE_*`` variables.
+
+The API, the worker and the CLI all build their ports from this (see
+:mod:`ragsage.runtime`).  Every value has a default that works offline except the
+service URLs, which have local defaults; a bad value fails at start-up with the
+variable's name in the message, never later with a stack trace.  Secrets (API
+keys, passwords inside URLs) are kept out of ``repr``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, TypeVar
+
+from ragsage.errors import ConfigurationError
+
+_T = TypeVar("_T")
+PREFIX = "RAGSAGE_"
+EMBEDDERS = ("hashing", "voyage", "openai", "local")
+GENERATORS = ("extractive", "openai")
+RERANKERS = ("overlap", "voyage", "none")
+CONTEXTUALIZERS = ("heading-window", "openai", "none")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything configurable, with its ``RAGSAGE_`` variable in each field's name.
+
+    Durations are in seconds.  The job timings (lease, heartbeat, watchdog,
+    retry backoff, time limits) default to production values; tests shrink them.
+    """
+
+    # Services
+    database_url: str = field(default="", repr=False)
+    app_database_url: str = field(default="", repr=False)
+    redis_url: str = field(default="redis://127.0.0.1:6379/0", repr=False)
+    cache_redis_url: str = field(default="", repr=False)
+    embedding_dim: int = 384
+    text_search_config: str = "english"
+    db_pool_size: int = 5
+    # Models
+    embedder: str = "hashing"
+    embedding_model: str = ""
+    generator: str = "extractive"
+    generation_model: str = "gpt-4o"
+    vision_model: str = "gpt-4o"
+    context_model: str = "gpt-4o-mini"
+    reranker: str = "overlap"
+    rerank_model: str = "rerank-2"
+    contextualizer: str = "heading-window"
+    openai_api_key: str = field(default="", repr=False)
+    openai_base_url: str = ""
+    voyage_api_key: str = field(default="", repr=False)
+    provider_timeout: float = 60.0
+    # Ingestion
+    chunk_size: int = 512
+    chunk_overlap: int = 64
+    max_upload_bytes: int = 100 * 1024 * 1024
+    parse_cache_ttl: int = 30 * 24 * 3600
+    # Jobs
+    ingest_queue: str = "ragsage.ingest"
+    reindex_queue: str = "ragsage.reindex"
+    job_lease: float = 60.0
+    job_heartbeat: float = 15.0
+    job_max_attempts: int = 5
+    job_max_deliveries: int = 5
+    job_retry_backoff: float = 2.0
+    job_retry_backoff_max: float = 300.0
+    job_soft_time_limit: float = 1800.0
+    job_time_limit: float = 1900.0
+    job_unsent_grace: float = 30.0
+    job_requeue_after: float = 3600.0
+    watchdog_interval: float = 30.0
+    broker_visibility_timeout: float = 7200.0
+
+    def __post_init__(self) -> None:
+        _one_of("RAGSAGE_EMBEDDER", self.embedder, EMBEDDERS)
+        _one_of("RAGSAGE_GENERATOR", self.generator, GENERATORS)
+        _one_of("RAGSAGE_RERANKER", self.reranker, RERANKERS)
+        _one_of("RAGSAGE_CONTEXTUALIZER", self.contextualizer, CONTEXTUALIZERS)
+        if not 1 <= self.embedding_dim <= 2000:
+            raise ConfigurationError("RAGSAGE_EMBEDDING_DIM must be between 1 and 2000")
+        if not 16 <= self.chunk_size <= 8192:
+            raise ConfigurationError("RAGSAGE_CHUNK_SIZE must be between 16 and 8192 tokens")
+        if not 0 <= self.chunk_overlap < self.chunk_size // 2:
+            raise ConfigurationError(
+                "RAGSAGE_CHUNK_OVERLAP must be at least 0 and less than half of RAGSAGE_CHUNK_SIZE"
+            )
+        if self.job_heartbeat <= 0 or self.job_lease <= 2 * self.job_heartbeat:
+            raise ConfigurationError(
+                "RAGSAGE_JOB_LEASE must be more than twice RAGSAGE_JOB_HEARTBEAT, so one late "
+                "heartbeat does not hand a live job to another worker"
+            )
+        if self.job_time_limit <= self.job_soft_time_limit:
+            raise ConfigurationError(
+                "RAGSAGE_JOB_TIME_LIMIT must be greater than RAGSAGE_JOB_SOFT_TIME_LIMIT"
+            )
+        if self.broker_visibility_timeout <= self.job_time_limit:
+            raise ConfigurationError(
+                "RAGSAGE_BROKER_VISIBILITY_TIMEOUT must exceed RAGSAGE_JOB_TIME_LIMIT, or the "
+                "broker redelivers jobs that are still running"
+            )
+        if self.job_max_attempts < 1 or self.job_max_deliveries < 1:
+            raise ConfigurationError("RAGSAGE_JOB_MAX_ATTEMPTS and _MAX_DELIVERIES must be >= 1")
+
+    @property
+    def embedding_model_name(self) -> str:
+        """The pinned model id, defaulted per embedder kind."""
+        if self.embedding_model:
+            return self.embedding_model
+        return {
+            "hashing": f"ragsage-hashing-{self.embedding_dim}",
+            "voyage": "voyage-3-large",
+            "openai": "text-embedding-3-small",
+            "local": "all-MiniLM-L6-v2",
+        }[self.embedder]
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Read ``RAGSAGE_<FIELD>`` variables; ``overrides`` win over the environment."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for spec in fields(cls):
+            name = PREFIX + spec.name.upper()
+            if spec.name in overrides:
+                values[spec.name] = overrides[spec.name]
+            elif name in env and env[name] != "":
+                values[spec.name] = _parse(name, env[name], type(spec.default))
+        return cls(**values)
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with ``changes`` applied (and validated)."""
+        current = {spec.name: getattr(self, spec.name) for spec in fields(self)}
+        return Settings(**{**current, **changes})
+
+
+def _one_of(variable: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ConfigurationError(f"{variable} must be one of {', '.join(allowed)}; got {value!r}")
+
+
+def _parse(variable: str, raw: str, kind: type[Any]) -> Any:
+    converters: dict[type[Any], Callable[[str], Any]] = {
+        str: str,
+        int: int,
+        float: float,
+        bool: _boolean,
+    }
+    try:
+        return converters[kind](raw.strip())
+    except (ValueError, KeyError) as exc:
+        raise ConfigurationError(f"{variable} must be {kind.__name__}, got {raw[:40]!r}") from exc
+
+
+def _boolean(raw: str) -> bool:
+    lowered = raw.lower()
+    if lowered in {"1", "true", "yes", "on"}:
+        return True
+    if lowered in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError(raw)

@@ -1,0 +1,42 @@
+"""The Celery application, configured from :class:`ragsage.settings.Settings`.
+
+Creating it opens no connection.  ``celery -A worker.app worker`` (or
+``ragsage worker``) finds ``app`` here.
+"""
+
+from __future__ import annotations
+
+from celery import Celery
+
+from ragsage.settings import Settings
+
+INGEST_TASK = "ragsage.ingest_document"
+
+
+def create_celery(settings: Settings) -> Celery:
+    """A Celery app whose delivery guarantees match the job bookkeeping."""
+    app = Celery("ragsage", broker=settings.redis_url, include=["worker.tasks"])
+    app.conf.update(
+        # Acknowledge after the task ran, and put the message back if the worker
+        # process dies mid-task: the job row decides whether it runs again.
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        worker_cancel_long_running_tasks_on_connection_loss=True,
+        task_ignore_result=True,
+        task_serializer="json",
+        accept_content=["json"],
+        task_soft_time_limit=settings.job_soft_time_limit,
+        task_time_limit=settings.job_time_limit,
+        task_default_queue=settings.ingest_queue,
+        task_routes={INGEST_TASK: {"queue": settings.ingest_queue}},
+        broker_transport_options={"visibility_timeout": settings.broker_visibility_timeout},
+        broker_connection_retry_on_startup=True,
+        worker_hijack_root_logger=False,
+        worker_redirect_stdouts=False,
+    )
+    return app
+
+
+settings = Settings.from_env()
+app = create_celery(settings)

@@ -1,0 +1,143 @@
+"""``ragsage worker``, ``ragsage enqueue`` and ``ragsage jobs``, registered as CLI plugins.
+
+The ``ragsage`` command finds these through the ``ragsage.commands`` entry-point
+group, so the engine's CLI never imports the worker package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from tqdm import tqdm
+
+from ragsage.errors import RagsageError
+from ragsage.jobs.records import Job, JobState
+
+
+def register(commands: Any) -> None:
+    """Add the worker's subcommands to the ``ragsage`` parser."""
+    run = commands.add_parser("worker", help="run a Celery ingestion worker")
+    run.add_argument("--concurrency", "-c", type=int, default=None, help="worker processes")
+    run.add_argument("--pool", choices=("prefork", "solo", "threads"), default="prefork")
+    run.add_argument("--loglevel", default="INFO")
+    run.add_argument("--queues", default=None, help="comma-separated (default: all ragsage queues)")
+    run.set_defaults(handler=_worker, asynchronous=False)
+
+    enqueue = commands.add_parser("enqueue", help="queue files for ingestion by the workers")
+    enqueue.add_argument("paths", nargs="+")
+    enqueue.add_argument("--namespace", required=True)
+    enqueue.add_argument("--no-wait", action="store_true", help="return once queued")
+    enqueue.add_argument("--timeout", type=float, default=3600.0)
+    enqueue.set_defaults(handler=_enqueue, asynchronous=False)
+
+    jobs = commands.add_parser("jobs", help="show an ingestion job's state")
+    jobs.add_argument("job_id")
+    jobs.add_argument("--namespace", required=True)
+    jobs.set_defaults(handler=_jobs, asynchronous=False)
+
+
+def _worker(args: argparse.Namespace) -> NoReturn:
+    from worker.app import settings
+
+    queues = args.queues or f"{settings.ingest_queue},{settings.reindex_queue}"
+    argv = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "worker.app",
+        "worker",
+        f"--pool={args.pool}",
+        f"--loglevel={args.loglevel}",
+        f"--queues={queues}",
+        "--without-gossip",
+        "--without-mingle",
+    ]
+    if args.concurrency:
+        argv.append(f"--concurrency={args.concurrency}")
+    # Replace this process so signals (SIGTERM for a graceful stop) reach Celery.
+    os.execv(sys.executable, argv)
+
+
+def _files(paths: Sequence[str]) -> list[Path]:
+    found: list[Path] = []
+    for name in paths:
+        path = Path(name)
+        if path.is_dir():
+            found.extend(
+                sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
+            )
+        else:
+            found.append(path)
+    return found
+
+
+def _enqueue(args: argparse.Namespace) -> int:
+    from worker.enqueue import enqueue_document, job_status
+
+    pending: dict[str, Path] = {}
+    failures = 0
+    for path in _files(args.paths):
+        try:
+            outcome = enqueue_document(args.namespace, path.name, path=path)
+        except OSError as exc:
+            failures += 1
+            print(f"error: {path}: cannot read ({exc.strerror or exc})", file=sys.stderr)
+            continue
+        except RagsageError as exc:
+            failures += 1
+            print(f"error: {exc}", file=sys.stderr)
+            continue
+        if outcome.duplicate and outcome.state is JobState.SUCCEEDED:
+            print(f"unchanged {path}: already ingested as {outcome.document_id}")
+        elif outcome.job_id is not None:
+            pending[str(outcome.job_id)] = path
+            note = " (already queued)" if outcome.duplicate else ""
+            print(f"queued {path} as job {outcome.job_id}{note}")
+    if args.no_wait or not pending:
+        return 1 if failures else 0
+    finished = _follow(args.namespace, pending, args.timeout, job_status)
+    for job in finished.values():
+        if job.state is not JobState.SUCCEEDED:
+            failures += 1
+            print(f"failed {pending[str(job.id)]}: {job.error}", file=sys.stderr)
+    print(f"{len(pending) - failures} ingested, {failures} failed")
+    return 1 if failures else 0
+
+
+def _follow(
+    namespace: str, pending: dict[str, Path], timeout: float, job_status: Any
+) -> dict[str, Job]:
+    """Poll the jobs until each has finished, with a progress bar on a terminal."""
+    finished: dict[str, Job] = {}
+    deadline = time.monotonic() + timeout
+    with tqdm(total=len(pending), unit="doc", disable=not sys.stderr.isatty()) as bar:
+        while len(finished) < len(pending) and time.monotonic() < deadline:
+            for job_id in pending:
+                if job_id in finished:
+                    continue
+                job = job_status(namespace, job_id)
+                if job is not None and job.state.finished:
+                    finished[job_id] = job
+                    bar.update(1)
+            if len(finished) < len(pending):
+                time.sleep(0.25)
+    return finished
+
+
+def _jobs(args: argparse.Namespace) -> int:
+    from worker.enqueue import job_status
+
+    job = job_status(args.namespace, args.job_id)
+    if job is None:
+        print(f"error: no job {args.job_id} in namespace {args.namespace!r}", file=sys.stderr)
+        return 1
+    for key, value in job.to_dict().items():
+        print(f"{key}: {value}")
+    return 0

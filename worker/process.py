@@ -1,0 +1,120 @@
+"""What each worker process owns: one event loop, one runtime, one watchdog.
+
+Built lazily on first use and rebuilt after a fork (a pool child must not share
+its parent's sockets or loop thread).
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from ragsage.errors import ConfigurationError
+from ragsage.jobs import store
+from ragsage.jobs.watchdog import reclaim, stale_jobs
+from ragsage.loop import LoopThread
+from ragsage.runtime import Runtime, build_runtime
+from ragsage.settings import Settings
+from ragsage.types import Scope
+
+_log = logging.getLogger(__name__)
+Sender = Callable[[str, UUID, float | None], None]
+
+
+@dataclass
+class ProcessRuntime:
+    """The loop and runtime of this process."""
+
+    loop: LoopThread
+    runtime: Runtime
+    pid: int
+
+    def close(self) -> None:
+        try:
+            self.loop.run(self.runtime.aclose(), timeout=10)
+        finally:
+            self.loop.stop()
+
+
+_current: ProcessRuntime | None = None
+_guard = threading.Lock()
+
+
+def adapter_overrides(settings: Settings) -> dict[str, Any]:
+    """Ports from ``RAGSAGE_ADAPTERS=module:function``, for custom or test adapters.
+
+    The function receives the settings and returns keyword arguments for
+    :func:`ragsage.runtime.build_runtime` (``embedder=...``, ``llm=...``).
+    """
+    spec = os.environ.get("RAGSAGE_ADAPTERS", "")
+    if not spec:
+        return {}
+    module_name, _, function_name = spec.partition(":")
+    try:
+        factory = getattr(importlib.import_module(module_name), function_name)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigurationError(f"RAGSAGE_ADAPTERS={spec!r} cannot be imported: {exc}") from exc
+    overrides = factory(settings)
+    if not isinstance(overrides, dict):
+        raise ConfigurationError(f"RAGSAGE_ADAPTERS={spec!r} must return a dict of ports")
+    return overrides
+
+
+def current(settings: Settings | None = None) -> ProcessRuntime:
+    """This process's runtime, built on first use (and again in a forked child)."""
+    global _current
+    with _guard:
+        if _current is None or _current.pid != os.getpid():
+            chosen = settings or Settings.from_env()
+            loop = LoopThread()
+            runtime = build_runtime(chosen, **adapter_overrides(chosen))
+            _current = ProcessRuntime(loop=loop, runtime=runtime, pid=os.getpid())
+        return _current
+
+
+def shutdown() -> None:
+    """Close this process's runtime, if it has one."""
+    global _current
+    with _guard:
+        if _current is not None and _current.pid == os.getpid():
+            _current.close()
+        _current = None
+
+
+class Watchdog(threading.Thread):
+    """Every ``watchdog_interval`` seconds, re-queue jobs whose worker stopped."""
+
+    def __init__(self, process: ProcessRuntime, send: Sender) -> None:
+        super().__init__(name="ragsage-watchdog", daemon=True)
+        self.process, self.send = process, send
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        interval = self.process.runtime.settings.watchdog_interval
+        while not self.stopped.wait(interval):
+            try:
+                self.tick()
+            except Exception as exc:  # noqa: BLE001 - the next round tries again
+                _log.warning("watchdog round failed: %s", type(exc).__name__)
+
+    def tick(self) -> int:
+        runtime, loop = self.process.runtime, self.process.loop
+        stale = loop.run(stale_jobs(runtime))
+        sent = 0
+        for namespace, job_id in stale or []:
+            if loop.run(reclaim(runtime, namespace, job_id)):
+                self.send(namespace, job_id, None)
+                loop.run(_mark_enqueued(runtime, namespace, job_id))
+                sent += 1
+        return sent
+
+
+async def _mark_enqueued(runtime: Runtime, namespace: str, job_id: UUID) -> None:
+    async with runtime.database.session(Scope(namespace)) as session:
+        await store.mark_enqueued(session, job_id)

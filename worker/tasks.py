@@ -1,0 +1,68 @@
+"""The Celery task: messages carry (namespace, job id) and nothing else."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from uuid import UUID
+
+from celery import Task
+from celery.exceptions import SoftTimeLimitExceeded
+from celery.signals import worker_process_init, worker_process_shutdown, worker_ready
+
+from ragsage.jobs import store
+from ragsage.jobs.runner import run_ingest_job
+from ragsage.types import Scope
+from worker import process
+from worker.app import INGEST_TASK, app, settings
+
+_log = logging.getLogger(__name__)
+
+
+def send_job(namespace: str, job_id: UUID, countdown: float | None = None) -> None:
+    """Publish the job's message to the ingestion queue."""
+    app.send_task(
+        INGEST_TASK,
+        args=[namespace, str(job_id)],
+        queue=settings.ingest_queue,
+        countdown=countdown,
+    )
+
+
+@app.task(name=INGEST_TASK, bind=True)
+def ingest_document(self: Task[Any, Any], namespace: str, job_id: str) -> str:
+    """Run one delivery of an ingestion job; the job row records the outcome."""
+    scope, identifier = Scope(namespace), UUID(job_id)
+    here = process.current(settings)
+    try:
+        outcome = here.loop.run(run_ingest_job(here.runtime, scope, identifier))
+    except SoftTimeLimitExceeded:
+        message = f"took longer than {settings.job_soft_time_limit:.0f} s and was stopped"
+        here.loop.run(_fail(here, scope, identifier, message))
+        return "failed"
+    if outcome.retry_in is not None:
+        send_job(namespace, identifier, countdown=outcome.retry_in)
+    _log.info("job %s: %s %s", job_id, outcome.state, outcome.message)
+    return outcome.state
+
+
+async def _fail(here: process.ProcessRuntime, scope: Scope, job_id: UUID, message: str) -> None:
+    async with here.runtime.database.session(scope) as session:
+        job = await store.get_job(session, job_id)
+        if job is not None:
+            await store.fail(session, job, f"{job.filename}: {message}")
+
+
+@worker_process_init.connect
+def _child_started(**_: object) -> None:
+    process.current(settings)
+
+
+@worker_process_shutdown.connect
+def _child_stopping(**_: object) -> None:
+    process.shutdown()
+
+
+@worker_ready.connect
+def _start_watchdog(**_: object) -> None:
+    process.Watchdog(process.current(settings), send_job).start()
