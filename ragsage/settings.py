@@ -130,6 +130,16 @@ class Settings:
                 values[spec.name] = _parse(name, env[name], type(spec.default))
         return cls(**values)
 
+    def to_env(self) -> dict[str, str]:
+        """These settings as ``RAGSAGE_*`` variables, for processes this one starts."""
+        env = {}
+        for spec in fields(self):
+            value = getattr(self, spec.name)
+            env[PREFIX + spec.name.upper()] = (
+                ("true" if value else "false") if isinstance(value, bool) else str(value)
+            )
+        return env
+
     def replace(self, **changes: Any) -> Settings:
         """A copy with ``changes`` applied (and validated)."""
         current = {spec.name: getattr(self, spec.name) for spec in fields(self)}

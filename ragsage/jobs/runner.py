@@ -55,14 +55,29 @@ def backoff(settings_base: float, attempt: int, ceiling: float) -> float:
     return random.uniform(0.5, 1.0) * min(ceiling, settings_base**attempt)
 
 
+class _Progress:
+    """The stage a job is in; the heartbeat carries it to the job row."""
+
+    def __init__(self) -> None:
+        self.stage: str | None = None
+
+    def enter(self, stage: str) -> None:
+        self.stage = stage
+
+
 class _Heartbeat:
     """Renews the job's lease and reports its stage until stopped."""
 
     def __init__(
-        self, runtime: Runtime, scope: Scope, job: Job, work: asyncio.Task[object]
+        self,
+        runtime: Runtime,
+        scope: Scope,
+        job: Job,
+        work: asyncio.Task[JobOutcome],
+        progress: _Progress,
     ) -> None:
         self.runtime, self.scope, self.job, self.work = runtime, scope, job, work
-        self.stage: str | None = None
+        self.progress = progress
         self.lost = False
         self._task: asyncio.Task[None] | None = None
 
@@ -81,7 +96,7 @@ class _Heartbeat:
             try:
                 async with self.runtime.database.session(self.scope) as session:
                     alive = await store.renew_lease(
-                        session, self.job.id, settings.job_lease, self.stage
+                        session, self.job.id, settings.job_lease, self.progress.stage
                     )
             except Exception as exc:  # noqa: BLE001 - one missed beat is survivable
                 _log.warning("heartbeat for job %s failed: %s", self.job.id, type(exc).__name__)
@@ -111,8 +126,9 @@ async def run_ingest_job(runtime: Runtime, scope: Scope, job_id: UUID) -> JobOut
             return JobOutcome(job_id, "failed", message)
         await store.mark_processing(session, job.document_id)
 
-    work = asyncio.create_task(_process(runtime, scope, job))
-    heartbeat = _Heartbeat(runtime, scope, job, work)
+    progress = _Progress()
+    work = asyncio.create_task(_process(runtime, scope, job, progress))
+    heartbeat = _Heartbeat(runtime, scope, job, work, progress)
     heartbeat.start()
     try:
         return await work
@@ -126,7 +142,7 @@ async def run_ingest_job(runtime: Runtime, scope: Scope, job_id: UUID) -> JobOut
         await heartbeat.stop()
 
 
-async def _process(runtime: Runtime, scope: Scope, job: Job) -> JobOutcome:
+async def _process(runtime: Runtime, scope: Scope, job: Job, progress: _Progress) -> JobOutcome:
     pipeline = runtime.pipeline()
     async with runtime.database.session(scope) as session:
         data = await store.load_blob(session, job.content_hash)
@@ -135,7 +151,10 @@ async def _process(runtime: Runtime, scope: Scope, job: Job) -> JobOutcome:
     source = RawSource(
         content=data, filename=job.filename, media_type=job.media_type, metadata=job.metadata
     )
-    prepared = await pipeline.prepare(scope, source, document_id=job.document_id)
+    prepared = await pipeline.prepare(
+        scope, source, document_id=job.document_id, on_stage=progress.enter
+    )
+    progress.enter("store")
     async with runtime.database.session(scope) as session:
         if not await store.lock_running(session, job.id, job.attempts):
             raise LeaseLost(str(job.id))

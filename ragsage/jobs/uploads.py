@@ -56,7 +56,7 @@ async def create_upload(
     # Two uploads of the same bytes at once must not both become new work.
     await session.execute(
         text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"),
-        {"key": f"{scope.namespace}\x00{digest}"},
+        {"key": f"{scope.namespace}/{digest}"},
     )
     duplicate = await _duplicate(session, digest, document_id)
     if duplicate is not None:

@@ -1,0 +1,245 @@
+"""The ingestion worker end to end: real Postgres, real Redis, real worker processes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from ragsage.caching import parse_cache_key
+from ragsage.embedded.redis import EmbeddedRedis
+from ragsage.identity import content_hash
+from ragsage.jobs.records import JobState
+from ragsage.parsing import HeuristicBackend
+from ragsage.runtime import build_runtime
+from ragsage.storage import Database, PostgresConfig
+from ragsage.types import Scope
+from worker.enqueue import Enqueuer
+
+from ..fixtures.make_fixtures import build_all
+from .redis_fixtures import closed_port, redis_server_fixture  # noqa: F401
+from .worker_harness import Deployment, broker, make_settings  # noqa: F401
+
+ACME = "acme"
+
+
+def _document(number: int) -> bytes:
+    return (
+        f"# Report {number}\n\n## Findings\n\nInspection {number} found the valve{number} "
+        f"assembly sealed. The gasket{number} was replaced on day {number}.\n"
+    ).encode()
+
+
+@pytest.fixture
+def deployment(
+    db: Database,
+    pg_config: PostgresConfig,
+    broker: EmbeddedRedis,  # noqa: F811
+    redis_server: EmbeddedRedis,  # noqa: F811
+    tmp_path: Path,
+) -> Iterator[Deployment]:
+    assert pg_config.app_dsn is not None
+    settings = make_settings(pg_config.dsn, pg_config.app_dsn, broker.url(0), redis_server.url(1))
+    enqueuer = Enqueuer(settings)
+    env = {
+        **{k: v for k, v in __import__("os").environ.items() if not k.startswith("RAGSAGE_")},
+        **settings.to_env(),
+    }
+    deployment = Deployment(settings=settings, env=env, enqueuer=enqueuer, tmp=tmp_path)
+    try:
+        yield deployment
+    finally:
+        for worker in deployment.workers:
+            worker.kill()
+        enqueuer.close()
+
+
+def _count_chunks(deployment: Deployment, namespace: str, document_id: str | None = None) -> int:
+    async def count() -> int:
+        runtime = build_runtime(deployment.settings)
+        try:
+            async with runtime.database.session(Scope(namespace)) as session:
+                sql = "SELECT count(*) FROM ragsage_chunks"
+                params = {}
+                if document_id:
+                    sql += " WHERE document_id = :d"
+                    params["d"] = document_id
+                return int(await session.scalar(text(sql), params) or 0)
+        finally:
+            await runtime.aclose()
+
+    return asyncio.run(count())
+
+
+def _search(deployment: Deployment, namespace: str, query: str) -> list[str]:
+    async def search() -> list[str]:
+        runtime = build_runtime(deployment.settings)
+        try:
+            result = await runtime.query_engine().search(Scope(namespace), query)
+            return [hit.chunk.source for hit in result.hits]
+        finally:
+            await runtime.aclose()
+
+    return asyncio.run(search())
+
+
+def test_twenty_mixed_documents_are_ingested_and_searchable(
+    deployment: Deployment, tmp_path: Path
+) -> None:
+    fixtures = build_all(tmp_path / "fixtures")
+    # Image-only files need a vision model; the offline reader cannot see pixels.
+    unreadable = ("encrypted", "bomb", "scan", "truncated", "fake", "garbage", "empty")
+    files = [p for name, p in fixtures.items() if not name.startswith(unreadable)]
+    uploads = [(p.name, p.read_bytes()) for p in files][:8]
+    uploads += [(f"report-{n}.md", _document(n)) for n in range(20 - len(uploads))]
+    deployment.worker().start(concurrency=2)
+
+    outcomes = [deployment.enqueuer.enqueue_document(ACME, n, data=d) for n, d in uploads]
+    jobs = deployment.wait(ACME, [str(o.job_id) for o in outcomes])
+
+    failed = {j.filename: j.error for j in jobs.values() if j.state is not JobState.SUCCEEDED}
+    assert failed == {}
+    assert all(j.result and j.result["chunks"] >= 1 for j in jobs.values())
+    assert all({"parse_ms", "embed_ms", "store_ms"} <= set(j.timings) for j in jobs.values())
+    assert _search(deployment, ACME, "valve7 gasket7")[0] == "report-7.md"
+    assert _count_chunks(deployment, ACME) == sum(j.result["chunks"] for j in jobs.values())
+
+
+def test_the_same_bytes_twice_make_one_document(deployment: Deployment) -> None:
+    deployment.worker().start()
+    first = deployment.enqueuer.enqueue_document(ACME, "a.md", data=_document(1))
+    deployment.wait(ACME, [str(first.job_id)])
+    again = deployment.enqueuer.enqueue_document(ACME, "copy-of-a.md", data=_document(1))
+    renamed_while_pending = deployment.enqueuer.enqueue_document(ACME, "b.md", data=_document(2))
+    pending_twice = deployment.enqueuer.enqueue_document(ACME, "b2.md", data=_document(2))
+
+    assert again.duplicate and again.document_id == first.document_id
+    assert again.state is JobState.SUCCEEDED and not again.needs_sending
+    assert pending_twice.duplicate and pending_twice.job_id == renamed_while_pending.job_id
+    deployment.wait(ACME, [str(renamed_while_pending.job_id)])
+    assert _count_chunks(deployment, ACME, first.document_id) == 1
+
+
+def test_a_corrupt_pdf_fails_its_own_job_only(deployment: Deployment) -> None:
+    deployment.worker().start()
+    good = [
+        deployment.enqueuer.enqueue_document(ACME, f"r{n}.md", data=_document(n)) for n in range(3)
+    ]
+    bad = deployment.enqueuer.enqueue_document(ACME, "broken.pdf", data=b"%PDF-1.7\n1 0 obj <<")
+    jobs = deployment.wait(ACME, [str(o.job_id) for o in [*good, bad]])
+
+    broken = jobs[str(bad.job_id)]
+    assert broken.state is JobState.FAILED
+    assert broken.error is not None and broken.error.startswith("broken.pdf: ")
+    assert broken.attempts == 1  # a parse error is permanent: no retries
+    assert all(jobs[str(o.job_id)].state is JobState.SUCCEEDED for o in good)
+    assert _search(deployment, ACME, "gasket2")[0] == "r2.md"
+
+
+def test_a_sigkilled_worker_job_completes_exactly_once(deployment: Deployment) -> None:
+    counter = deployment.tmp / "calls"
+    slow = {
+        "RAGSAGE_ADAPTERS": "tests.integration.adapters:flaky",
+        "TEST_EMBED_DELAY": "4",
+        "TEST_EMBED_COUNTER": str(counter),
+    }
+    first = deployment.worker(**slow)
+    first.start()
+    outcome = deployment.enqueuer.enqueue_document(ACME, "slow.md", data=_document(5))
+    job_id = str(outcome.job_id)
+    deployment.wait(ACME, [job_id], until=lambda job: job.stage == "embed", timeout=30)
+    first.kill()
+
+    deployment.worker(**{**slow, "TEST_EMBED_DELAY": "0"}).start()
+    job = deployment.wait(ACME, [job_id], timeout=60)[job_id]
+
+    assert job.state is JobState.SUCCEEDED
+    assert job.attempts == 2
+    assert _count_chunks(deployment, ACME) == job.result["chunks"] == 1  # type: ignore[index]
+
+
+def test_transient_provider_errors_are_retried_with_attempts_recorded(
+    deployment: Deployment,
+) -> None:
+    deployment.worker(
+        RAGSAGE_ADAPTERS="tests.integration.adapters:flaky",
+        TEST_EMBED_FAIL_FIRST="2",
+        TEST_EMBED_COUNTER=str(deployment.tmp / "calls"),
+    ).start()
+    outcome = deployment.enqueuer.enqueue_document(ACME, "flaky.md", data=_document(9))
+    job = deployment.wait(ACME, [str(outcome.job_id)], timeout=60)[str(outcome.job_id)]
+
+    assert job.state is JobState.SUCCEEDED
+    assert job.attempts == 3
+    assert _search(deployment, ACME, "valve9")[0] == "flaky.md"
+
+
+def test_an_unreachable_cache_only_slows_ingestion(deployment: Deployment) -> None:
+    broken = f"redis://:secret@127.0.0.1:{closed_port()}/0"
+    deployment.worker(RAGSAGE_CACHE_REDIS_URL=broken).start()
+    outcome = deployment.enqueuer.enqueue_document(ACME, "c.md", data=_document(3))
+    job = deployment.wait(ACME, [str(outcome.job_id)])[str(outcome.job_id)]
+    assert job.state is JobState.SUCCEEDED and job.result and job.result["chunks"] == 1
+    assert "secret" not in deployment.workers[0].log.read_text()
+
+
+def test_a_corrupt_cache_entry_is_reparsed(
+    deployment: Deployment,
+    redis_server: EmbeddedRedis,  # noqa: F811
+) -> None:
+    import redis
+
+    data = _document(4)
+    key = parse_cache_key(content_hash(data), HeuristicBackend())
+    client = redis.Redis.from_url(redis_server.url(1))
+    client.set(key, "{not json")
+    deployment.worker().start()
+    outcome = deployment.enqueuer.enqueue_document(ACME, "d.md", data=data)
+    job = deployment.wait(ACME, [str(outcome.job_id)])[str(outcome.job_id)]
+    assert job.state is JobState.SUCCEEDED
+    assert job.result and job.result["chunks"] == 1 and not job.result["parse_cache_hit"]
+    assert client.get(key) != b"{not json"  # the good parse replaced the garbage
+    client.close()
+
+
+def test_a_job_committed_but_never_sent_is_sent_by_the_watchdog(deployment: Deployment) -> None:
+    from ragsage.jobs.records import Upload
+    from ragsage.jobs.uploads import create_upload
+
+    async def record_without_sending() -> str:
+        database = Database(
+            PostgresConfig(
+                dsn=deployment.settings.database_url,
+                app_dsn=deployment.settings.app_database_url,
+                embedding_dim=256,
+            )
+        )
+        try:
+            async with database.session(Scope(ACME)) as session:
+                outcome = await create_upload(
+                    session, Scope(ACME), Upload("orphan.md", _document(6)), max_bytes=10**6
+                )
+            return str(outcome.job_id)
+        finally:
+            await database.dispose()
+
+    job_id = asyncio.run(record_without_sending())
+    deployment.worker().start()
+    job = deployment.wait(ACME, [job_id], timeout=30)[job_id]
+    assert job.state is JobState.SUCCEEDED
+
+
+def test_enqueue_rejects_bad_uploads_before_storing_anything(deployment: Deployment) -> None:
+    from ragsage.errors import EmptyDocument, InvalidRequest
+
+    with pytest.raises(EmptyDocument, match="empty.md: the file is empty"):
+        deployment.enqueuer.enqueue_document(ACME, "empty.md", data=b"")
+    with pytest.raises(InvalidRequest, match="file name"):
+        deployment.enqueuer.enqueue_document(ACME, "bad\nname.md", data=b"x")
+    assert _count_chunks(deployment, ACME) == 0
+
+
+__all__ = ["Enqueuer"]

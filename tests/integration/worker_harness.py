@@ -1,0 +1,159 @@
+"""A real Celery worker process, and a deployment (Postgres + Redis) for it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+import pytest
+
+from ragsage.embedded.redis import EmbeddedRedis
+from ragsage.jobs.records import Job
+from ragsage.settings import Settings
+from worker.enqueue import Enqueuer
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
+    """The broker: persistent and never evicting, as production runs it."""
+    server = EmbeddedRedis(tmp_path_factory.mktemp("broker"), persistent=True)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@dataclass
+class WorkerProcess:
+    """``celery worker`` in its own process group, so SIGKILL takes all of it."""
+
+    env: dict[str, str]
+    log: Path
+    process: subprocess.Popen[bytes] | None = None
+
+    def start(self, *, pool: str = "prefork", concurrency: int = 1, timeout: float = 60) -> None:
+        queues = f"{self.env['RAGSAGE_INGEST_QUEUE']},{self.env['RAGSAGE_REINDEX_QUEUE']}"
+        with self.log.open("ab") as handle:
+            self.process = self._spawn(queues, pool, concurrency, handle)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"worker exited early:\n{self.log.read_text()[-3000:]}")
+            if "ready." in self.log.read_text(errors="replace"):
+                return
+            time.sleep(0.1)
+        raise RuntimeError(f"worker not ready in {timeout}s:\n{self.log.read_text()[-3000:]}")
+
+    def _spawn(
+        self, queues: str, pool: str, concurrency: int, handle: IO[bytes]
+    ) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "worker.app",
+                "worker",
+                f"--pool={pool}",
+                f"--concurrency={concurrency}",
+                f"--queues={queues}",
+                "--loglevel=INFO",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+                f"--hostname=test-{uuid.uuid4().hex[:8]}@%h",
+            ],
+            cwd=ROOT,
+            env=self.env,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def kill(self) -> None:
+        """SIGKILL the whole worker: main process and pool children at once."""
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(10)
+
+    def stop(self) -> None:
+        """SIGTERM: Celery's warm shutdown finishes the current job, then exits."""
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+@dataclass
+class Deployment:
+    settings: Settings
+    env: dict[str, str]
+    enqueuer: Enqueuer
+    tmp: Path
+    workers: list[WorkerProcess] = field(default_factory=list)
+
+    def worker(self, **extra_env: str) -> WorkerProcess:
+        process = WorkerProcess(
+            env={**self.env, **extra_env}, log=self.tmp / f"worker-{len(self.workers)}.log"
+        )
+        self.workers.append(process)
+        return process
+
+    def wait(
+        self,
+        namespace: str,
+        job_ids: list[str],
+        timeout: float = 90,
+        until: Callable[[Job], bool] | None = None,
+    ) -> dict[str, Job]:
+        """Poll until every job has finished (or ``until`` holds for it)."""
+        done = until or (lambda job: job.state.finished)
+        deadline = time.monotonic() + timeout
+        latest: dict[str, Job] = {}
+        while time.monotonic() < deadline:
+            for job_id in job_ids:
+                job = self.enqueuer.job_status(namespace, job_id)
+                assert job is not None, job_id
+                latest[job_id] = job
+            if all(done(job) for job in latest.values()):
+                return latest
+            time.sleep(0.2)
+        logs = "\n".join(w.log.read_text(errors="replace")[-2000:] for w in self.workers)
+        raise AssertionError(f"jobs not done in {timeout}s: {latest}\n{logs}")
+
+
+def make_settings(database_url: str, app_url: str, broker_url: str, cache_url: str) -> Settings:
+    tag = uuid.uuid4().hex[:8]
+    return Settings.from_env(
+        {},
+        database_url=database_url,
+        app_database_url=app_url,
+        redis_url=broker_url,
+        cache_redis_url=cache_url,
+        embedding_dim=256,
+        ingest_queue=f"test-ingest-{tag}",
+        reindex_queue=f"test-reindex-{tag}",
+        job_lease=3.0,
+        job_heartbeat=1.0,
+        watchdog_interval=1.0,
+        job_unsent_grace=2.0,
+        job_retry_backoff=1.5,
+        job_retry_backoff_max=2.0,
+        job_soft_time_limit=60.0,
+        job_time_limit=70.0,
+        broker_visibility_timeout=600.0,
+    )
