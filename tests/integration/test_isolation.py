@@ -155,3 +155,35 @@ async def test_the_role_switch_fallback_isolates_but_reset_role_undoes_it(
             assert await session.scalar(text("SELECT count(*) FROM ragsage_chunks")) == 2
     finally:
         await fallback.dispose()
+
+
+async def test_the_privileged_functions_cross_namespaces_without_leaking(db: Database) -> None:
+    from ragsage.jobs.records import Upload
+    from ragsage.jobs.uploads import create_upload
+
+    for scope, body in ((ACME, ACME_TEXT), (GLOBEX, GLOBEX_TEXT)):
+        async with db.session(scope) as session:
+            await create_upload(session, scope, Upload("f.md", body.encode()), max_bytes=10**6)
+
+    async with db.system_session() as session:
+        # Directly, the system session sees no tenant row at all.
+        for table in TABLES:
+            assert await session.scalar(text(f"SELECT count(*) FROM {table}")) == 0
+        stale = (await session.execute(text("SELECT * FROM ragsage_stale_jobs(0, 3600)"))).all()
+        counts = (await session.execute(text("SELECT * FROM ragsage_job_counts()"))).all()
+        namespaces = list(await session.scalars(text("SELECT * FROM ragsage_namespaces()")))
+    # Ids and counts only: no file names, hashes or text come through these doors.
+    assert sorted(row[0] for row in stale) == ["acme", "globex"]
+    assert all(len(row) == 2 for row in stale)
+    assert sorted((row[0], row[1], row[2]) for row in counts) == [
+        ("acme", "queued", 1),
+        ("globex", "queued", 1),
+    ]
+    assert namespaces == ["acme", "globex"]
+
+    for attempt in ("SET ROLE ragsage_system", "SELECT set_config('role', 'ragsage_system', true)"):
+        with pytest.raises(DBAPIError, match="permission denied"):
+            async with db.session(ACME) as session:
+                await session.execute(text(attempt))
+    async with db.session(ACME) as session:
+        assert list(await session.scalars(text("SELECT namespace FROM ragsage_jobs"))) == ["acme"]

@@ -243,3 +243,49 @@ def test_enqueue_rejects_bad_uploads_before_storing_anything(deployment: Deploym
 
 
 __all__ = ["Enqueuer"]
+
+
+def test_a_dropped_database_connection_mid_job_is_survived(
+    deployment: Deployment, db: Database
+) -> None:
+    slow = {
+        "RAGSAGE_ADAPTERS": "tests.integration.adapters:flaky",
+        "TEST_EMBED_DELAY": "2",
+        "TEST_EMBED_COUNTER": str(deployment.tmp / "calls"),
+    }
+    deployment.worker(**slow).start()
+    outcome = deployment.enqueuer.enqueue_document(ACME, "dropped.md", data=_document(8))
+    job_id = str(outcome.job_id)
+    deployment.wait(ACME, [job_id], until=lambda job: job.stage == "embed", timeout=30)
+
+    async def drop_app_connections() -> int:
+        async with db.owner_connection() as connection:
+            killed = await connection.scalar(
+                text(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                    "WHERE usename = 'ragsage_app' AND datname = current_database()"
+                )
+            )
+        return int(killed or 0)
+
+    assert asyncio.run(drop_app_connections()) >= 1
+    job = deployment.wait(ACME, [job_id], timeout=60)[job_id]
+    assert job.state is JobState.SUCCEEDED
+    assert _count_chunks(deployment, ACME) == 1
+
+
+def test_sigterm_lets_the_running_job_finish(deployment: Deployment) -> None:
+    worker = deployment.worker(
+        RAGSAGE_ADAPTERS="tests.integration.adapters:flaky",
+        TEST_EMBED_DELAY="2",
+        TEST_EMBED_COUNTER=str(deployment.tmp / "calls"),
+    )
+    worker.start()
+    outcome = deployment.enqueuer.enqueue_document(ACME, "graceful.md", data=_document(11))
+    job_id = str(outcome.job_id)
+    deployment.wait(ACME, [job_id], until=lambda job: job.stage == "embed", timeout=30)
+    worker.stop()
+
+    assert worker.process is not None and worker.process.returncode == 0
+    job = deployment.enqueuer.job_status(ACME, job_id)
+    assert job is not None and job.state is JobState.SUCCEEDED and job.attempts == 1

@@ -89,9 +89,12 @@ class WorkerProcess:
             self.process.wait(10)
 
     def stop(self) -> None:
-        """SIGTERM: Celery's warm shutdown finishes the current job, then exits."""
+        """SIGTERM to the main process, as a container stop sends it.
+
+        Celery's warm shutdown lets the pool finish the current job, then exits.
+        """
         if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
+            os.kill(self.process.pid, signal.SIGTERM)
             try:
                 self.process.wait(30)
             except subprocess.TimeoutExpired:
