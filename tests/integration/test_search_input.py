@@ -10,7 +10,7 @@ from sqlalchemy import text
 
 from ragsage.errors import InvalidRequest
 from ragsage.query import RetrievalOptions
-from ragsage.storage import Database, EmbeddingModelMismatch, PgVectorStore
+from ragsage.storage import Database, EmbeddingModelMismatch, PgLexicalStore, PgVectorStore
 from ragsage.types import Chunk, EmbeddedChunk, Scope, SearchFilters
 
 from ..unit.engine.conftest import HANDBOOK
@@ -155,3 +155,26 @@ def _doc(number: int):  # type: ignore[no-untyped-def]
     return Document(
         id=f"d{number}", content_hash=f"h{number}", title=f"D{number}", source=f"s{number}.md"
     )
+
+
+async def test_common_terms_rank_but_do_not_pick_candidates(db: Database) -> None:
+    kit = helpers.kit()
+    for number in range(6):
+        body = f"# Note {number}\n\nThe project status is green for milestone{number}."
+        await helpers.ingest(db, kit, ACME, body, f"note{number}.md")
+    await helpers.ingest(
+        db, kit, ACME, "# Escalation\n\nProject status red: the zeppelin contract slipped.", "z.md"
+    )
+    lexical = PgLexicalStore(db, text_search_config="english", common_term_rows=3)
+
+    # "project" and "status" are in every chunk: only "zeppelin" picks candidates,
+    # yet the shared terms still add to the rank of what it found.
+    found = await lexical.search(ACME, "project status zeppelin", k=10)
+    assert [hit.chunk.source for hit in found] == ["z.md"]
+
+    # Only common terms: chunks holding all of them are ranked, none are lost.
+    common = await lexical.search(ACME, "project status", k=10)
+    assert len(common) == 7
+
+    unlimited = PgLexicalStore(db, text_search_config="english")
+    assert len(await unlimited.search(ACME, "project status zeppelin", k=10)) == 7
