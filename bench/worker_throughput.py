@@ -21,7 +21,6 @@ import asyncio
 import os
 import random
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -31,6 +30,7 @@ from ragsage.embedded.redis import EmbeddedRedis
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings
 from ragsage.types import RawSource, Scope
+from worker.cli import celery_worker_argv
 from worker.enqueue import Enqueuer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,21 +79,9 @@ def through_queue(
     settings: Settings, docs: list[tuple[str, bytes]], processes: int, log: Path
 ) -> tuple[float, int]:
     env = {**os.environ, **settings.to_env()}
+    argv = celery_worker_argv(settings.ingest_queue, concurrency=processes, loglevel="WARNING")
     worker = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "worker.app",
-            "worker",
-            "--pool=prefork",
-            f"--concurrency={processes}",
-            f"--queues={settings.ingest_queue}",
-            "--loglevel=WARNING",
-            "--without-gossip",
-            "--without-mingle",
-        ],
+        argv,
         cwd=ROOT,
         env=env,
         stdout=log.open("wb"),

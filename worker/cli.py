@@ -42,10 +42,10 @@ def register(commands: Any) -> None:
     jobs.set_defaults(handler=_jobs, asynchronous=False)
 
 
-def _worker(args: argparse.Namespace) -> NoReturn:
-    from worker.app import settings
-
-    queues = args.queues or f"{settings.ingest_queue},{settings.reindex_queue}"
+def celery_worker_argv(
+    queues: str, *, pool: str = "prefork", concurrency: int | None = None, loglevel: str = "INFO"
+) -> list[str]:
+    """The command line of a ragsage Celery worker (also used by tests and benchmarks)."""
     argv = [
         sys.executable,
         "-m",
@@ -53,14 +53,25 @@ def _worker(args: argparse.Namespace) -> NoReturn:
         "-A",
         "worker.app",
         "worker",
-        f"--pool={args.pool}",
-        f"--loglevel={args.loglevel}",
+        f"--pool={pool}",
+        f"--loglevel={loglevel}",
         f"--queues={queues}",
+        # Workers coordinate through Postgres, not Celery's broadcast chatter.
         "--without-gossip",
         "--without-mingle",
     ]
-    if args.concurrency:
-        argv.append(f"--concurrency={args.concurrency}")
+    if concurrency:
+        argv.append(f"--concurrency={concurrency}")
+    return argv
+
+
+def _worker(args: argparse.Namespace) -> NoReturn:
+    from worker.app import settings
+
+    queues = args.queues or f"{settings.ingest_queue},{settings.reindex_queue}"
+    argv = celery_worker_argv(
+        queues, pool=args.pool, concurrency=args.concurrency, loglevel=args.loglevel
+    )
     # Replace this process so signals (SIGTERM for a graceful stop) reach Celery.
     os.execv(sys.executable, argv)
 

@@ -1,30 +1,122 @@
 """The enqueue interface for upload services: store, commit, then send.
 
-    from worker.enqueue import enqueue_document
-    outcome = enqueue_document("acme", "handbook.pdf", data=pdf_bytes)
-    outcome.job_id  # poll with job_status(...)
+    from worker.enqueue import Enqueuer
+    enqueuer = Enqueuer(Settings.from_env())
+    outcome = enqueuer.enqueue_document("acme", "handbook.pdf", data=pdf_bytes)
+    enqueuer.job_status("acme", outcome.job_id)
 
 The bytes, the document row and the job row are committed in one transaction
-before the broker hears of the job, so a worker can never receive a job it
-cannot read, and a crash between the two is repaired by the watchdog.
+before the broker hears of the job, so a worker never receives a job it cannot
+read; a crash between the commit and the send is repaired by the watchdog.
 """
 
 from __future__ import annotations
 
 import mimetypes
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+from celery import Celery
+
 from ragsage.errors import InvalidRequest
 from ragsage.jobs import store
-from ragsage.jobs.records import Job, Upload, UploadOutcome
+from ragsage.jobs.records import Job, JobState, Upload, UploadOutcome
 from ragsage.jobs.uploads import create_upload
+from ragsage.loop import LoopThread
+from ragsage.runtime import build_database
+from ragsage.settings import Settings
 from ragsage.types import Scope
-from worker import process
-from worker.app import settings
-from worker.tasks import send_job
+from worker.app import INGEST_TASK, create_celery
+
+
+class Enqueuer:
+    """Accepts uploads for one deployment: its database and its broker."""
+
+    def __init__(self, settings: Settings, *, celery: Celery | None = None) -> None:
+        self.settings = settings
+        self.celery = celery or create_celery(settings)
+        self.database = build_database(settings)
+        self._loop = LoopThread("ragsage-enqueue")
+
+    def enqueue_document(
+        self,
+        namespace: str,
+        filename: str,
+        data: bytes | None = None,
+        *,
+        path: str | Path | None = None,
+        media_type: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        external_id: str | None = None,
+    ) -> UploadOutcome:
+        """Accept one file for ingestion; returns its job, or the document it duplicates."""
+        if (data is None) == (path is None):
+            raise InvalidRequest("give exactly one of data or path")
+        content = Path(path).read_bytes() if path is not None else data
+        assert content is not None
+        upload = Upload(
+            filename=filename,
+            data=content,
+            media_type=media_type or mimetypes.guess_type(filename)[0],
+            metadata=dict(metadata or {}),
+            external_id=external_id,
+        )
+        scope = Scope(namespace)
+        outcome = self._loop.run(self._record(scope, upload))
+        if outcome.needs_sending and outcome.job_id is not None:
+            self.send(namespace, outcome.job_id)
+        return outcome
+
+    def send(self, namespace: str, job_id: UUID, countdown: float | None = None) -> None:
+        """Publish a committed job's message, then note that the broker has it."""
+        self.celery.send_task(
+            INGEST_TASK,
+            args=[namespace, str(job_id)],
+            queue=self.settings.ingest_queue,
+            countdown=countdown,
+        )
+        self._loop.run(self._mark_enqueued(Scope(namespace), job_id))
+
+    def job_status(self, namespace: str, job_id: UUID | str) -> Job | None:
+        """The job's current row (state, stage, attempts, error, timings)."""
+        identifier = UUID(str(job_id))
+
+        async def read() -> Job | None:
+            async with self.database.session(Scope(namespace)) as session:
+                return await store.get_job(session, identifier)
+
+        return self._loop.run(read())
+
+    def close(self) -> None:
+        self._loop.run(self.database.dispose())
+        self._loop.stop()
+        self.celery.close()
+
+    async def _record(self, scope: Scope, upload: Upload) -> UploadOutcome:
+        async with self.database.session(scope) as session:
+            return await create_upload(
+                session, scope, upload, max_bytes=self.settings.max_upload_bytes
+            )
+
+    async def _mark_enqueued(self, scope: Scope, job_id: UUID) -> None:
+        async with self.database.session(scope) as session:
+            await store.mark_enqueued(session, job_id)
+
+
+_default: Enqueuer | None = None
+_guard = threading.Lock()
+
+
+def default_enqueuer() -> Enqueuer:
+    """One enqueuer per process, configured from the environment."""
+    global _default
+    with _guard:
+        if _default is None:
+            _default = Enqueuer(Settings.from_env())
+        return _default
 
 
 def enqueue_document(
@@ -37,46 +129,21 @@ def enqueue_document(
     metadata: Mapping[str, Any] | None = None,
     external_id: str | None = None,
 ) -> UploadOutcome:
-    """Accept one file for ingestion and return its job (or the document it duplicates)."""
-    if (data is None) == (path is None):
-        raise InvalidRequest("give exactly one of data or path")
-    content = Path(path).read_bytes() if path is not None else data
-    assert content is not None
-    upload = Upload(
-        filename=filename,
-        data=content,
-        media_type=media_type or mimetypes.guess_type(filename)[0],
-        metadata=dict(metadata or {}),
+    """:meth:`Enqueuer.enqueue_document` on the environment's deployment."""
+    return default_enqueuer().enqueue_document(
+        namespace,
+        filename,
+        data,
+        path=path,
+        media_type=media_type,
+        metadata=metadata,
         external_id=external_id,
     )
-    here = process.current(settings)
-    scope = Scope(namespace)
-    outcome = here.loop.run(_record(here, scope, upload))
-    if outcome.needs_sending and outcome.job_id is not None:
-        send_job(namespace, outcome.job_id)
-        here.loop.run(_mark_enqueued(here, scope, outcome.job_id))
-    return outcome
-
-
-async def _record(here: process.ProcessRuntime, scope: Scope, upload: Upload) -> UploadOutcome:
-    async with here.runtime.database.session(scope) as session:
-        return await create_upload(
-            session, scope, upload, max_bytes=here.runtime.settings.max_upload_bytes
-        )
-
-
-async def _mark_enqueued(here: process.ProcessRuntime, scope: Scope, job_id: UUID) -> None:
-    async with here.runtime.database.session(scope) as session:
-        await store.mark_enqueued(session, job_id)
 
 
 def job_status(namespace: str, job_id: UUID | str) -> Job | None:
-    """The job's current row (state, stage, attempts, error, timings)."""
-    here = process.current(settings)
-    identifier = UUID(str(job_id))
+    """:meth:`Enqueuer.job_status` on the environment's deployment."""
+    return default_enqueuer().job_status(namespace, job_id)
 
-    async def read() -> Job | None:
-        async with here.runtime.database.session(Scope(namespace)) as session:
-            return await store.get_job(session, identifier)
 
-    return here.loop.run(read())
+__all__ = ["Enqueuer", "JobState", "enqueue_document", "job_status"]

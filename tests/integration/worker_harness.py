@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -18,6 +17,7 @@ import pytest
 from ragsage.embedded.redis import EmbeddedRedis
 from ragsage.jobs.records import Job
 from ragsage.settings import Settings
+from worker.cli import celery_worker_argv
 from worker.enqueue import Enqueuer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,23 +58,9 @@ class WorkerProcess:
     def _spawn(
         self, queues: str, pool: str, concurrency: int, handle: IO[bytes]
     ) -> subprocess.Popen[bytes]:
+        argv = celery_worker_argv(queues, pool=pool, concurrency=concurrency)
         return subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "worker.app",
-                "worker",
-                f"--pool={pool}",
-                f"--concurrency={concurrency}",
-                f"--queues={queues}",
-                "--loglevel=INFO",
-                "--without-gossip",
-                "--without-mingle",
-                "--without-heartbeat",
-                f"--hostname=test-{uuid.uuid4().hex[:8]}@%h",
-            ],
+            [*argv, "--without-heartbeat", f"--hostname=test-{uuid.uuid4().hex[:8]}@%h"],
             cwd=ROOT,
             env=self.env,
             stdout=handle,
