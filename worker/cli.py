@@ -114,11 +114,16 @@ def _enqueue(args: argparse.Namespace) -> int:
     if args.no_wait or not pending:
         return 1 if failures else 0
     finished = _follow(args.namespace, pending, args.timeout, job_status)
-    for job in finished.values():
-        if job.state is not JobState.SUCCEEDED:
-            failures += 1
-            print(f"failed {pending[str(job.id)]}: {job.error}", file=sys.stderr)
-    print(f"{len(pending) - failures} ingested, {failures} failed")
+    succeeded = 0
+    for job_id, path in pending.items():
+        job = finished.get(job_id)
+        if job is not None and job.state is JobState.SUCCEEDED:
+            succeeded += 1
+            continue
+        failures += 1
+        reason = job.error if job is not None else f"still running after {args.timeout:.0f}s"
+        print(f"failed {path}: {reason}", file=sys.stderr)
+    print(f"{succeeded} ingested, {failures} failed")
     return 1 if failures else 0
 
 

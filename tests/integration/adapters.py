@@ -47,3 +47,16 @@ def flaky(settings: Settings) -> dict[str, Any]:
             counter=Path(os.environ["TEST_EMBED_COUNTER"]),
         )
     }
+
+
+class CrashingEmbedder(FakeEmbedder):
+    """A provider call that takes the whole worker process down, every time."""
+
+    async def embed(
+        self, texts: Sequence[str], *, input_type: InputType = "document"
+    ) -> Sequence[tuple[float, ...]]:
+        os._exit(3)
+
+
+def crashing(settings: Settings) -> dict[str, Any]:
+    return {"embedder": CrashingEmbedder(dimension=settings.embedding_dim)}

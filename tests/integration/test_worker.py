@@ -289,3 +289,76 @@ def test_sigterm_lets_the_running_job_finish(deployment: Deployment) -> None:
     assert worker.process is not None and worker.process.returncode == 0
     job = deployment.enqueuer.job_status(ACME, job_id)
     assert job is not None and job.state is JobState.SUCCEEDED and job.attempts == 1
+
+
+def test_new_bytes_under_the_same_name_replace_the_document(
+    deployment: Deployment, db: Database
+) -> None:
+    deployment.worker().start()
+    old = deployment.enqueuer.enqueue_document(ACME, "policy.md", data=_document(20))
+    deployment.wait(ACME, [str(old.job_id)])
+    new = deployment.enqueuer.enqueue_document(ACME, "policy.md", data=_document(21))
+    deployment.wait(ACME, [str(new.job_id)])
+
+    assert new.document_id == old.document_id and not new.duplicate
+    assert _search(deployment, ACME, "valve21") == ["policy.md"]
+    assert _search(deployment, ACME, "valve20") == []
+
+    async def blobs() -> list[str]:
+        async with db.session(Scope(ACME)) as session:
+            return list(await session.scalars(text("SELECT content_hash FROM ragsage_blobs")))
+
+    # The replaced version's bytes are gone; only the serving version is kept.
+    assert asyncio.run(blobs()) == [content_hash(_document(21))]
+
+
+def test_bytes_whose_job_failed_are_retried_on_upload(deployment: Deployment) -> None:
+    deployment.worker().start()
+    broken = b"%PDF-1.7\n1 0 obj <<"
+    first = deployment.enqueuer.enqueue_document(ACME, "broken.pdf", data=broken)
+    deployment.wait(ACME, [str(first.job_id)])
+    again = deployment.enqueuer.enqueue_document(ACME, "broken.pdf", data=broken)
+
+    assert not again.duplicate and again.job_id != first.job_id
+    job = deployment.wait(ACME, [str(again.job_id)])[str(again.job_id)]
+    assert job.state is JobState.FAILED
+
+
+def test_a_job_that_kills_every_worker_is_failed_as_poison(deployment: Deployment) -> None:
+    worker = deployment.worker(
+        RAGSAGE_ADAPTERS="tests.integration.adapters:crashing", RAGSAGE_JOB_MAX_DELIVERIES="2"
+    )
+    worker.start()
+    outcome = deployment.enqueuer.enqueue_document(ACME, "poison.md", data=_document(30))
+    job = deployment.wait(ACME, [str(outcome.job_id)], timeout=90)[str(outcome.job_id)]
+
+    assert job.state is JobState.FAILED
+    assert job.error is not None and "gave up after 2 deliveries" in job.error
+    assert worker.process is not None and worker.process.poll() is None  # still serving
+
+
+def test_the_cli_enqueues_and_follows_jobs_run_by_ragsage_worker(
+    deployment: Deployment, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    ragsage = str(Path(sys.executable).with_name("ragsage"))
+    deployment.worker().start(command=[ragsage, "worker", "--concurrency", "1"])
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for number in range(3):
+        (docs / f"n{number}.md").write_bytes(_document(40 + number))
+    (docs / "empty.txt").write_bytes(b"")
+
+    run = subprocess.run(
+        [ragsage, "enqueue", str(docs), "--namespace", ACME, "--timeout", "60"],
+        env=deployment.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 1, run.stdout + run.stderr  # the empty file is refused
+    assert "empty.txt: the file is empty" in run.stderr
+    assert "3 ingested, 1 failed" in run.stdout
+    assert _search(deployment, ACME, "valve41") == ["n1.md"]

@@ -42,10 +42,18 @@ class WorkerProcess:
     log: Path
     process: subprocess.Popen[bytes] | None = None
 
-    def start(self, *, pool: str = "prefork", concurrency: int = 1, timeout: float = 60) -> None:
+    def start(
+        self,
+        *,
+        pool: str = "prefork",
+        concurrency: int = 1,
+        timeout: float = 60,
+        command: list[str] | None = None,
+    ) -> None:
+        """Start the worker (``command`` replaces the direct Celery command line)."""
         queues = f"{self.env['RAGSAGE_INGEST_QUEUE']},{self.env['RAGSAGE_REINDEX_QUEUE']}"
         with self.log.open("ab") as handle:
-            self.process = self._spawn(queues, pool, concurrency, handle)
+            self.process = self._spawn(queues, pool, concurrency, handle, command)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -56,11 +64,20 @@ class WorkerProcess:
         raise RuntimeError(f"worker not ready in {timeout}s:\n{self.log.read_text()[-3000:]}")
 
     def _spawn(
-        self, queues: str, pool: str, concurrency: int, handle: IO[bytes]
+        self,
+        queues: str,
+        pool: str,
+        concurrency: int,
+        handle: IO[bytes],
+        command: list[str] | None,
     ) -> subprocess.Popen[bytes]:
-        argv = celery_worker_argv(queues, pool=pool, concurrency=concurrency)
+        argv = command or [
+            *celery_worker_argv(queues, pool=pool, concurrency=concurrency),
+            "--without-heartbeat",
+            f"--hostname=test-{uuid.uuid4().hex[:8]}@%h",
+        ]
         return subprocess.Popen(
-            [*argv, "--without-heartbeat", f"--hostname=test-{uuid.uuid4().hex[:8]}@%h"],
+            argv,
             cwd=ROOT,
             env=self.env,
             stdout=handle,
