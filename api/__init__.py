@@ -1,1 +1,81 @@
-"""Flask query API (entry point; filled in by the API issue)."""
+"""The Flask query API: a thin HTTP face over the engine and the job bookkeeping.
+
+``create_app`` is the app factory (gunicorn: ``ragsage api``, or
+``gunicorn 'api:create_app()'``).  It builds the process's runtime once; views
+submit engine coroutines to the process's single event loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from flask import Flask, Response, g, request
+
+from api.auth import authenticate_request, challenge_header
+from api.errors import register_error_handlers
+from api.metrics import Metrics
+from api.probes import Probes
+from api.routes import documents, jobs, ops, query
+from api.services import EXTENSION, Services
+from ragsage.loop import LoopThread
+from ragsage.runtime import Runtime, adapter_overrides, build_runtime
+from ragsage.settings import Settings
+from worker.enqueue import Enqueuer
+
+_log = logging.getLogger(__name__)
+_PUBLIC = {"ops"}
+# Base64 inflates uploads by a third; multipart adds a little framing.
+_BODY_OVERHEAD = 1.4
+
+
+def create_app(settings: Settings | None = None, *, runtime: Runtime | None = None) -> Flask:
+    """Build the API for ``settings`` (default: from the environment)."""
+    chosen = settings or Settings.from_env()
+    app = Flask("ragsage")
+    app.config["MAX_CONTENT_LENGTH"] = int(chosen.max_upload_bytes * _BODY_OVERHEAD) + 65536
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    loop = LoopThread("ragsage-api")
+    built = runtime or build_runtime(chosen, **adapter_overrides(chosen))
+    probes = Probes(chosen, loop, built)
+    here = Services(
+        settings=chosen,
+        loop=loop,
+        runtime=built,
+        enqueuer=Enqueuer(chosen, database=built.database, loop=loop),
+        metrics=Metrics(probes.queue_depth, probes.job_counts),
+        probes=probes,
+    )
+    app.extensions[EXTENSION] = here
+    _log.info(
+        "ragsage API: embedder %s, reranker %s, generator %s",
+        built.embedder.model,
+        type(built.reranker).__name__ if built.reranker else "none",
+        type(built.llm).__name__,
+    )
+    for module in (ops, query, documents, jobs):
+        app.register_blueprint(module.blueprint)
+    register_error_handlers(app)
+
+    @app.before_request
+    def start() -> None:
+        g.started = time.perf_counter()
+        if request.blueprint not in _PUBLIC and request.endpoint is not None:
+            authenticate_request()
+
+    @app.after_request
+    def finish(response: Response) -> Response:
+        endpoint = request.url_rule.rule if request.url_rule is not None else "unmatched"
+        elapsed = time.perf_counter() - getattr(g, "started", time.perf_counter())
+        here.metrics.observe(endpoint, request.method, response.status_code, elapsed)
+        if response.status_code == 401:
+            response.headers["WWW-Authenticate"] = challenge_header()
+        return response
+
+    return app
+
+
+def create_production_app() -> Any:
+    """The gunicorn entry point (settings from the environment)."""
+    return create_app()

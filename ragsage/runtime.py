@@ -8,8 +8,10 @@ Building opens no connection; the first query does.
 
 from __future__ import annotations
 
+import importlib
+import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ragsage.contextualizing import HeadingWindowContextualizer
 from ragsage.errors import ConfigurationError
@@ -222,3 +224,23 @@ def build_runtime(
         cache=cache if cache is not None else build_cache(settings),
         tracer=tracer or LoggingTracer(),
     )
+
+
+def adapter_overrides(settings: Settings) -> dict[str, Any]:
+    """Ports from ``RAGSAGE_ADAPTERS=module:function``, for custom or test adapters.
+
+    The function receives the settings and returns keyword arguments for
+    :func:`ragsage.runtime.build_runtime` (``embedder=...``, ``llm=...``).
+    """
+    spec = os.environ.get("RAGSAGE_ADAPTERS", "")
+    if not spec:
+        return {}
+    module_name, _, function_name = spec.partition(":")
+    try:
+        factory = getattr(importlib.import_module(module_name), function_name)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigurationError(f"RAGSAGE_ADAPTERS={spec!r} cannot be imported: {exc}") from exc
+    overrides = factory(settings)
+    if not isinstance(overrides, dict):
+        raise ConfigurationError(f"RAGSAGE_ADAPTERS={spec!r} must return a dict of ports")
+    return overrides

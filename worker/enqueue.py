@@ -28,6 +28,7 @@ from ragsage.jobs.uploads import create_upload
 from ragsage.loop import LoopThread
 from ragsage.runtime import build_database
 from ragsage.settings import Settings
+from ragsage.storage import Database
 from ragsage.types import Scope
 from worker.app import INGEST_TASK, create_celery
 
@@ -35,11 +36,20 @@ from worker.app import INGEST_TASK, create_celery
 class Enqueuer:
     """Accepts uploads for one deployment: its database and its broker."""
 
-    def __init__(self, settings: Settings, *, celery: Celery | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        celery: Celery | None = None,
+        database: Database | None = None,
+        loop: LoopThread | None = None,
+    ) -> None:
+        """Own a database pool and loop, or share a process's (the API passes its own)."""
         self.settings = settings
         self.celery = celery or create_celery(settings)
-        self.database = build_database(settings)
-        self._loop = LoopThread("ragsage-enqueue")
+        self._owns = database is None
+        self.database = database or build_database(settings)
+        self._loop = loop or LoopThread("ragsage-enqueue")
 
     def enqueue_document(
         self,
@@ -91,8 +101,9 @@ class Enqueuer:
         return self._loop.run(read())
 
     def close(self) -> None:
-        self._loop.run(self.database.dispose())
-        self._loop.stop()
+        if self._owns:
+            self._loop.run(self.database.dispose())
+            self._loop.stop()
         self.celery.close()
 
     async def _record(self, scope: Scope, upload: Upload) -> UploadOutcome:

@@ -6,20 +6,17 @@ its parent's sockets or loop thread).
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 from uuid import UUID
 
-from ragsage.errors import ConfigurationError
 from ragsage.jobs import store
 from ragsage.jobs.watchdog import reclaim, stale_jobs
 from ragsage.loop import LoopThread
-from ragsage.runtime import Runtime, build_runtime
+from ragsage.runtime import Runtime, adapter_overrides, build_runtime
 from ragsage.settings import Settings
 from ragsage.types import Scope
 
@@ -44,26 +41,6 @@ class ProcessRuntime:
 
 _current: ProcessRuntime | None = None
 _guard = threading.Lock()
-
-
-def adapter_overrides(settings: Settings) -> dict[str, Any]:
-    """Ports from ``RAGSAGE_ADAPTERS=module:function``, for custom or test adapters.
-
-    The function receives the settings and returns keyword arguments for
-    :func:`ragsage.runtime.build_runtime` (``embedder=...``, ``llm=...``).
-    """
-    spec = os.environ.get("RAGSAGE_ADAPTERS", "")
-    if not spec:
-        return {}
-    module_name, _, function_name = spec.partition(":")
-    try:
-        factory = getattr(importlib.import_module(module_name), function_name)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigurationError(f"RAGSAGE_ADAPTERS={spec!r} cannot be imported: {exc}") from exc
-    overrides = factory(settings)
-    if not isinstance(overrides, dict):
-        raise ConfigurationError(f"RAGSAGE_ADAPTERS={spec!r} must return a dict of ports")
-    return overrides
 
 
 def current(settings: Settings | None = None) -> ProcessRuntime:

@@ -10,7 +10,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from ragsage.cli.local import ingest_command, query_command, search_command
-from ragsage.cli.service import migrate_command
+from ragsage.cli.service import migrate_command, register_keys
 from ragsage.errors import RagsageError
 
 
@@ -57,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     migrate = commands.add_parser("migrate", help="create or upgrade the database schema")
     migrate.set_defaults(handler=migrate_command)
+    register_keys(commands)
     _plugins(commands)
     return parser
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import Any
 
 from ragsage.settings import Settings
 
@@ -21,3 +23,51 @@ async def migrate_command(args: argparse.Namespace) -> int:
         await database.dispose()
     print(f"schema at version {version} on {redact(settings.database_url)}")
     return 0
+
+
+async def keys_command(args: argparse.Namespace) -> int:
+    """Create, list or revoke API keys of one namespace."""
+    from ragsage.keys import Role, create_key, list_keys, revoke_key
+    from ragsage.runtime import build_database
+    from ragsage.types import Scope
+
+    settings = Settings.from_env()
+    database = build_database(settings)
+    scope = Scope(args.namespace)
+    try:
+        async with database.session(scope) as session:
+            if args.action == "create":
+                key = await create_key(session, scope, Role(args.role), args.name)
+                print(key)
+                print(
+                    f"(a {args.role} key for namespace {scope.namespace!r}; it is shown only once)",
+                    file=sys.stderr,
+                )
+                return 0
+            if args.action == "revoke":
+                if await revoke_key(session, args.key_id):
+                    print(f"revoked {args.key_id}")
+                    return 0
+                print(f"error: no live key {args.key_id!r} in {scope.namespace!r}", file=sys.stderr)
+                return 1
+            for info in await list_keys(session):
+                state = f"revoked {info.revoked_at:%Y-%m-%d}" if info.revoked_at else "live"
+                print(f"{info.id}  {info.role.value:5}  {state:18}  {info.name}")
+            return 0
+    finally:
+        await database.dispose()
+
+
+def register_keys(commands: Any) -> None:
+    keys = commands.add_parser("keys", help="manage API keys")
+    actions = keys.add_subparsers(dest="action", required=True)
+    create = actions.add_parser("create", help="create a key (printed once)")
+    create.add_argument("--namespace", required=True)
+    create.add_argument("--role", choices=("read", "write", "admin"), default="write")
+    create.add_argument("--name", default="")
+    revoke = actions.add_parser("revoke", help="revoke a key by its id")
+    revoke.add_argument("key_id")
+    revoke.add_argument("--namespace", required=True)
+    listing = actions.add_parser("list", help="list a namespace's keys")
+    listing.add_argument("--namespace", required=True)
+    keys.set_defaults(handler=keys_command)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -245,7 +245,7 @@ class QueryEngine:
         *,
         history: Sequence[Turn] = (),
         options: RetrievalOptions | None = None,
-    ) -> AsyncIterator[AnswerEvent]:
+    ) -> AsyncGenerator[AnswerEvent, None]:
         """Stream an answer: tokens as they come, then the citations, then done."""
         started = time.perf_counter()
         with self.tracer.span("answer", tenant=scope.namespace) as root:

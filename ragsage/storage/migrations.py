@@ -31,7 +31,7 @@ from ragsage.storage.config import PostgresConfig, safe_identifier, safe_setting
 
 SCHEMA_TABLE = "ragsage_schema"
 TENANT_TABLES = ("ragsage_generations", "ragsage_documents", "ragsage_chunks")
-SERVICE_TABLES = ("ragsage_blobs", "ragsage_jobs", "ragsage_pages")
+SERVICE_TABLES = ("ragsage_blobs", "ragsage_jobs", "ragsage_pages", "ragsage_api_keys")
 MIN_PGVECTOR = (0, 8, 0)
 _LOCK_KEY = 0x7261_6773  # "rags": one advisory lock for every ragsage migration
 
@@ -305,9 +305,44 @@ def _system_functions(app_role: str) -> tuple[str, ...]:
     )
 
 
+def _v3(config: PostgresConfig) -> tuple[str, ...]:
+    role = safe_identifier(config.app_role)
+    system = SYSTEM_ROLE
+    return (
+        """CREATE TABLE IF NOT EXISTS ragsage_api_keys (
+            namespace text NOT NULL,
+            id text NOT NULL,
+            key_hash text NOT NULL,
+            role text NOT NULL CHECK (role IN ('read', 'write', 'admin')),
+            name text NOT NULL DEFAULT '',
+            created_at timestamptz NOT NULL DEFAULT now(),
+            revoked_at timestamptz,
+            PRIMARY KEY (namespace, id)
+        )""",
+        "CREATE UNIQUE INDEX IF NOT EXISTS ragsage_api_keys_hash ON ragsage_api_keys (key_hash)",
+        *tenant_policy_statements(config, "ragsage_api_keys"),
+        f'GRANT SELECT ON ragsage_api_keys TO "{system}"',
+        "DROP POLICY IF EXISTS ragsage_api_keys_system ON ragsage_api_keys",
+        "CREATE POLICY ragsage_api_keys_system ON ragsage_api_keys FOR SELECT "
+        f'TO "{system}" USING (true)',
+        # The one door from a presented key to its namespace: exact hash match,
+        # live keys only, and nothing returned but what authorisation needs.
+        """CREATE OR REPLACE FUNCTION ragsage_find_api_key(presented_hash text)
+            RETURNS TABLE (namespace text, key_id text, role text)
+            LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
+                SELECT k.namespace, k.id, k.role FROM ragsage_api_keys k
+                WHERE k.key_hash = presented_hash AND k.revoked_at IS NULL
+            $$""",
+        f'ALTER FUNCTION ragsage_find_api_key(text) OWNER TO "{system}"',
+        "REVOKE ALL ON FUNCTION ragsage_find_api_key(text) FROM PUBLIC",
+        f'GRANT EXECUTE ON FUNCTION ragsage_find_api_key(text) TO "{role}"',
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "generations, documents and chunks under Row-Level Security", _v1),
     Migration(2, "uploads: document status, blobs, jobs, resolved pages, system functions", _v2),
+    Migration(3, "API keys, hashed, one namespace and role each", _v3),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -1,0 +1,66 @@
+"""Prometheus metrics for the API: requests, latencies, queue depth, jobs by state."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+class _LiveGauges(Collector):
+    """Reads queue depth and job counts at scrape time, so they are never stale."""
+
+    def __init__(
+        self,
+        queue_depth: Callable[[], dict[str, int]],
+        job_counts: Callable[[], dict[str, int]],
+    ) -> None:
+        self.queue_depth, self.job_counts = queue_depth, job_counts
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        depth = GaugeMetricFamily(
+            "ragsage_queue_depth", "Messages waiting in each ingestion queue", labels=["queue"]
+        )
+        for queue, count in self.queue_depth().items():
+            depth.add_metric([queue], count)
+        yield depth
+        jobs = GaugeMetricFamily("ragsage_jobs", "Ingestion jobs by state", labels=["state"])
+        for state, count in self.job_counts().items():
+            jobs.add_metric([state], count)
+        yield jobs
+
+
+class Metrics:
+    """One registry per app, so several apps in one process never collide."""
+
+    def __init__(
+        self,
+        queue_depth: Callable[[], dict[str, int]],
+        job_counts: Callable[[], dict[str, int]],
+    ) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "ragsage_http_requests",
+            "HTTP requests by endpoint and status",
+            ["endpoint", "method", "status"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "ragsage_http_request_seconds",
+            "HTTP request latency by endpoint",
+            ["endpoint"],
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+            registry=self.registry,
+        )
+        self.registry.register(_LiveGauges(queue_depth, job_counts))
+
+    def observe(self, endpoint: str, method: str, status: int, seconds: float) -> None:
+        self.requests.labels(endpoint, method, str(status)).inc()
+        self.latency.labels(endpoint).observe(seconds)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

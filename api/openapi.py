@@ -1,0 +1,239 @@
+"""The OpenAPI 3.1 document, built from the same models that validate requests."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from pydantic import BaseModel
+
+from api import schemas
+from ragsage.query.options import MAX_EXPANSION
+
+_BODY_MODELS: tuple[type[BaseModel], ...] = (
+    schemas.SearchRequest,
+    schemas.QueryRequest,
+    schemas.DocumentUpload,
+)
+_RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
+    schemas.SearchResponse,
+    schemas.QueryResponse,
+    schemas.ChunkResponse,
+    schemas.SourcesResponse,
+    schemas.DocumentOut,
+    schemas.DocumentList,
+    schemas.UploadResponse,
+    schemas.JobOut,
+    schemas.JobList,
+    schemas.ErrorResponse,
+    schemas.Health,
+)
+
+
+def _ref(model: type[BaseModel]) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{model.__name__}"}
+
+
+def _json(model: type[BaseModel]) -> dict[str, Any]:
+    return {"application/json": {"schema": _ref(model)}}
+
+
+def _errors(*statuses: int) -> dict[str, Any]:
+    return {
+        str(s): {"description": "error", "content": _json(schemas.ErrorResponse)} for s in statuses
+    }
+
+
+def _op(
+    summary: str,
+    ok: dict[str, Any],
+    *,
+    body: type[BaseModel] | None = None,
+    errors: tuple[int, ...] = (400, 401, 403, 404, 413, 415, 422, 503),
+    secured: bool = True,
+    parameters: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    operation: dict[str, Any] = {"summary": summary, "responses": {**ok, **_errors(*errors)}}
+    if body is not None:
+        operation["requestBody"] = {"required": True, "content": _json(body)}
+    if secured:
+        operation["security"] = [{"apiKey": []}]
+    if parameters:
+        operation["parameters"] = parameters
+    return operation
+
+
+def _path_param(name: str) -> dict[str, Any]:
+    return {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+
+
+def _query_int(name: str, low: int, high: int) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": "query",
+        "required": False,
+        "schema": {"type": "integer", "minimum": low, "maximum": high},
+    }
+
+
+def _cursor() -> dict[str, Any]:
+    return {"name": "cursor", "in": "query", "required": False, "schema": {"type": "string"}}
+
+
+def _ok(model: type[BaseModel], status: int = 200) -> dict[str, Any]:
+    return {str(status): {"description": "success", "content": _json(model)}}
+
+
+@cache
+def _components() -> dict[str, Any]:
+    definitions: dict[str, Any] = {}
+    for model in (*_BODY_MODELS, *_RESPONSE_MODELS):
+        schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+        definitions.update(schema.pop("$defs", {}))
+        definitions[model.__name__] = schema
+    return definitions
+
+
+def openapi_document(server_url: str = "") -> dict[str, Any]:
+    """The whole API as OpenAPI 3.1."""
+    job_states = {
+        "type": "string",
+        "enum": ["queued", "running", "succeeded", "failed", "cancelled"],
+    }
+    paths: dict[str, Any] = {
+        "/v1/search": {
+            "post": _op(
+                "Ranked passages for a query",
+                _ok(schemas.SearchResponse),
+                body=schemas.SearchRequest,
+            )
+        },
+        "/v1/query": {
+            "post": _op(
+                "A cited answer (JSON, or Server-Sent Events with stream=true)",
+                {
+                    "200": {
+                        "description": "the answer",
+                        "content": {
+                            **_json(schemas.QueryResponse),
+                            "text/event-stream": {"schema": {"type": "string"}},
+                        },
+                    }
+                },
+                body=schemas.QueryRequest,
+            )
+        },
+        "/v1/chunks/{chunk_id}": {
+            "get": _op(
+                "A chunk and its neighbours",
+                _ok(schemas.ChunkResponse),
+                parameters=[
+                    _path_param("chunk_id"),
+                    _query_int("above", 0, MAX_EXPANSION),
+                    _query_int("below", 0, MAX_EXPANSION),
+                ],
+            )
+        },
+        "/v1/sources": {
+            "get": _op("The namespace's document sources", _ok(schemas.SourcesResponse))
+        },
+        "/v1/documents": {
+            "post": {
+                **_op(
+                    "Upload a document for ingestion",
+                    {**_ok(schemas.UploadResponse, 202), **_ok(schemas.UploadResponse, 200)},
+                    body=schemas.DocumentUpload,
+                ),
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        **_json(schemas.DocumentUpload),
+                        "multipart/form-data": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["file"],
+                                "properties": {
+                                    "file": {"type": "string", "format": "binary"},
+                                    "metadata": {"type": "string"},
+                                    "external_id": {"type": "string"},
+                                },
+                            }
+                        },
+                    },
+                },
+            },
+            "get": _op(
+                "Documents, newest first",
+                _ok(schemas.DocumentList),
+                parameters=[_query_int("limit", 1, 200), _cursor()],
+            ),
+        },
+        "/v1/documents/{document_id}": {
+            "get": _op(
+                "One document", _ok(schemas.DocumentOut), parameters=[_path_param("document_id")]
+            ),
+            "delete": _op(
+                "Delete a document, its chunks, bytes and jobs",
+                {"204": {"description": "deleted"}},
+                parameters=[_path_param("document_id")],
+            ),
+        },
+        "/v1/jobs": {
+            "get": _op(
+                "Ingestion jobs, newest first",
+                _ok(schemas.JobList),
+                parameters=[
+                    _query_int("limit", 1, 200),
+                    _cursor(),
+                    {"name": "state", "in": "query", "required": False, "schema": job_states},
+                ],
+            )
+        },
+        "/v1/jobs/{job_id}": {
+            "get": _op("One job", _ok(schemas.JobOut), parameters=[_path_param("job_id")])
+        },
+        "/v1/jobs/{job_id}/cancel": {
+            "post": _op(
+                "Cancel a queued or running job",
+                _ok(schemas.JobOut),
+                parameters=[_path_param("job_id")],
+                errors=(401, 403, 404, 409, 503),
+            )
+        },
+        "/v1/jobs/{job_id}/retry": {
+            "post": _op(
+                "Retry a failed or cancelled job",
+                _ok(schemas.JobOut, 202),
+                parameters=[_path_param("job_id")],
+                errors=(401, 403, 404, 409, 503),
+            )
+        },
+        "/healthz": {"get": _op("Liveness", _ok(schemas.Health), secured=False, errors=())},
+        "/readyz": {
+            "get": _op(
+                "Readiness: database and broker",
+                {
+                    **_ok(schemas.Health),
+                    "503": {"description": "not ready", "content": _json(schemas.Health)},
+                },
+                secured=False,
+                errors=(),
+            )
+        },
+    }
+    document: dict[str, Any] = {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "ragsage",
+            "version": "1",
+            "description": "Cited answers over your documents.",
+        },
+        "paths": paths,
+        "components": {
+            "schemas": _components(),
+            "securitySchemes": {"apiKey": {"type": "http", "scheme": "bearer"}},
+        },
+    }
+    if server_url:
+        document["servers"] = [{"url": server_url}]
+    return document

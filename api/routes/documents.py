@@ -1,0 +1,127 @@
+"""Uploading, listing and deleting documents."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any
+
+from flask import Blueprint, Response, jsonify, request
+
+from api import convert
+from api.auth import require
+from api.errors import ApiError
+from api.routes.common import int_arg, json_body
+from api.schemas import DocumentList, DocumentOut, DocumentUpload, UploadResponse
+from api.services import services
+from ragsage.jobs import documents
+from ragsage.keys import Role
+
+blueprint = Blueprint("documents", __name__)
+
+
+def _upload_from_request() -> tuple[str, bytes, str | None, dict[str, Any], str | None]:
+    if request.mimetype == "multipart/form-data":
+        upload = request.files.get("file")
+        if upload is None or not upload.filename:
+            raise ApiError(
+                400, "invalid_request", "send the document as the multipart field 'file'"
+            )
+        try:
+            metadata = json.loads(request.form.get("metadata") or "{}")
+        except json.JSONDecodeError:
+            raise ApiError(400, "invalid_request", "metadata must be a JSON object") from None
+        if not isinstance(metadata, dict):
+            raise ApiError(400, "invalid_request", "metadata must be a JSON object")
+        body = DocumentUpload(
+            filename=upload.filename,
+            content_base64="-",
+            media_type=upload.mimetype or None,
+            metadata=metadata,
+            external_id=request.form.get("external_id") or None,
+        )
+        return body.filename, upload.read(), body.media_type, body.metadata, body.external_id
+    parsed = json_body(DocumentUpload)
+    try:
+        data = base64.b64decode(parsed.content_base64, validate=True)
+    except (binascii.Error, ValueError):
+        raise ApiError(400, "invalid_request", "content_base64 is not valid base64") from None
+    return parsed.filename, data, parsed.media_type, parsed.metadata, parsed.external_id
+
+
+@blueprint.post("/v1/documents")
+def upload() -> Any:
+    who = require(Role.WRITE)
+    filename, data, media_type, metadata, external_id = _upload_from_request()
+    if media_type == "application/octet-stream":
+        media_type = None  # let routing sniff the bytes rather than trust a generic type
+    outcome = services().enqueuer.enqueue_document(
+        who.scope.namespace,
+        filename,
+        data,
+        media_type=media_type,
+        metadata=metadata,
+        external_id=external_id,
+    )
+    body = UploadResponse(
+        document_id=outcome.document_id,
+        job_id=str(outcome.job_id) if outcome.job_id else None,
+        state=outcome.state.value,
+        duplicate=outcome.duplicate,
+    )
+    response: Response = jsonify(convert.dump(body))
+    response.status_code = 200 if outcome.duplicate else 202
+    if outcome.job_id is not None:
+        response.headers["Location"] = f"/v1/jobs/{outcome.job_id}"
+    return response
+
+
+@blueprint.get("/v1/documents")
+def list_all() -> Any:
+    who = require(Role.READ)
+    limit = int_arg("limit", 50, 1, 200)
+    cursor = request.args.get("cursor") or None
+    here = services()
+
+    async def read() -> list[documents.DocumentRecord]:
+        async with here.runtime.database.session(who.scope) as session:
+            return await documents.list_documents(session, limit=limit + 1, after=cursor)
+
+    found = here.run(read())
+    page, more = found[:limit], len(found) > limit
+    return convert.dump(
+        DocumentList(
+            documents=[DocumentOut(**record.to_dict()) for record in page],
+            next_cursor=page[-1].id if more and page else None,
+        )
+    )
+
+
+@blueprint.get("/v1/documents/<document_id>")
+def get_one(document_id: str) -> Any:
+    who = require(Role.READ)
+    here = services()
+
+    async def read() -> documents.DocumentRecord | None:
+        async with here.runtime.database.session(who.scope) as session:
+            return await documents.get_document(session, document_id)
+
+    record = here.run(read())
+    if record is None:
+        raise ApiError(404, "not_found", f"no document {document_id!r}")
+    return convert.dump(DocumentOut(**record.to_dict()))
+
+
+@blueprint.delete("/v1/documents/<document_id>")
+def delete(document_id: str) -> Any:
+    who = require(Role.WRITE)
+    here = services()
+
+    async def remove() -> bool:
+        async with here.runtime.database.session(who.scope) as session:
+            return await documents.delete_document(session, document_id)
+
+    if not here.run(remove()):
+        raise ApiError(404, "not_found", f"no document {document_id!r}")
+    return Response(status=204)

@@ -1,0 +1,119 @@
+"""Ingestion jobs: state, retry and cancel."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from flask import Blueprint, request
+
+from api import convert
+from api.auth import require
+from api.errors import ApiError
+from api.routes.common import int_arg
+from api.schemas import JobList, JobOut
+from api.services import services
+from ragsage.jobs import documents, store
+from ragsage.jobs.records import Job, JobState
+from ragsage.keys import Role
+
+blueprint = Blueprint("jobs", __name__)
+
+
+def _job_id(raw: str) -> UUID:
+    try:
+        return UUID(raw)
+    except ValueError:
+        raise ApiError(404, "not_found", f"no job {raw!r}") from None
+
+
+def _out(job: Job) -> JobOut:
+    return JobOut(**job.to_dict())
+
+
+@blueprint.get("/v1/jobs")
+def list_all() -> Any:
+    who = require(Role.READ)
+    limit = int_arg("limit", 50, 1, 200)
+    state_arg = request.args.get("state") or None
+    try:
+        state = JobState(state_arg) if state_arg else None
+    except ValueError:
+        allowed = ", ".join(s.value for s in JobState)
+        raise ApiError(400, "invalid_request", f"state must be one of {allowed}") from None
+    cursor = _job_id(request.args["cursor"]) if request.args.get("cursor") else None
+    here = services()
+
+    async def read() -> list[Job]:
+        async with here.runtime.database.session(who.scope) as session:
+            return await store.list_jobs(session, state=state, limit=limit + 1, before=cursor)
+
+    found = here.run(read())
+    page, more = found[:limit], len(found) > limit
+    return convert.dump(
+        JobList(jobs=[_out(j) for j in page], next_cursor=str(page[-1].id) if more else None)
+    )
+
+
+@blueprint.get("/v1/jobs/<job_id>")
+def get_one(job_id: str) -> Any:
+    who = require(Role.READ)
+    identifier = _job_id(job_id)
+    here = services()
+
+    async def read() -> Job | None:
+        async with here.runtime.database.session(who.scope) as session:
+            return await store.get_job(session, identifier)
+
+    job = here.run(read())
+    if job is None:
+        raise ApiError(404, "not_found", f"no job {job_id!r}")
+    return convert.dump(_out(job))
+
+
+@blueprint.post("/v1/jobs/<job_id>/cancel")
+def cancel(job_id: str) -> Any:
+    who = require(Role.WRITE)
+    identifier = _job_id(job_id)
+    here = services()
+
+    async def act() -> Job | None:
+        async with here.runtime.database.session(who.scope) as session:
+            job = await store.get_job(session, identifier)
+            if job is None:
+                return None
+            if not await documents.cancel_job(session, identifier):
+                raise ApiError(409, "conflict", f"job {job_id} is already {job.state.value}")
+            return await store.get_job(session, identifier)
+
+    job = here.run(act())
+    if job is None:
+        raise ApiError(404, "not_found", f"no job {job_id!r}")
+    return convert.dump(_out(job))
+
+
+@blueprint.post("/v1/jobs/<job_id>/retry")
+def retry(job_id: str) -> Any:
+    who = require(Role.WRITE)
+    identifier = _job_id(job_id)
+    here = services()
+
+    async def act() -> Job | None:
+        async with here.runtime.database.session(who.scope) as session:
+            job = await store.get_job(session, identifier)
+            if job is None:
+                return None
+            if not await documents.retry_job(session, identifier):
+                raise ApiError(
+                    409,
+                    "conflict",
+                    f"job {job_id} is {job.state.value}; only failed or "
+                    "cancelled jobs whose bytes are still stored can be retried",
+                )
+            return await store.get_job(session, identifier)
+
+    job = here.run(act())
+    if job is None:
+        raise ApiError(404, "not_found", f"no job {job_id!r}")
+    here.enqueuer.send(who.scope.namespace, identifier)
+    return convert.dump(_out(job)), 202

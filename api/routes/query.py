@@ -1,0 +1,146 @@
+"""Questions, retrieval, chunks and sources: read access to the knowledge base."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator, Iterator
+from typing import Any
+
+from flask import Blueprint, Response, request
+
+from api import convert
+from api.auth import require
+from api.errors import ApiError
+from api.routes.common import int_arg, json_body
+from api.schemas import (
+    ChunkResponse,
+    QueryRequest,
+    QueryResponse,
+    SearchRequest,
+    SourcesResponse,
+)
+from api.services import Services, services
+from ragsage.errors import RagsageError
+from ragsage.keys import Role
+from ragsage.query import AnswerEvent, CitationsEvent, DoneEvent, TokenEvent
+from ragsage.query.options import MAX_EXPANSION
+from ragsage.types import Scope, Turn
+
+blueprint = Blueprint("query", __name__)
+
+
+@blueprint.post("/v1/search")
+def search() -> Any:
+    who = require(Role.READ)
+    body = json_body(SearchRequest)
+    here = services()
+    engine = here.runtime.query_engine()
+    result = here.run(engine.search(who.scope, body.query, convert.options(body)))
+    return convert.dump(convert.search(result))
+
+
+@blueprint.post("/v1/query")
+def query() -> Any:
+    who = require(Role.READ)
+    body = json_body(QueryRequest)
+    here = services()
+    history = [Turn(turn.role, turn.content) for turn in body.history]
+    options = convert.options(body.options)
+    engine = here.runtime.query_engine()
+    if body.stream or request.accept_mimetypes.best == "text/event-stream":
+        events = engine.stream_answer(who.scope, body.question, history=history, options=options)
+        return Response(
+            _sse(here, events),
+            mimetype="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+    answer = here.run(engine.answer(who.scope, body.question, history=history, options=options))
+    return convert.dump(
+        QueryResponse(
+            answer=answer.text,
+            citations=[convert.citation(c) for c in answer.citations],
+            not_found=answer.not_found,
+            small_talk=answer.small_talk,
+            query=answer.query,
+            timing_ms=dict(answer.timing_ms),
+        )
+    )
+
+
+async def _next(events: AsyncGenerator[AnswerEvent, None]) -> AnswerEvent:
+    return await anext(events)
+
+
+def _event(name: str, data: Any) -> str:
+    return f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+
+
+def _sse(here: Services, events: AsyncGenerator[AnswerEvent, None]) -> Iterator[str]:
+    """Relay engine events as Server-Sent Events, one at a time, as they arrive.
+
+    The async stream is advanced one event per call on the process loop; its
+    arguments were bound before streaming began, so nothing here touches the
+    request context.  A failure mid-stream becomes an ``error`` event, because
+    the status line has already been sent.
+    """
+    try:
+        while True:
+            try:
+                event = here.run(_next(events))
+            except StopAsyncIteration:
+                return
+            if isinstance(event, TokenEvent):
+                yield _event("token", {"text": event.text})
+            elif isinstance(event, CitationsEvent):
+                yield _event(
+                    "citations", [convert.citation(c).model_dump() for c in event.citations]
+                )
+            elif isinstance(event, DoneEvent):
+                yield _event(
+                    "done",
+                    {
+                        "answer": event.answer,
+                        "not_found": event.not_found,
+                        "small_talk": event.small_talk,
+                        "query": event.query,
+                        "timing_ms": event.timing_ms,
+                    },
+                )
+    except RagsageError as exc:
+        message = str(exc) if exc.__class__.__module__ == "ragsage.errors" else "query failed"
+        yield _event("error", {"message": message})
+    except Exception:  # noqa: BLE001 - the client must hear that the stream ended badly
+        yield _event("error", {"message": "internal error while answering"})
+    finally:
+        here.run(events.aclose())
+
+
+@blueprint.get("/v1/chunks/<path:chunk_id>")
+def fetch_chunk(chunk_id: str) -> Any:
+    who = require(Role.READ)
+    above = int_arg("above", 0, 0, MAX_EXPANSION)
+    below = int_arg("below", 0, 0, MAX_EXPANSION)
+    here = services()
+    found = here.run(
+        here.runtime.query_engine().fetch_chunk(
+            who.scope, chunk_id, chunks_above=above, chunks_below=below
+        )
+    )
+    if found is None:
+        raise ApiError(404, "not_found", f"no chunk {chunk_id!r}")
+    return convert.dump(
+        ChunkResponse(
+            chunk=convert.chunk(found.chunk),
+            above=[convert.chunk(c) for c in found.above],
+            below=[convert.chunk(c) for c in found.below],
+        )
+    )
+
+
+@blueprint.get("/v1/sources")
+def sources() -> Any:
+    who: Scope = require(Role.READ).scope
+    here = services()
+    return convert.dump(
+        SourcesResponse(sources=here.run(here.runtime.query_engine().list_sources(who)))
+    )

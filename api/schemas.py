@@ -1,0 +1,209 @@
+"""Request and response bodies, validated by pydantic and published as OpenAPI.
+
+The same models validate what arrives and describe it in ``/openapi.json``, so
+the published schema cannot drift from what the server accepts.  Unknown fields
+are refused by name.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragsage.query.options import MAX_EXPANSION, MAX_QUERY_CHARS, MAX_TOP_K
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Filters(Strict):
+    """Restrictions applied before ranking; every given field must match."""
+
+    document_ids: list[str] | None = Field(default=None, max_length=1000)
+    sources: list[str] | None = Field(default=None, max_length=1000)
+    metadata: dict[str, str | int | float | bool] | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+
+
+class RetrievalOptionsBody(Strict):
+    """How to retrieve; defaults suit most questions."""
+
+    top_k: int = Field(default=5, ge=1, le=MAX_TOP_K)
+    filters: Filters | None = None
+    hybrid_alpha: float = Field(default=0.5, ge=0.0, le=1.0)
+    rerank: bool = True
+    recency_bias: bool = False
+    recency_half_life_days: float = Field(default=30.0, gt=0, le=36500)
+    chunks_above: int = Field(default=0, ge=0, le=MAX_EXPANSION)
+    chunks_below: int = Field(default=0, ge=0, le=MAX_EXPANSION)
+
+
+class SearchRequest(RetrievalOptionsBody):
+    """Retrieval only: ranked passages with each stage's score."""
+
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    namespace: str | None = Field(
+        default=None, description="Ignored: the namespace always comes from the API key."
+    )
+
+
+class TurnBody(Strict):
+    role: Literal["user", "assistant"]
+    content: str = Field(max_length=MAX_QUERY_CHARS)
+
+
+class QueryRequest(Strict):
+    """A question, optionally in a conversation, answered with citations."""
+
+    question: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    history: list[TurnBody] = Field(default_factory=list, max_length=50)
+    options: RetrievalOptionsBody = Field(default_factory=RetrievalOptionsBody)
+    stream: bool = Field(
+        default=False, description="Answer as Server-Sent Events (also: Accept: text/event-stream)."
+    )
+    namespace: str | None = Field(
+        default=None, description="Ignored: the namespace always comes from the API key."
+    )
+
+
+class DocumentUpload(Strict):
+    """A document as JSON, its bytes base64-encoded."""
+
+    filename: str = Field(min_length=1, max_length=255)
+    content_base64: str = Field(min_length=1)
+    media_type: str | None = Field(default=None, max_length=200)
+    metadata: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    external_id: str | None = Field(default=None, min_length=1, max_length=512)
+    namespace: str | None = Field(
+        default=None, description="Ignored: the namespace always comes from the API key."
+    )
+
+
+class ChunkOut(BaseModel):
+    id: str
+    document_id: str
+    ordinal: int
+    text: str
+    source: str
+    title: str
+    heading_path: list[str]
+    page_numbers: list[int]
+    metadata: dict[str, Any]
+    created_at: datetime | None
+
+
+class SearchResultOut(BaseModel):
+    chunk: ChunkOut
+    score: float
+    vector_score: float | None
+    keyword_score: float | None
+    rerank_score: float | None
+    above: list[ChunkOut]
+    below: list[ChunkOut]
+
+
+class SearchResponse(BaseModel):
+    query: str
+    total_found: int
+    results: list[SearchResultOut]
+    timing_ms: dict[str, float]
+
+
+class CitationOut(BaseModel):
+    number: int
+    chunk_id: str
+    document_id: str
+    source: str
+    title: str
+    heading_path: list[str]
+    page_numbers: list[int]
+    text: str
+
+
+class QueryResponse(BaseModel):
+    answer: str
+    citations: list[CitationOut]
+    not_found: bool
+    small_talk: bool
+    query: str
+    timing_ms: dict[str, float]
+
+
+class ChunkResponse(BaseModel):
+    chunk: ChunkOut
+    above: list[ChunkOut]
+    below: list[ChunkOut]
+
+
+class SourcesResponse(BaseModel):
+    sources: list[str]
+
+
+class DocumentOut(BaseModel):
+    id: str
+    external_id: str
+    filename: str | None
+    title: str
+    media_type: str | None
+    size_bytes: int | None
+    status: Literal["queued", "processing", "ready", "failed"]
+    error: str | None
+    content_hash: str
+    metadata: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+
+
+class DocumentList(BaseModel):
+    documents: list[DocumentOut]
+    next_cursor: str | None
+
+
+class UploadResponse(BaseModel):
+    document_id: str
+    job_id: str | None
+    state: Literal["queued", "running", "succeeded", "failed", "cancelled"]
+    duplicate: bool
+
+
+class JobOut(BaseModel):
+    id: str
+    document_id: str
+    kind: str
+    state: Literal["queued", "running", "succeeded", "failed", "cancelled"]
+    stage: str | None
+    filename: str
+    content_hash: str
+    attempts: int
+    deliveries: int
+    error: str | None
+    timings_ms: dict[str, float]
+    result: dict[str, Any] | None
+    created_at: datetime | None
+    updated_at: datetime | None
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+class JobList(BaseModel):
+    jobs: list[JobOut]
+    next_cursor: str | None
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+    details: list[dict[str, Any]] | None = None
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorDetail
+
+
+class Health(BaseModel):
+    status: Literal["ok", "degraded", "unavailable"]
+    checks: dict[str, str] = Field(default_factory=dict)

@@ -1,0 +1,46 @@
+"""What the API process holds: one event loop, the runtime, the enqueuer, metrics."""
+
+from __future__ import annotations
+
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from flask import current_app
+
+from api.metrics import Metrics
+from api.probes import Probes
+from ragsage.loop import LoopThread
+from ragsage.runtime import Runtime
+from ragsage.settings import Settings
+from worker.enqueue import Enqueuer
+
+_T = TypeVar("_T")
+EXTENSION = "ragsage"
+
+
+@dataclass
+class Services:
+    """Built once by ``create_app``; views reach it through :func:`services`."""
+
+    settings: Settings
+    loop: LoopThread
+    runtime: Runtime
+    enqueuer: Enqueuer
+    metrics: Metrics
+    probes: Probes
+    request_timeout: float = 120.0
+
+    def run(self, coroutine: Coroutine[Any, Any, _T]) -> _T:
+        """Run async engine code from a synchronous view, on the process's one loop."""
+        return self.loop.run(coroutine, timeout=self.request_timeout)
+
+    def close(self) -> None:
+        self.enqueuer.close()
+        self.loop.run(self.runtime.aclose(), timeout=10)
+        self.loop.stop()
+
+
+def services() -> Services:
+    found: Services = current_app.extensions[EXTENSION]
+    return found

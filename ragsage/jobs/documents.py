@@ -1,0 +1,182 @@
+"""Documents as the service sees them: every upload's status, not only ingested ones."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ragsage.jobs import store
+
+_COLUMNS = (
+    "id, external_id, filename, title, media_type, size_bytes, status, error, content_hash, "
+    "metadata, created_at, updated_at"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRecord:
+    """One document row with its ingestion status."""
+
+    id: str
+    external_id: str
+    filename: str | None
+    title: str
+    media_type: str | None
+    size_bytes: int | None
+    status: str
+    error: str | None
+    content_hash: str
+    metadata: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "external_id": self.external_id,
+            "filename": self.filename,
+            "title": self.title,
+            "media_type": self.media_type,
+            "size_bytes": self.size_bytes,
+            "status": self.status,
+            "error": self.error,
+            "content_hash": self.content_hash,
+            "metadata": self.metadata,
+            "created_at": self.created_at.isoformat(),
+            "updated_at": self.updated_at.isoformat(),
+        }
+
+
+def _record(row: Sequence[Any]) -> DocumentRecord:
+    return DocumentRecord(
+        id=row[0],
+        external_id=row[1],
+        filename=row[2],
+        title=row[3],
+        media_type=row[4],
+        size_bytes=row[5],
+        status=row[6],
+        error=row[7],
+        content_hash=row[8],
+        metadata=dict(row[9] or {}),
+        created_at=row[10],
+        updated_at=row[11],
+    )
+
+
+async def get_document(session: AsyncSession, document_id: str) -> DocumentRecord | None:
+    row = (
+        await session.execute(
+            text(f"SELECT {_COLUMNS} FROM ragsage_documents WHERE id = :id"), {"id": document_id}
+        )
+    ).first()
+    return _record(row) if row else None
+
+
+async def list_documents(
+    session: AsyncSession, *, limit: int = 50, after: str | None = None
+) -> list[DocumentRecord]:
+    """Newest first; ``after`` continues from a document id of the previous page."""
+    where = ""
+    params: dict[str, Any] = {"limit": limit}
+    if after is not None:
+        where = (
+            "WHERE (created_at, id) < (SELECT created_at, id FROM ragsage_documents "
+            "WHERE id = :after)"
+        )
+        params["after"] = after
+    rows = await session.execute(
+        text(
+            f"SELECT {_COLUMNS} FROM ragsage_documents {where} "
+            "ORDER BY created_at DESC, id DESC LIMIT :limit"
+        ),
+        params,
+    )
+    return [_record(row) for row in rows]
+
+
+async def delete_document(session: AsyncSession, document_id: str) -> bool:
+    """Delete a document, its chunks, pages, bytes and jobs; False if there is none.
+
+    Open jobs disappear with their rows, which a running job's heartbeat and
+    final write both notice: it stops and writes nothing.
+    """
+    hashes = list(
+        await session.scalars(
+            text(
+                "SELECT content_hash FROM ragsage_documents WHERE id = :id UNION "
+                "SELECT content_hash FROM ragsage_jobs WHERE document_id = :id"
+            ),
+            {"id": document_id},
+        )
+    )
+    deleted = (
+        await session.execute(
+            text("DELETE FROM ragsage_documents WHERE id = :id RETURNING id"), {"id": document_id}
+        )
+    ).first()
+    if deleted is None:
+        return False
+    await session.execute(
+        text("DELETE FROM ragsage_jobs WHERE document_id = :id"), {"id": document_id}
+    )
+    for content_hash in hashes:
+        await store.delete_unreferenced(session, content_hash)
+    return True
+
+
+async def cancel_job(session: AsyncSession, job_id: UUID) -> bool:
+    """Cancel a queued or running job; a running one stops at its next step, writing nothing."""
+    row = (
+        await session.execute(
+            text(
+                "UPDATE ragsage_jobs SET state = 'cancelled', lease_expires_at = NULL, "
+                "finished_at = now(), updated_at = now() WHERE id = :id "
+                "AND state IN ('queued', 'running') RETURNING document_id"
+            ),
+            {"id": job_id},
+        )
+    ).first()
+    if row is None:
+        return False
+    await session.execute(
+        text(
+            "UPDATE ragsage_documents SET status = CASE WHEN status = 'ready' THEN status "
+            "ELSE 'failed' END, error = 'ingestion was cancelled', updated_at = now() "
+            "WHERE id = :id"
+        ),
+        {"id": row[0]},
+    )
+    return True
+
+
+async def retry_job(session: AsyncSession, job_id: UUID) -> bool:
+    """Queue a failed or cancelled job again from its stored bytes; False if it cannot be."""
+    row = (
+        await session.execute(
+            text(
+                "UPDATE ragsage_jobs j SET state = 'queued', error = NULL, stage = NULL, "
+                "attempts = 0, deliveries = 0, started_at = NULL, finished_at = NULL, "
+                "enqueued_at = NULL, updated_at = now() WHERE j.id = :id "
+                "AND j.state IN ('failed', 'cancelled') AND EXISTS (SELECT 1 FROM ragsage_blobs b "
+                "WHERE b.content_hash = j.content_hash) RETURNING j.document_id"
+            ),
+            {"id": job_id},
+        )
+    ).first()
+    if row is None:
+        return False
+    await session.execute(
+        text(
+            "UPDATE ragsage_documents SET status = CASE WHEN status = 'ready' THEN status "
+            "ELSE 'queued' END, error = NULL, updated_at = now() WHERE id = :id"
+        ),
+        {"id": row[0]},
+    )
+    return True
