@@ -12,13 +12,24 @@ import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
 
 from ragsage.embedded.postgres import EmbeddedPostgres
+from ragsage.embedded.redis import EmbeddedRedis
 from ragsage.storage import Database, PostgresConfig
+from worker.enqueue import Enqueuer
+
+if TYPE_CHECKING:
+    from .api_harness import ApiServer
+
+# Fixtures of the other harness modules, registered for every integration test.
+from .redis_fixtures import redis_server_fixture  # noqa: F401
+from .worker_harness import Deployment, broker_fixture, make_settings  # noqa: F401
 
 TEST_DIM = 256
 
@@ -85,3 +96,34 @@ async def db(pg_config: PostgresConfig) -> AsyncIterator[Database]:
     await database.migrate()
     yield database
     await database.dispose()
+
+
+@pytest.fixture
+def deployment(
+    db: Database,
+    pg_config: PostgresConfig,
+    broker: EmbeddedRedis,
+    redis_server: EmbeddedRedis,
+    tmp_path: Path,
+) -> Iterator[Deployment]:
+    assert pg_config.app_dsn is not None
+    settings = make_settings(pg_config.dsn, pg_config.app_dsn, broker.url(0), redis_server.url(1))
+    enqueuer = Enqueuer(settings)
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("RAGSAGE_")},
+        **settings.to_env(),
+    }
+    deployment = Deployment(settings=settings, env=env, enqueuer=enqueuer, tmp=tmp_path)
+    try:
+        yield deployment
+    finally:
+        for worker in deployment.workers:
+            worker.kill()
+        enqueuer.close()
+
+
+@pytest.fixture
+def api(deployment: Deployment) -> Iterator[ApiServer]:
+    from .api_harness import serve
+
+    yield from serve(deployment)

@@ -106,7 +106,29 @@ async def _check_v2(database: Database) -> None:
     assert tuple(row) == ("old.md", "old.md", "ready")
 
 
-UPGRADES = {2: (_seed_v1, _check_v2)}
+async def _seed_v2(database: Database) -> None:
+    """A version-2 install with an upload and its job."""
+    from ragsage.jobs.records import Upload
+    from ragsage.jobs.uploads import create_upload
+
+    async with database.session(ACME) as session:
+        await create_upload(session, ACME, Upload("v2.md", b"# Version two"), max_bytes=10**6)
+
+
+async def _check_v3(database: Database) -> None:
+    from ragsage.jobs import store
+    from ragsage.keys import Role, authenticate, create_key
+
+    async with database.session(ACME) as session:
+        (job,) = await store.list_jobs(session)
+        assert job.filename == "v2.md" and job.state.value == "queued"
+        key = await create_key(session, ACME, Role.READ)
+    async with database.system_session() as session:
+        principal = await authenticate(session, key)
+    assert principal is not None and principal.scope == ACME
+
+
+UPGRADES = {2: (_seed_v1, _check_v2), 3: (_seed_v2, _check_v3)}
 
 
 @pytest.mark.parametrize("migration", MIGRATIONS, ids=lambda m: f"v{m.version}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,8 +19,8 @@ from ragsage.types import Scope
 from worker.enqueue import Enqueuer
 
 from ..fixtures.make_fixtures import build_all
-from .redis_fixtures import closed_port, redis_server_fixture  # noqa: F401
-from .worker_harness import Deployment, broker, make_settings  # noqa: F401
+from .redis_fixtures import closed_port
+from .worker_harness import Deployment
 
 ACME = "acme"
 
@@ -31,30 +30,6 @@ def _document(number: int) -> bytes:
         f"# Report {number}\n\n## Findings\n\nInspection {number} found the valve{number} "
         f"assembly sealed. The gasket{number} was replaced on day {number}.\n"
     ).encode()
-
-
-@pytest.fixture
-def deployment(
-    db: Database,
-    pg_config: PostgresConfig,
-    broker: EmbeddedRedis,  # noqa: F811
-    redis_server: EmbeddedRedis,  # noqa: F811
-    tmp_path: Path,
-) -> Iterator[Deployment]:
-    assert pg_config.app_dsn is not None
-    settings = make_settings(pg_config.dsn, pg_config.app_dsn, broker.url(0), redis_server.url(1))
-    enqueuer = Enqueuer(settings)
-    env = {
-        **{k: v for k, v in __import__("os").environ.items() if not k.startswith("RAGSAGE_")},
-        **settings.to_env(),
-    }
-    deployment = Deployment(settings=settings, env=env, enqueuer=enqueuer, tmp=tmp_path)
-    try:
-        yield deployment
-    finally:
-        for worker in deployment.workers:
-            worker.kill()
-        enqueuer.close()
 
 
 def _count_chunks(deployment: Deployment, namespace: str, document_id: str | None = None) -> int:
@@ -188,7 +163,7 @@ def test_an_unreachable_cache_only_slows_ingestion(deployment: Deployment) -> No
 
 def test_a_corrupt_cache_entry_is_reparsed(
     deployment: Deployment,
-    redis_server: EmbeddedRedis,  # noqa: F811
+    redis_server: EmbeddedRedis,
 ) -> None:
     import redis
 

@@ -23,8 +23,8 @@ from worker.enqueue import Enqueuer
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="session")
-def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
+@pytest.fixture(scope="session", name="broker")
+def broker_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
     """The broker: persistent and never evicting, as production runs it."""
     server = EmbeddedRedis(tmp_path_factory.mktemp("broker"), persistent=True)
     server.start()

@@ -1,0 +1,70 @@
+"""The API served over real HTTP by werkzeug in a thread, against a test deployment."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import TypeVar
+
+import httpx
+from flask import Flask
+from werkzeug.serving import BaseWSGIServer, make_server
+
+from api import create_app
+from api.services import EXTENSION
+from ragsage.keys import Role, create_key
+from ragsage.runtime import build_database
+from ragsage.settings import Settings
+from ragsage.storage import Database
+from ragsage.types import Scope
+
+from .worker_harness import Deployment
+
+_T = TypeVar("_T")
+
+
+@dataclass
+class ApiServer:
+    app: Flask
+    server: BaseWSGIServer
+    url: str
+
+    def client(self, key: str | None = None) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=60)
+
+
+def serve(deployment: Deployment) -> Iterator[ApiServer]:
+    app = create_app(deployment.settings)
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield ApiServer(app=app, server=server, url=f"http://127.0.0.1:{server.server_port}")
+    finally:
+        server.shutdown()
+        thread.join(10)
+        app.extensions[EXTENSION].close()
+
+
+def with_database(settings: Settings, work: Callable[[Database], Awaitable[_T]]) -> _T:
+    """Run ``work`` on a fresh pool in a fresh loop (test code outside any fixture loop)."""
+
+    async def run() -> _T:
+        database = build_database(settings)
+        try:
+            return await work(database)
+        finally:
+            await database.dispose()
+
+    return asyncio.run(run())
+
+
+def make_key(settings: Settings, namespace: str, role: Role = Role.WRITE) -> str:
+    async def create(database: Database) -> str:
+        async with database.session(Scope(namespace)) as session:
+            return await create_key(session, Scope(namespace), role, "test")
+
+    return with_database(settings, create)
