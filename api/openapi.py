@@ -30,6 +30,17 @@ _RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
 )
 
 
+# Each Server-Sent Event: its name, and a JSON payload in ``data``.
+_SSE_EVENT: dict[str, Any] = {
+    "type": "object",
+    "required": ["event", "data"],
+    "properties": {
+        "event": {"type": "string", "enum": ["token", "citations", "done", "error"]},
+        "data": {"type": "string", "contentMediaType": "application/json"},
+    },
+}
+
+
 def _ref(model: type[BaseModel]) -> dict[str, str]:
     return {"$ref": f"#/components/schemas/{model.__name__}"}
 
@@ -116,7 +127,7 @@ def openapi_document(server_url: str = "") -> dict[str, Any]:
                         "description": "the answer",
                         "content": {
                             **_json(schemas.QueryResponse),
-                            "text/event-stream": {"schema": {"type": "string"}},
+                            "text/event-stream": {"schema": _SSE_EVENT},
                         },
                     }
                 },
@@ -153,11 +164,21 @@ def openapi_document(server_url: str = "") -> dict[str, Any]:
                                 "type": "object",
                                 "required": ["file"],
                                 "properties": {
-                                    "file": {"type": "string", "format": "binary"},
-                                    "metadata": {"type": "string"},
-                                    "external_id": {"type": "string"},
+                                    "file": {"type": "string", "format": "binary", "minLength": 1},
+                                    "metadata": {
+                                        "type": "object",
+                                        "additionalProperties": {
+                                            "type": ["string", "integer", "number", "boolean"]
+                                        },
+                                    },
+                                    "external_id": {
+                                        "type": "string",
+                                        "minLength": 1,
+                                        "maxLength": 512,
+                                    },
                                 },
-                            }
+                            },
+                            "encoding": {"metadata": {"contentType": "application/json"}},
                         },
                     },
                 },

@@ -70,16 +70,28 @@ class QueryRequest(Strict):
     )
 
 
-class DocumentUpload(Strict):
-    """A document as JSON, its bytes base64-encoded."""
+class UploadFields(Strict):
+    """What describes an upload besides its bytes."""
 
     filename: str = Field(min_length=1, max_length=255)
-    content_base64: str = Field(min_length=1)
     media_type: str | None = Field(default=None, max_length=200)
     metadata: dict[str, str | int | float | bool] = Field(default_factory=dict)
     external_id: str | None = Field(default=None, min_length=1, max_length=512)
     namespace: str | None = Field(
         default=None, description="Ignored: the namespace always comes from the API key."
+    )
+
+
+class DocumentUpload(UploadFields):
+    """A document as JSON, its bytes base64-encoded."""
+
+    content_base64: str = Field(
+        min_length=4,
+        pattern=(
+            r"^(?:[A-Za-z0-9+/]{4})+(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+            r"|^(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)$"
+        ),
+        description="The file's bytes, standard base64 with padding.",
     )
 
 

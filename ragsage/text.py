@@ -46,3 +46,19 @@ def _stem(word: str) -> str:
 def terms(text: str) -> list[str]:
     """Content words folded for matching: what the offline retrieval adapters compare."""
     return [_stem(word) for word in content_words(text)]
+
+
+def clean(text: str) -> str:
+    """``text`` without NUL characters or unpaired surrogates.
+
+    Neither can be stored in Postgres text, and both arrive in the wild (JSON
+    allows ``\\u0000`` and lone ``\\ud800`` escapes); dropping NULs and replacing
+    broken surrogates keeps such input working instead of failing deep in a query.
+    """
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text

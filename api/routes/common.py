@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from flask import request
 from pydantic import BaseModel
 
 from api.errors import ApiError
+from ragsage.text import clean
 
 _M = TypeVar("_M", bound=BaseModel)
 MAX_JSON_BYTES = 1024 * 1024
@@ -24,7 +25,18 @@ def json_body(model: type[_M]) -> _M:
         raise ApiError(400, "malformed_json", "the body is not valid JSON")
     if not isinstance(data, dict):
         raise ApiError(422, "invalid_request", "the body must be a JSON object")
-    return model.model_validate(data)
+    return model.model_validate(cleaned(data))
+
+
+def cleaned(value: Any) -> Any:
+    """JSON with every string freed of NULs and broken surrogates (see ``clean``)."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        return {clean(key): cleaned(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [cleaned(item) for item in value]
+    return value
 
 
 def int_arg(name: str, default: int, low: int, high: int) -> int:

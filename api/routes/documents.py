@@ -12,8 +12,8 @@ from flask import Blueprint, Response, jsonify, request
 from api import convert
 from api.auth import require
 from api.errors import ApiError
-from api.routes.common import int_arg, json_body
-from api.schemas import DocumentList, DocumentOut, DocumentUpload, UploadResponse
+from api.routes.common import cleaned, int_arg, json_body
+from api.schemas import DocumentList, DocumentOut, DocumentUpload, UploadFields, UploadResponse
 from api.services import services
 from ragsage.jobs import documents
 from ragsage.keys import Role
@@ -34,12 +34,15 @@ def _upload_from_request() -> tuple[str, bytes, str | None, dict[str, Any], str 
             raise ApiError(400, "invalid_request", "metadata must be a JSON object") from None
         if not isinstance(metadata, dict):
             raise ApiError(400, "invalid_request", "metadata must be a JSON object")
-        body = DocumentUpload(
-            filename=upload.filename,
-            content_base64="-",
-            media_type=upload.mimetype or None,
-            metadata=metadata,
-            external_id=request.form.get("external_id") or None,
+        body = UploadFields.model_validate(
+            cleaned(
+                {
+                    "filename": upload.filename,
+                    "media_type": upload.mimetype or None,
+                    "metadata": metadata,
+                    "external_id": request.form.get("external_id") or None,
+                }
+            )
         )
         return body.filename, upload.read(), body.media_type, body.metadata, body.external_id
     parsed = json_body(DocumentUpload)

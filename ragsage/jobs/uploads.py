@@ -9,6 +9,9 @@ it, so an accepted upload is never lost.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
 
 from psycopg.types.json import Jsonb
 from sqlalchemy import text
@@ -18,6 +21,7 @@ from ragsage.errors import EmptyDocument, InvalidRequest
 from ragsage.identity import content_hash, document_id_for
 from ragsage.jobs import store
 from ragsage.jobs.records import JobState, Upload, UploadOutcome
+from ragsage.text import clean
 from ragsage.types import Scope
 
 MAX_FILENAME = 255
@@ -49,6 +53,13 @@ async def create_upload(
     existing document (and its job, if one is still open) is returned.  If the
     last attempt at those bytes failed or was cancelled, a new job retries them.
     """
+    upload = replace(
+        upload,
+        filename=clean(upload.filename),
+        external_id=clean(upload.external_id) if upload.external_id is not None else None,
+        metadata=_clean_metadata(upload.metadata),
+        media_type=clean(upload.media_type) if upload.media_type else None,
+    )
     validate(upload, max_bytes)
     digest = content_hash(upload.data)
     external_id = upload.external_id or upload.filename
@@ -111,6 +122,13 @@ async def create_upload(
         metadata=upload.metadata,
     )
     return UploadOutcome(job_id, document_id, JobState.QUEUED, duplicate=False, needs_sending=True)
+
+
+def _clean_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        clean(key): clean(value) if isinstance(value, str) else value
+        for key, value in metadata.items()
+    }
 
 
 async def _duplicate(session: AsyncSession, digest: str, document_id: str) -> UploadOutcome | None:

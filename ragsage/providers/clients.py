@@ -15,6 +15,7 @@ from ragsage.providers.openai_embedder import OpenAIEmbedder
 from ragsage.providers.openai_llm import OpenAILLMClient
 from ragsage.providers.openai_rewriter import OpenAIQueryRewriter
 from ragsage.providers.openai_service import OpenAIService
+from ragsage.providers.resilience import guard_sdk_logs
 from ragsage.providers.voyage_client import VoyageClient
 from ragsage.providers.voyage_embedder import VoyageEmbedder
 from ragsage.providers.voyage_reranker import VoyageReranker
@@ -87,10 +88,12 @@ def build_provider_clients(config: ProviderConfig) -> ProviderClients:
     through :mod:`ragsage.providers.resilience`.  Base URLs are always passed, so
     an ``OPENAI_BASE_URL`` lying in the environment cannot redirect a process
     configured without one; likewise an empty key becomes a placeholder rather
-    than whatever ``OPENAI_API_KEY`` holds.
+    than whatever ``OPENAI_API_KEY`` holds.  The keys are registered with a
+    filter that redacts them from the SDKs' own log records.
     """
     from openai import AsyncOpenAI
 
+    guard_sdk_logs((config.openai_api_key, config.voyage_api_key))
     policy = config.retry_policy
     sdk = AsyncOpenAI(
         api_key=config.openai_api_key or PLACEHOLDER_API_KEY,

@@ -57,8 +57,7 @@ async def call_with_retries(
                     )
                 raise_translated(error, exc, secrets)
             _log.warning(
-                "%s: %s; retrying in %.2f s (attempt %d of %d)",
-                what,
+                "%s; retrying in %.2f s (attempt %d of %d)",
                 error,
                 delay,
                 attempt,
@@ -125,6 +124,46 @@ def redact(text: str, secrets: Iterable[str]) -> str:
     for secret in _real(secrets):
         text = text.replace(secret, REDACTED)
     return text
+
+
+# The SDKs log response bodies at INFO/DEBUG; a provider that quotes the key in
+# an error body would otherwise put it into the process's logs.
+_SDK_LOGGERS = (
+    "voyage",
+    "openai",
+    "openai._base_client",
+    "openai._response",
+    "openai._legacy_response",
+    "httpx2",
+    "httpx",
+)
+
+
+class _RedactingFilter(logging.Filter):
+    """Rewrites any SDK log record that mentions a configured secret."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.secrets: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.secrets:
+            message = record.getMessage()
+            if any(secret in message for secret in self.secrets):
+                record.msg, record.args = redact(message, self.secrets), None
+        return True
+
+
+_REDACTING_FILTER = _RedactingFilter()
+
+
+def guard_sdk_logs(secrets: Iterable[str]) -> None:
+    """Keep ``secrets`` out of what the provider SDKs log (idempotent)."""
+    _REDACTING_FILTER.secrets.update(_real(secrets))
+    for name in _SDK_LOGGERS:
+        logger = logging.getLogger(name)
+        if _REDACTING_FILTER not in logger.filters:
+            logger.addFilter(_REDACTING_FILTER)
 
 
 def detail(text: object, secrets: Iterable[str]) -> str:

@@ -40,6 +40,7 @@ from ragsage.query.results import (
     TokenEvent,
 )
 from ragsage.query.smalltalk import is_small_talk
+from ragsage.text import clean
 from ragsage.tracing import NullTracer
 from ragsage.types import Chunk, Scope, ScoredChunk, Turn
 
@@ -92,7 +93,12 @@ class QueryEngine:
     ) -> RetrievalResult:
         timing: dict[str, float] = {}
         started = time.perf_counter()
+        query = clean(query)
         _check_query(query)
+        if not query.strip():
+            # Nothing to look for: an honest empty result rather than an error.
+            return RetrievalResult(query=query, hits=(), total_found=0, timing_ms={"total_ms": 0.0})
+        history = [Turn(turn.role, clean(turn.content)) for turn in history]
         standalone = await self._rewrite(root, query, history, timing)
         dense, lexical = await asyncio.gather(
             self._dense(root, scope, standalone, options, timing),
@@ -248,6 +254,7 @@ class QueryEngine:
     ) -> AsyncGenerator[AnswerEvent, None]:
         """Stream an answer: tokens as they come, then the citations, then done."""
         started = time.perf_counter()
+        question = clean(question)
         with self.tracer.span("answer", tenant=scope.namespace) as root:
             if is_small_talk(question):
                 root.set(small_talk=True)
@@ -366,8 +373,6 @@ class QueryEngine:
 
 
 def _check_query(query: str) -> None:
-    if not query.strip():
-        raise InvalidRequest("the question is empty")
     if len(query) > MAX_QUERY_CHARS:
         raise InvalidRequest(
             f"the question is {len(query):,} characters long; the limit is {MAX_QUERY_CHARS:,}"

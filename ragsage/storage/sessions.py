@@ -11,7 +11,7 @@ import psycopg
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ragsage.errors import StorageError
+from ragsage.errors import InvalidRequest, RagsageError, StorageError
 from ragsage.storage.isolation import SCOPE_KEY
 from ragsage.types import Scope
 
@@ -27,7 +27,7 @@ class RetryableStorageError(StorageError):
     retryable = True
 
 
-def translate(exc: SQLAlchemyError | psycopg.Error) -> StorageError:
+def translate(exc: SQLAlchemyError | psycopg.Error) -> RagsageError:
     """A short, internals-free error for ``exc``; the full one goes to the log only."""
     _log.warning("database error: %s", exc)
     if isinstance(exc, DBAPIError) and exc.connection_invalidated:
@@ -35,6 +35,8 @@ def translate(exc: SQLAlchemyError | psycopg.Error) -> StorageError:
     origin = type(getattr(exc, "orig", None) or exc).__name__
     if origin in {"OperationalError", "InterfaceError", "ConnectionTimeout", "PoolTimeout"}:
         return RetryableStorageError(f"the database is unavailable ({origin})")
+    if origin == "DataError" or isinstance(getattr(exc, "orig", exc), psycopg.DataError):
+        return InvalidRequest("a value in the request cannot be stored or searched")
     if origin == "QueryCanceled":
         return StorageError("the database query took too long and was cancelled")
     return StorageError(f"the database rejected the operation ({origin})")

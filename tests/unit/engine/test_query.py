@@ -275,9 +275,11 @@ def test_out_of_range_options_are_rejected_by_name(options: dict[str, float], me
         RetrievalOptions(**options)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("question", "message"), [("   ", "empty"), ("x" * 8001, "8,000")])
-async def test_empty_or_oversized_questions_are_rejected(
-    kit: FakeEngineKit, scope: Scope, question: str, message: str
+async def test_an_oversized_question_is_rejected_and_a_blank_one_finds_nothing(
+    kit: FakeEngineKit, scope: Scope, ingest: Ingest
 ) -> None:
-    with pytest.raises(InvalidRequest, match=message):
-        await kit.query_engine().answer(scope, question)
+    await ingest(HANDBOOK)
+    with pytest.raises(InvalidRequest, match="8,000"):
+        await kit.query_engine().answer(scope, "x" * 8001)
+    blank = await kit.query_engine().answer(scope, " \t\x1c ")
+    assert blank.not_found and blank.citations == ()

@@ -1,0 +1,57 @@
+"""Model providers: Voyage, OpenAI (and OpenAI-compatible servers), local models.
+
+Each class here implements one model-shaped port of :mod:`ragsage.ports`; none
+is special to the engine, and the in-memory fakes remain a full alternative.
+This package is not imported by ``import ragsage``: reach for it where a process
+means to talk to a model.  Importing it loads neither provider SDK, onnxruntime
+nor numpy — :func:`build_provider_clients` loads the SDKs, and a
+:class:`LocalEmbedder` loads onnxruntime when one is built.
+
+    from ragsage.providers import ProviderConfig, build_provider_clients
+
+    clients = build_provider_clients(ProviderConfig(voyage_api_key=..., openai_api_key=...))
+    embedder = clients.voyage_embedder()   # or clients.openai_embedder()
+    llm = clients.openai_llm()
+    ...
+    await clients.aclose()
+
+Every provider call has a deadline and a few retries with backoff on HTTP 429
+and 5xx (honouring ``Retry-After``), and fails with
+:class:`~ragsage.errors.RetryableProviderError` or
+:class:`~ragsage.errors.PermanentProviderError`; no API key is ever put into a
+message.
+"""
+
+from ragsage.providers.clients import ProviderClients, build_provider_clients
+from ragsage.providers.config import ProviderConfig, RetryPolicy
+from ragsage.providers.local_embedder import LocalEmbedder
+from ragsage.providers.local_model import LocalModelFiles, locate_local_model
+from ragsage.providers.openai_contextualizer import OpenAIContextualizer
+from ragsage.providers.openai_embedder import OpenAIEmbedder
+from ragsage.providers.openai_llm import OpenAILLMClient
+from ragsage.providers.openai_rewriter import OpenAIQueryRewriter
+from ragsage.providers.openai_service import OpenAIService
+from ragsage.providers.tesseract import TesseractTranscriber, tesseract_available
+from ragsage.providers.voyage_client import VoyageClient
+from ragsage.providers.voyage_embedder import VoyageEmbedder
+from ragsage.providers.voyage_reranker import VoyageReranker
+
+__all__ = [
+    "LocalEmbedder",
+    "LocalModelFiles",
+    "OpenAIContextualizer",
+    "OpenAIEmbedder",
+    "OpenAILLMClient",
+    "OpenAIQueryRewriter",
+    "OpenAIService",
+    "ProviderClients",
+    "ProviderConfig",
+    "RetryPolicy",
+    "TesseractTranscriber",
+    "VoyageClient",
+    "VoyageEmbedder",
+    "VoyageReranker",
+    "build_provider_clients",
+    "locate_local_model",
+    "tesseract_available",
+]
