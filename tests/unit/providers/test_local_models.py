@@ -1,0 +1,166 @@
+"""The local embedding model and Tesseract OCR, run for real on this machine.
+
+Both are the offline stand-ins for hosted models: the embedder loads the packaged
+all-MiniLM-L6-v2 ONNX file, the transcriber runs the ``tesseract`` program.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import io
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from ragsage.errors import ConfigurationError, PermanentProviderError
+from ragsage.providers import (
+    LocalEmbedder,
+    TesseractTranscriber,
+    locate_local_model,
+    tesseract_available,
+)
+from ragsage.types import PageImage
+
+
+@pytest.fixture(scope="module")
+def embedder() -> LocalEmbedder:
+    return LocalEmbedder()
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+# -- the local embedder -------------------------------------------------------
+
+
+def test_the_packaged_model_loads_offline(embedder: LocalEmbedder) -> None:
+    assert embedder.model == "all-MiniLM-L6-v2"
+    assert embedder.dimension == 384
+    assert 0 < embedder.similarity_floor < 0.5
+
+
+async def test_paraphrases_score_above_unrelated_text(embedder: LocalEmbedder) -> None:
+    query, paraphrase, unrelated = await embedder.embed(
+        [
+            "How do I reset my password?",
+            "Steps to change a forgotten account password",
+            "Quarterly revenue grew by ten percent in Europe.",
+        ]
+    )
+    assert cosine(query, paraphrase) > 0.5
+    assert cosine(query, unrelated) < embedder.similarity_floor < cosine(query, paraphrase)
+
+
+async def test_vectors_are_unit_length_and_independent_of_batching(
+    embedder: LocalEmbedder,
+) -> None:
+    texts = ["a short one", "a somewhat longer sentence about row-level security " * 3, ""]
+    together = await embedder.embed(texts)
+    alone = [(await embedder.embed([text], input_type="query"))[0] for text in texts]
+    for joint, single in zip(together, alone, strict=True):
+        assert math.isclose(math.sqrt(cosine(joint, joint)), 1.0, abs_tol=1e-5)
+        assert max(abs(x - y) for x, y in zip(joint, single, strict=True)) < 1e-4
+    assert await embedder.embed([]) == []
+
+
+async def test_a_long_text_is_windowed_not_truncated(embedder: LocalEmbedder) -> None:
+    cooking = "Simmer the tomato sauce with garlic, basil and olive oil for an hour. " * 30
+    astronomy = "The telescope observed distant galaxies, planets and a comet at night. " * 6
+    whole, head, question = await embedder.embed(
+        [cooking + astronomy, cooking, "What did the telescope see in the night sky?"]
+    )
+    # The astronomy sits far past the model's 256 word-pieces; truncation would lose it.
+    assert len(embedder._tokenizer.encode(cooking).ids) > 256
+    assert cosine(question, whole) > cosine(question, head) + 0.05
+
+
+def test_windows_cover_every_piece_with_overlap(embedder: LocalEmbedder) -> None:
+    ids = list(range(1000))
+    windows = embedder._windows(ids)
+    assert all(len(window) == 254 for window in windows)
+    assert windows[0][0] == 0 and windows[-1][-1] == 999
+    for before, after in zip(windows, windows[1:], strict=False):
+        assert after[0] <= before[-1] - 31  # at least 32 pieces shared
+    assert embedder._windows(ids[:10]) == [ids[:10]]
+
+
+async def test_embedding_runs_off_the_event_loop(embedder: LocalEmbedder) -> None:
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.005)
+            ticks += 1
+
+    task = asyncio.create_task(ticker())
+    await embedder.embed(["a paragraph of text to embed, repeated " * 20] * 16)
+    task.cancel()
+    assert ticks >= 5
+
+
+def test_a_model_directory_is_used_when_given(tmp_path: Path) -> None:
+    packaged = locate_local_model()
+    (tmp_path / "model.onnx").symlink_to(packaged.model)
+    (tmp_path / "tokenizer.json").write_bytes(gzip.decompress(packaged.tokenizer.read_bytes()))
+    files = locate_local_model(tmp_path)
+    assert files.model == tmp_path / "model.onnx" and files.name == tmp_path.name
+    assert LocalEmbedder(files).dimension == 384
+
+
+def test_a_directory_without_the_files_says_what_is_missing(tmp_path: Path) -> None:
+    (tmp_path / "model.onnx").write_bytes(b"")
+    with pytest.raises(ConfigurationError, match="lacks tokenizer.json"):
+        locate_local_model(tmp_path)
+    with pytest.raises(ConfigurationError, match="is not a directory"):
+        locate_local_model(tmp_path / "absent")
+
+
+def test_a_broken_model_file_is_a_configuration_error(tmp_path: Path) -> None:
+    packaged = locate_local_model()
+    (tmp_path / "model.onnx").write_bytes(b"not an onnx file")
+    (tmp_path / "tokenizer.json").write_bytes(gzip.decompress(packaged.tokenizer.read_bytes()))
+    with pytest.raises(ConfigurationError, match="cannot load the local model"):
+        LocalEmbedder(locate_local_model(tmp_path))
+
+
+# -- Tesseract ------------------------------------------------------------------
+
+
+def page_png(*lines: str) -> bytes:
+    from PIL import Image, ImageDraw, ImageFont
+
+    # Pillow's bundled scalable font: no system font package needed.
+    font = ImageFont.load_default(size=40)
+    image = Image.new("RGBA", (1400, 100 + 90 * len(lines)), "white")
+    draw = ImageDraw.Draw(image)
+    for number, line in enumerate(lines):
+        draw.text((50, 50 + 90 * number), line, fill="black", font=font)
+    buffer = io.BytesIO()
+    image.save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+def test_tesseract_is_installed() -> None:
+    assert tesseract_available()
+
+
+async def test_tesseract_reads_a_rendered_page() -> None:
+    png = page_png("Quarterly invoice 4711 for Ragsage", "Payment is due within thirty days.")
+    text = await TesseractTranscriber().transcribe(PageImage(png, media_type="image/png"))
+    assert "invoice 4711 for Ragsage" in text
+    assert "due within thirty days" in " ".join(text.split())
+
+
+async def test_bytes_that_are_no_image_are_a_permanent_error() -> None:
+    with pytest.raises(PermanentProviderError, match="cannot be decoded"):
+        await TesseractTranscriber().transcribe(PageImage(b"%PDF-1.7 not an image"))
+
+
+def test_a_missing_language_says_which_package_to_install() -> None:
+    with pytest.raises(ConfigurationError, match="tesseract-ocr-xyz"):
+        TesseractTranscriber(language="eng+xyz")
