@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from typing import TYPE_CHECKING
 
 from ragsage.providers.openai_service import OpenAIService
@@ -45,15 +46,18 @@ class OpenAILLMClient:
         self._generation_max_tokens = generation_max_tokens
         self._vision_max_tokens = vision_max_tokens
 
-    async def generate(self, prompt: str) -> AsyncIterator[str]:
+    async def generate(self, prompt: str) -> AsyncGenerator[str, None]:
         messages: list[ChatCompletionMessageParam] = [{"role": "user", "content": prompt}]
-        async for text in self._service.stream(
+        stream = self._service.stream(
             messages,
             model=self._generation_model,
             max_tokens=self._generation_max_tokens,
             what=f"OpenAI generation ({self._generation_model})",
-        ):
-            yield text
+        )
+        # Closing this generator early must close the HTTP stream now, not at GC.
+        async with aclosing(stream) as deltas:
+            async for text in deltas:
+                yield text
 
     async def transcribe(self, image: PageImage) -> str:
         encoded = base64.b64encode(image.data).decode("ascii")

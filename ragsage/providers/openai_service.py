@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ragsage.errors import ProviderError, RetryableProviderError
@@ -133,7 +133,7 @@ class OpenAIService:
         model: str,
         max_tokens: int | None,
         what: str,
-    ) -> AsyncIterator[str]:
+    ) -> AsyncGenerator[str, None]:
         """The reply's text deltas as the server sends them.
 
         Opening the stream is retried like any call; once text has been handed

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
+from contextlib import aclosing
 
 import pytest
 
@@ -88,6 +89,19 @@ async def test_clients_build_with_no_keys_and_fail_at_request_time(
     finally:
         await clients.aclose()
     assert server.received[0].headers["authorization"] == f"Bearer {PLACEHOLDER_API_KEY}"
+
+
+def test_every_adapter_conforms_to_its_port(server: ProviderServer) -> None:
+    from ragsage.ports import Contextualizer, Embedder, LLMClient, QueryRewriter, Reranker
+
+    clients = build_provider_clients(config_for(server, embedding_model="text-embedding-3-large"))
+    voyage = build_provider_clients(config_for(server))
+    assert isinstance(voyage.voyage_embedder(), Embedder)
+    assert isinstance(clients.openai_embedder(), Embedder)
+    assert isinstance(voyage.voyage_reranker(), Reranker)
+    assert isinstance(clients.openai_llm(), LLMClient)
+    assert isinstance(clients.openai_contextualizer(), Contextualizer)
+    assert isinstance(clients.openai_rewriter(), QueryRewriter)
 
 
 def test_an_embedding_width_is_known_without_a_call(server: ProviderServer) -> None:
@@ -397,9 +411,10 @@ async def test_generation_caps_tokens_under_the_name_the_endpoint_accepts(
     from ragsage.providers import OpenAILLMClient, OpenAIService
 
     clients = build_provider_clients(config_for(server, generation_max_tokens=50))
-    await anext(clients.openai_llm().generate("hi"))
     official = OpenAIService(clients.openai.sdk, token_parameter="max_completion_tokens")
-    await anext(OpenAILLMClient(official, generation_max_tokens=50).generate("hi"))
+    for llm in (clients.openai_llm(), OpenAILLMClient(official, generation_max_tokens=50)):
+        async with aclosing(llm.generate("hi")) as tokens:
+            await anext(tokens)  # stop after the first token: the stream is closed early
     first, second = server.requests_to(CHAT)
     assert first.body["max_tokens"] == 50 and "max_completion_tokens" not in first.body
     assert second.body["max_completion_tokens"] == 50 and "max_tokens" not in second.body
