@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -11,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.errors import InvalidRequest
 from ragsage.storage.config import safe_identifier
-from ragsage.storage.rows import ACTIVE_GENERATION, CHUNK_COLUMNS, chunk_from_row, filter_sql
+from ragsage.storage.rows import ACTIVE_GENERATION, CHUNK_COLUMNS, chunk_from_row
 from ragsage.storage.sessions import scoped
 from ragsage.types import Chunk, Scope, ScoredChunk, SearchFilters
 
@@ -23,12 +24,10 @@ MAX_QUERY_CHARS = 10_000
 _SEARCH_SYNTAX = re.compile(r'"|(^|\s)-\w|\sor\s', re.IGNORECASE)
 
 
-# A term matching more chunks than this is too common to pick candidates with.
-COMMON_TERM_ROWS = 2000
+# A term in more chunks than this is too common to pick candidates with.
+COMMON_TERM_ROWS = 500
 # With only common terms, rank at most this many rows that contain all of them.
-COMMON_SAMPLE_ROWS = 5000
-_ANY = "array_to_string(ARRAY(SELECT quote_literal(t) FROM unnest(CAST(:{0} AS text[])) t), ' | ')"
-_ALL = "array_to_string(ARRAY(SELECT quote_literal(t) FROM unnest(CAST(:{0} AS text[])) t), ' & ')"
+COMMON_SAMPLE_ROWS = 500
 
 
 class PgLexicalStore:
@@ -43,14 +42,17 @@ class PgLexicalStore:
     most natural questions miss; ranking every chunk that holds any term makes
     a common word cost tens of milliseconds on a large corpus.  So candidates
     come from the query's *distinctive* terms only — those in at most
-    :data:`COMMON_TERM_ROWS` chunks of the namespace, counted with a capped
-    index scan — while every term still counts toward the rank.  A query made
-    only of common terms ranks a bounded set of chunks holding all of them.
+    ``common_term_rows`` chunks of the namespace, counted with a capped index
+    scan — while every term still counts toward the rank.  A query made only
+    of common terms ranks the chunks holding all of them when there are enough,
+    else the rarest term's; either way at most ``common_sample_rows`` chunks.
     Text with search syntax (quotes, ``-word``, ``or``) goes through
     ``websearch_to_tsquery`` unchanged, which never raises on bad input.
 
-    ``text_search_config`` must be the configuration the column was built
-    with, so it is required rather than defaulted in a second place.
+    The matching runs in the ``ragsage_lexical_search`` function (see migration
+    4: under Row-Level Security no query could use the GIN index); it returns
+    ids and ranks only, and the chunks are then read under RLS like any other.
+    ``text_search_config`` names the configuration the column was built with.
     """
 
     def __init__(
@@ -77,36 +79,33 @@ class PgLexicalStore:
             raise InvalidRequest(
                 f"the search text is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}"
             )
-        where, params = filter_sql(filters)
+        wanted = filters if filters is not None and not filters.is_empty else None
+        params = {
+            "query": query,
+            "syntax": bool(_SEARCH_SYNTAX.search(query)),
+            "k": k,
+            "common": self.common_term_rows,
+            "sample": self.common_sample_rows,
+            "ids": sorted(wanted.document_ids)
+            if wanted and wanted.document_ids is not None
+            else None,
+            "sources": sorted(wanted.sources) if wanted and wanted.sources is not None else None,
+            "metadata": json.dumps(dict(wanted.metadata)) if wanted and wanted.metadata else None,
+            "after": wanted.created_after if wanted else None,
+            "before": wanted.created_before if wanted else None,
+        }
         async with scoped(self._target, scope) as session:
-            if _SEARCH_SYNTAX.search(query):
-                candidates = ranking = f"websearch_to_tsquery('{self._config}'::regconfig, :query)"
-                sample = ""
-            else:
-                counted = await self._term_counts(session, query)
-                if not counted:
-                    return []
-                rare = [term for term, rows in counted if rows <= self.common_term_rows]
-                params["all_terms"] = [term for term, _ in counted]
-                ranking = f"CAST({_ANY.format('all_terms')} AS tsquery)"
-                if rare:
-                    params["rare_terms"] = rare
-                    candidates, sample = f"CAST({_ANY.format('rare_terms')} AS tsquery)", ""
-                else:
-                    candidates = f"CAST({_ALL.format('all_terms')} AS tsquery)"
-                    sample = f" LIMIT {int(self.common_sample_rows)}"
             rows = await session.execute(
                 text(
-                    f"WITH q AS (SELECT {candidates} AS candidates, {ranking} AS ranking), "
-                    f"hits AS (SELECT {CHUNK_COLUMNS}, c.lexical FROM ragsage_chunks c, q "
-                    f"WHERE numnode(q.candidates) > 0 AND c.generation = {ACTIVE_GENERATION} "
-                    f"AND c.lexical @@ q.candidates{where}{sample}) "
-                    "SELECT c.document_id, c.ordinal, c.text, c.embed_text, c.heading_path, "
-                    "c.page_numbers, c.metadata, c.source, c.created_at, "
-                    "ts_rank(c.lexical, q.ranking, 1) AS rank FROM hits c, q "
-                    "ORDER BY rank DESC, c.document_id, c.ordinal LIMIT :k"
+                    f"SELECT {CHUNK_COLUMNS}, r.rank FROM ragsage_lexical_search(:query, :syntax, "
+                    ":k, :common, :sample, CAST(:ids AS text[]), CAST(:sources AS text[]), "
+                    "CAST(:metadata AS jsonb), CAST(:after AS timestamptz), "
+                    "CAST(:before AS timestamptz)) r JOIN ragsage_chunks c "
+                    "ON c.document_id = r.document_id AND c.ordinal = r.ordinal "
+                    f"AND c.generation = {ACTIVE_GENERATION} "
+                    "ORDER BY r.rank DESC, c.document_id, c.ordinal"
                 ),
-                {"query": query, "k": k, **params},
+                params,
             )
             return [
                 ScoredChunk(
@@ -114,21 +113,6 @@ class PgLexicalStore:
                 )
                 for row in rows
             ]
-
-    async def _term_counts(self, session: AsyncSession, query: str) -> list[tuple[str, int]]:
-        """The query's stemmed terms, each with how many chunks hold it (capped)."""
-        rows = await session.execute(
-            text(
-                "SELECT t.term, (SELECT count(*) FROM (SELECT 1 FROM ragsage_chunks c "
-                f"WHERE c.generation = {ACTIVE_GENERATION} "
-                "AND c.lexical @@ CAST(quote_literal(t.term) AS tsquery) "
-                f"LIMIT {int(self.common_term_rows) + 1}) capped) "
-                "FROM (SELECT DISTINCT unnest(tsvector_to_array("
-                f"to_tsvector('{self._config}'::regconfig, :query))) AS term) t ORDER BY t.term"
-            ),
-            {"query": query},
-        )
-        return [(str(row[0]), int(row[1])) for row in rows]
 
     async def delete(self, scope: Scope, document_id: str) -> None:
         return None  # the rows belong to PgVectorStore, which deletes them

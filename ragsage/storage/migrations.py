@@ -339,10 +339,124 @@ def _v3(config: PostgresConfig) -> tuple[str, ...]:
     )
 
 
+def _v4(config: PostgresConfig) -> tuple[str, ...]:
+    """Keyword search through one named function that can use the GIN index.
+
+    Under Row-Level Security the planner may not evaluate a non-leakproof
+    operator before the policy, and full-text ``@@`` is not leakproof, so a
+    policy-scoped query can never walk the GIN index: every search scans the
+    namespace.  This function runs as ``ragsage_system`` (no policy in the way),
+    scopes itself to the caller's namespace setting, and returns only chunk ids
+    and ranks; the caller then reads the chunks themselves under RLS as usual.
+    """
+    role = safe_identifier(config.app_role)
+    setting = safe_setting_name(config.isolation_variable)
+    cfg = safe_identifier(config.text_search_config)
+    system = SYSTEM_ROLE
+    signature = (
+        "ragsage_lexical_search(text, boolean, integer, integer, integer, text[], text[], "
+        "jsonb, timestamptz, timestamptz)"
+    )
+    return (
+        f'GRANT SELECT ON ragsage_chunks, ragsage_generations TO "{system}"',
+        *(
+            statement
+            for table in ("ragsage_chunks", "ragsage_generations")
+            for statement in (
+                f"DROP POLICY IF EXISTS {table}_system ON {table}",
+                f'CREATE POLICY {table}_system ON {table} FOR SELECT TO "{system}" USING (true)',
+            )
+        ),
+        f"""CREATE OR REPLACE FUNCTION ragsage_lexical_search(
+                query_text text, with_syntax boolean, k integer, common_rows integer,
+                sample_rows integer, document_ids text[], sources text[], metadata jsonb,
+                created_after timestamptz, created_before timestamptz)
+            RETURNS TABLE (document_id text, ordinal integer, rank real)
+            LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $fn$
+            #variable_conflict use_column
+            DECLARE
+                ns text := current_setting('{setting}', true);
+                gen integer;
+                terms text[];
+                rare text[] := '{{}}';
+                term text;
+                hits bigint;
+                fewest bigint := NULL;
+                rarest text;
+                candidates tsquery;
+                ranking tsquery;
+                limit_rows integer := NULL;
+            BEGIN
+                IF ns IS NULL OR ns = '' THEN RETURN; END IF;
+                SELECT g.id INTO gen FROM ragsage_generations g
+                    WHERE g.namespace = ns AND g.state = 'active';
+                IF gen IS NULL THEN RETURN; END IF;
+                IF with_syntax THEN
+                    candidates := websearch_to_tsquery('{cfg}'::regconfig, query_text);
+                    ranking := candidates;
+                ELSE
+                    SELECT array_agg(DISTINCT t ORDER BY t) INTO terms FROM unnest(
+                        tsvector_to_array(to_tsvector('{cfg}'::regconfig, query_text))) t;
+                    IF terms IS NULL THEN RETURN; END IF;
+                    terms := terms[1:32];
+                    -- A term in more than common_rows chunks is too common to pick
+                    -- candidates with; counting stops at the cap, via the index.
+                    FOREACH term IN ARRAY terms LOOP
+                        EXECUTE 'SELECT count(*) FROM (SELECT 1 FROM ragsage_chunks c '
+                            'WHERE c.namespace = $1 AND c.generation = $2 AND c.lexical @@ $3 '
+                            'LIMIT $4) s'
+                            INTO hits USING ns, gen, quote_literal(term)::tsquery, common_rows + 1;
+                        IF hits <= common_rows THEN rare := rare || term; END IF;
+                        IF fewest IS NULL OR hits < fewest THEN
+                            fewest := hits;
+                            rarest := term;
+                        END IF;
+                    END LOOP;
+                    ranking := array_to_string(
+                        ARRAY(SELECT quote_literal(t) FROM unnest(terms) t), ' | ')::tsquery;
+                    IF cardinality(rare) > 0 THEN
+                        candidates := array_to_string(
+                            ARRAY(SELECT quote_literal(t) FROM unnest(rare) t), ' | ')::tsquery;
+                    ELSE
+                        -- Only common terms: chunks holding all of them, if there are
+                        -- enough; else a bounded sample of the rarest term's chunks.
+                        candidates := array_to_string(
+                            ARRAY(SELECT quote_literal(t) FROM unnest(terms) t), ' & ')::tsquery;
+                        EXECUTE 'SELECT count(*) FROM (SELECT 1 FROM ragsage_chunks c '
+                            'WHERE c.namespace = $1 AND c.generation = $2 AND c.lexical @@ $3 '
+                            'LIMIT $4) s'
+                            INTO hits USING ns, gen, candidates, k;
+                        IF hits < k THEN
+                            candidates := quote_literal(rarest)::tsquery;
+                        END IF;
+                        limit_rows := sample_rows;
+                    END IF;
+                END IF;
+                IF numnode(candidates) = 0 THEN RETURN; END IF;
+                RETURN QUERY EXECUTE
+                    'SELECT h.document_id, h.ordinal, ts_rank(h.lexical, $3, 1) AS rank FROM ('
+                    'SELECT c.document_id, c.ordinal, c.lexical FROM ragsage_chunks c '
+                    'WHERE c.namespace = $1 AND c.generation = $2 AND c.lexical @@ $4 '
+                    'AND ($5::text[] IS NULL OR c.document_id = ANY($5)) '
+                    'AND ($6::text[] IS NULL OR c.source = ANY($6)) '
+                    'AND ($7::jsonb IS NULL OR c.metadata @> $7) '
+                    'AND ($8::timestamptz IS NULL OR c.created_at >= $8) '
+                    'AND ($9::timestamptz IS NULL OR c.created_at <= $9) '
+                    'LIMIT $10) h ORDER BY rank DESC, h.document_id, h.ordinal LIMIT $11'
+                    USING ns, gen, ranking, candidates, document_ids, sources, metadata,
+                        created_after, created_before, limit_rows, k;
+            END $fn$""",
+        f'ALTER FUNCTION {signature} OWNER TO "{system}"',
+        f"REVOKE ALL ON FUNCTION {signature} FROM PUBLIC",
+        f'GRANT EXECUTE ON FUNCTION {signature} TO "{role}"',
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "generations, documents and chunks under Row-Level Security", _v1),
     Migration(2, "uploads: document status, blobs, jobs, resolved pages, system functions", _v2),
     Migration(3, "API keys, hashed, one namespace and role each", _v3),
+    Migration(4, "keyword search through an index-using, namespace-scoped function", _v4),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

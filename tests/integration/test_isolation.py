@@ -166,6 +166,14 @@ async def test_the_privileged_functions_cross_namespaces_without_leaking(db: Dat
             await create_upload(session, scope, Upload("f.md", body.encode()), max_bytes=10**6)
 
     async with db.system_session() as session:
+        # Keyword search scopes itself to the caller's namespace: none here, so nothing.
+        found = await session.execute(
+            text(
+                "SELECT * FROM ragsage_lexical_search('zirconium anvils', false, 10, 500, 500, "
+                "NULL, NULL, NULL, NULL, NULL)"
+            )
+        )
+        assert found.all() == []
         # Directly, the system session sees no tenant row at all.
         for table in TABLES:
             assert await session.scalar(text(f"SELECT count(*) FROM {table}")) == 0

@@ -96,8 +96,11 @@ async def _check_v2(database: Database) -> None:
     pg = helpers.stores(database, kit)
     document = await pg.documents.get(ACME, "doc_old")
     assert document is not None and document.source == "old.md"
-    assert (await pg.lexical.search(ACME, "anvils", k=3))[0].chunk.id == "doc_old:0"
     async with database.session(ACME) as session:
+        matched = await session.scalar(
+            text("SELECT count(*) FROM ragsage_chunks WHERE lexical @@ 'anvil'::tsquery")
+        )
+        assert matched == 1
         row = (
             await session.execute(
                 text("SELECT external_id, filename, status FROM ragsage_documents")
@@ -128,7 +131,30 @@ async def _check_v3(database: Database) -> None:
     assert principal is not None and principal.scope == ACME
 
 
-UPGRADES = {2: (_seed_v1, _check_v2), 3: (_seed_v2, _check_v3)}
+async def _seed_v3(database: Database) -> None:
+    vector = "[" + ",".join(["0.0625"] * 256) + "]"
+    async with database.session(ACME) as session:
+        for statement in (
+            "INSERT INTO ragsage_generations VALUES "
+            "('acme', 1, 'ragsage-hashing-256', 256, 'active', now(), now())",
+            "INSERT INTO ragsage_documents (namespace, id, content_hash, title, source, "
+            "external_id) VALUES ('acme', 'doc_v3', 'hash-v3', 'V3', 'v3.md', 'v3.md')",
+            "INSERT INTO ragsage_chunks (namespace, generation, document_id, ordinal, text, "
+            "embed_text, source, embedding_model, embedding_dim, embedding) VALUES "
+            "('acme', 1, 'doc_v3', 0, 'zirconium ledger', 'zirconium ledger', 'v3.md', "
+            "'ragsage-hashing-256', 256, CAST(:v AS vector))",
+        ):
+            await session.execute(text(statement), {"v": vector})
+
+
+async def _check_v4(database: Database) -> None:
+    lexical = helpers.stores(database, helpers.kit()).lexical
+    (hit,) = await lexical.search(ACME, "zirconium", k=3)
+    assert hit.chunk.id == "doc_v3:0" and hit.keyword_score and hit.keyword_score > 0
+    assert await lexical.search(GLOBEX, "zirconium", k=3) == []
+
+
+UPGRADES = {2: (_seed_v1, _check_v2), 3: (_seed_v2, _check_v3), 4: (_seed_v3, _check_v4)}
 
 
 @pytest.mark.parametrize("migration", MIGRATIONS, ids=lambda m: f"v{m.version}")
