@@ -164,3 +164,38 @@ async def test_bytes_that_are_no_image_are_a_permanent_error() -> None:
 def test_a_missing_language_says_which_package_to_install() -> None:
     with pytest.raises(ConfigurationError, match="tesseract-ocr-xyz"):
         TesseractTranscriber(language="eng+xyz")
+
+
+async def test_the_local_model_answers_offline_and_knows_when_it_cannot(
+    embedder: LocalEmbedder,
+) -> None:
+    from ragsage.fakes import FakeEngineKit
+    from ragsage.query import QueryEngine
+    from ragsage.types import RawSource, Scope
+
+    kit = FakeEngineKit()
+    kit.embedder = embedder  # type: ignore[assignment]
+    scope = Scope("local-model")
+    handbook = (
+        "# Handbook\n\n## Holidays\n\nEvery employee receives 28 days of paid holiday a year.\n\n"
+        "## Security\n\nLaptops must use full-disk encryption; report a lost device at once.\n"
+    )
+    await kit.ingestion().ingest(scope, RawSource(handbook.encode(), "handbook.md"))
+    # No reranker: the embedder's own similarity floor decides what is relevant.
+    engine = QueryEngine(
+        embedder=embedder,
+        vector_store=kit.vector_store,
+        lexical_store=kit.lexical_store,
+        document_store=kit.document_store,
+        llm=kit.llm,
+        reranker=None,
+        rewriter=kit.rewriter,
+        tracer=kit.tracer,
+    )
+
+    # No word of the question is in the passage: only the model can connect them.
+    found = await engine.search(scope, "How much vacation time do staff get?")
+    missing = await engine.search(scope, "Which team won the football world cup in 1998?")
+
+    assert found.hits and "28 days" in found.hits[0].chunk.text
+    assert missing.not_found
