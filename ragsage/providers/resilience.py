@@ -47,10 +47,10 @@ async def call_with_retries(
         except ProviderError:
             raise  # already ours (a reply the adapter judged malformed)
         except Exception as exc:
-            error = _translated(exc, what=what, policy=policy, translate=translate, secrets=secrets)
+            error = _translated(exc, what=what, policy=policy, translate=translate)
             delay = _retry_delay(error, attempt, attempts, policy)
             if delay is None:
-                if isinstance(error, RetryableProviderError) and attempts > 1:
+                if isinstance(error, RetryableProviderError) and attempt == attempts > 1:
                     error = RetryableProviderError(
                         f"{error} (gave up after {attempt} attempts)",
                         retry_after=error.retry_after,
@@ -73,7 +73,6 @@ def _translated(
     what: str,
     policy: RetryPolicy,
     translate: Translate,
-    secrets: tuple[str, ...],
 ) -> ProviderError:
     if isinstance(exc, TimeoutError):
         return RetryableProviderError(f"{what} timed out after {policy.timeout_seconds:g} s")
