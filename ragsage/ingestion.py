@@ -35,6 +35,7 @@ from ragsage.ports import (
     VectorStore,
 )
 from ragsage.tracing import NullTracer
+from ragsage.transcribing import TranscriptionUnavailable
 from ragsage.types import (
     Chunk,
     Document,
@@ -91,6 +92,7 @@ class IngestResult:
     duplicate: bool = False
     parse_cache_hit: bool = False
     timing_ms: dict[str, float] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +105,7 @@ class PreparedDocument:
     vision_pages: int
     parse_cache_hit: bool
     timing_ms: dict[str, float]
+    warnings: tuple[str, ...] = ()
 
     @property
     def chunks(self) -> tuple[Chunk, ...]:
@@ -116,6 +119,7 @@ class PreparedDocument:
             vision_pages=self.vision_pages,
             parse_cache_hit=self.parse_cache_hit,
             timing_ms=dict(self.timing_ms),
+            warnings=self.warnings,
         )
 
 
@@ -210,6 +214,57 @@ class IngestionPipeline:
             _require_content(source)
             return await self._prepare(root, source, document_id, created_at, on_stage)
 
+    async def prepare_from_pages(
+        self,
+        scope: Scope,
+        document: Document,
+        pages: Sequence[Page],
+        *,
+        on_stage: StageListener | None = None,
+    ) -> PreparedDocument:
+        """Chunk, contextualize and embed pages resolved earlier (a re-index).
+
+        No parsing and no vision: the text of every page, transcriptions
+        included, comes from the pages kept at ingestion.
+        """
+        stage = on_stage or _ignore_stage
+        timings: dict[str, float] = {}
+        with self.tracer.span("prepare", tenant=scope.namespace, filename=document.source) as root:
+            stage("chunk")
+            started = time.perf_counter()
+            with root.child("chunk") as span:
+                chunks = list(
+                    self.chunker.chunk(
+                        document,
+                        pages,
+                        size=self.config.chunk_size,
+                        overlap=self.config.chunk_overlap,
+                    )
+                )
+                span.set(chunks=len(chunks))
+            timings["chunk_ms"] = _elapsed(started)
+            if not chunks:
+                raise EmptyDocument(document.source, "its stored pages hold no text")
+            if self.config.contextualize:
+                stage("contextualize")
+                started = time.perf_counter()
+                with root.child("contextualize", chunks=len(chunks)):
+                    chunks = await self._contextualize(document, chunks, pages)
+                timings["contextualize_ms"] = _elapsed(started)
+            stage("embed")
+            started = time.perf_counter()
+            with root.child("embed", model=self.embedder.model):
+                records = await self._embed(chunks)
+            timings["embed_ms"] = _elapsed(started)
+        return PreparedDocument(
+            document=document,
+            pages=tuple(pages),
+            records=tuple(records),
+            vision_pages=0,
+            parse_cache_hit=False,
+            timing_ms=timings,
+        )
+
     async def store(
         self,
         scope: Scope,
@@ -263,10 +318,14 @@ class IngestionPipeline:
         )
         stage("vision")
         started = time.perf_counter()
-        pages, vision_pages = await self._resolve_pages(root, parsed)
+        warnings: list[str] = []
+        pages, vision_pages = await self._resolve_pages(root, parsed, warnings)
         timings["pages_ms"] = _elapsed(started)
         if not any(page.text.strip() for page in pages):
-            raise EmptyDocument(source.filename, "no text could be extracted from any page")
+            reason = f" ({warnings[0]})" if warnings else ""
+            raise EmptyDocument(
+                source.filename, f"no text could be extracted from any page{reason}"
+            )
 
         stage("chunk")
         started = time.perf_counter()
@@ -301,6 +360,7 @@ class IngestionPipeline:
             vision_pages=vision_pages,
             parse_cache_hit=cache_hit,
             timing_ms=timings,
+            warnings=tuple(warnings),
         )
 
     @staticmethod
@@ -349,7 +409,9 @@ class IngestionPipeline:
                 _log.warning("parse cache write failed: %s", exc)
         return parsed, False
 
-    async def _resolve_pages(self, root: Span, parsed: ParsedDocument) -> tuple[list[Page], int]:
+    async def _resolve_pages(
+        self, root: Span, parsed: ParsedDocument, warnings: list[str]
+    ) -> tuple[list[Page], int]:
         """Route every page, and replace vision pages' text with a transcription."""
         with root.child("classify") as span:
             routes = [self.classifier.classify(page) for page in parsed.pages]
@@ -365,7 +427,12 @@ class IngestionPipeline:
 
                 async def read(page: Page) -> str:
                     assert page.image is not None
-                    return await self.llm.transcribe(page.image)
+                    try:
+                        return await self.llm.transcribe(page.image)
+                    except TranscriptionUnavailable as exc:
+                        # Reported on the document, never dropped silently.
+                        warnings.append(f"page {page.number} is a scan and was skipped: {exc}")
+                        return ""
 
                 texts = await _bounded(self.config.concurrency, vision, read)
                 transcripts = {page.number: text for page, text in zip(vision, texts, strict=True)}

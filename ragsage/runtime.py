@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib
 import os
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -33,16 +35,29 @@ from ragsage.ports import (
 from ragsage.query import QueryEngine
 from ragsage.settings import Settings
 from ragsage.tracing import LoggingTracer
+from ragsage.transcribing import NoTranscriber, SplitLLMClient, Transcriber
+from ragsage.types import Scope
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
 
+    from ragsage.providers import ProviderClients, ProviderConfig
     from ragsage.storage import Database, PgDocumentStore, PgLexicalStore, PgVectorStore
+
+
+EmbedderFactory = Callable[[str, str, "int | None"], Embedder]
+_ACTIVE_TTL = 1.0  # seconds a namespace's active generation is remembered
 
 
 @dataclass
 class Runtime:
-    """Every port one process uses, plus the database they share."""
+    """Every port one process uses, plus the database they share.
+
+    ``embedder`` is the default, for namespaces with no vectors yet; a namespace
+    that has them is always served by the embedder of its active generation
+    (see :meth:`embedder_for_scope`), so a configuration change can never mix
+    models in one index — that is what ``ragsage reindex`` is for.
+    """
 
     settings: Settings
     database: Database
@@ -56,7 +71,10 @@ class Runtime:
     rewriter: QueryRewriter | None
     cache: Cache | None
     tracer: Tracer
-    closers: list[object] = field(default_factory=list)
+    embedder_factory: EmbedderFactory
+    providers: _Providers | None = None
+    _embedders: dict[tuple[str, str, int | None], Embedder] = field(default_factory=dict)
+    _active: dict[str, tuple[float, Embedder]] = field(default_factory=dict)
 
     def ingestion_config(self) -> IngestionConfig:
         return IngestionConfig(
@@ -66,32 +84,84 @@ class Runtime:
             parse_cache_ttl_seconds=self.settings.parse_cache_ttl,
         )
 
+    def embedder_for(self, kind: str, model: str, dim: int | None) -> Embedder:
+        """The embedder that produces ``model``'s vectors (built once per process)."""
+        default = self.embedder
+        if kind == self.settings.embedder and model == default.model:
+            if dim is None or dim == default.dimension:
+                return default
+        key = (kind, model, dim)
+        if key not in self._embedders:
+            built = self.embedder_factory(kind, model, dim)
+            if dim is not None and built.dimension != dim:
+                raise ConfigurationError(
+                    f"embedder {kind}/{model} makes {built.dimension}-dimensional vectors, "
+                    f"but its generation holds {dim}"
+                )
+            self._embedders[key] = built
+        return self._embedders[key]
+
+    async def embedder_for_scope(self, scope: Scope, *, fresh: bool = False) -> Embedder:
+        """The embedder of the namespace's active generation (default if it has none).
+
+        Remembered for a second, which queries can afford; writers pass
+        ``fresh=True`` so a generation switch is seen at once.
+        """
+        from ragsage.storage import active_generation
+
+        cached = self._active.get(scope.namespace)
+        now = time.monotonic()
+        if not fresh and cached is not None and now - cached[0] < _ACTIVE_TTL:
+            return cached[1]
+        async with self.database.session(scope) as session:
+            active = await active_generation(session)
+        chosen = (
+            self.embedder
+            if active is None
+            else self.embedder_for(active.embedder, active.embedding_model, active.embedding_dim)
+        )
+        self._active[scope.namespace] = (now, chosen)
+        return chosen
+
+    def embedder_kind(self, embedder: Embedder) -> str:
+        """The adapter kind an embedder instance was built as."""
+        for (kind, _, _), built in self._embedders.items():
+            if built is embedder:
+                return kind
+        return self.settings.embedder
+
     def stores(
-        self, target: Database | AsyncSession | None = None
+        self,
+        target: Database | AsyncSession | None = None,
+        *,
+        embedder: Embedder | None = None,
     ) -> tuple[PgVectorStore, PgLexicalStore, PgDocumentStore]:
         """The three Postgres stores over ``target`` (default: a session per call)."""
         from ragsage.storage import PgDocumentStore, PgLexicalStore, PgVectorStore
 
         where = target if target is not None else self.database
+        chosen = embedder or self.embedder
         return (
             PgVectorStore(
                 where,
-                embedding_model=self.embedder.model,
-                embedding_dim=self.embedder.dimension,
+                embedding_model=chosen.model,
+                embedding_dim=chosen.dimension,
+                embedder_kind=self.embedder_kind(chosen),
             ),
             PgLexicalStore(where, text_search_config=self.settings.text_search_config),
             PgDocumentStore(where),
         )
 
-    def pipeline(self) -> IngestionPipeline:
+    def pipeline(self, embedder: Embedder | None = None) -> IngestionPipeline:
         """The ingestion pipeline; its stores open a session per call unless overridden."""
-        vectors, lexical, documents = self.stores()
+        chosen = embedder or self.embedder
+        vectors, lexical, documents = self.stores(embedder=chosen)
         return IngestionPipeline(
             parser=self.parser,
             classifier=self.classifier,
             chunker=self.chunker,
             contextualizer=self.contextualizer or HeadingWindowContextualizer(window=0),
-            embedder=self.embedder,
+            embedder=chosen,
             llm=self.llm,
             vector_store=vectors,
             lexical_store=lexical,
@@ -101,10 +171,11 @@ class Runtime:
             config=self.ingestion_config(),
         )
 
-    def query_engine(self) -> QueryEngine:
-        vectors, lexical, documents = self.stores()
+    def query_engine(self, embedder: Embedder | None = None) -> QueryEngine:
+        chosen = embedder or self.embedder
+        vectors, lexical, documents = self.stores(embedder=chosen)
         return QueryEngine(
-            embedder=self.embedder,
+            embedder=chosen,
             vector_store=vectors,
             lexical_store=lexical,
             document_store=documents,
@@ -114,52 +185,147 @@ class Runtime:
             tracer=self.tracer,
         )
 
+    async def query_engine_for(self, scope: Scope) -> QueryEngine:
+        """A query engine using the namespace's active embedding generation."""
+        return self.query_engine(await self.embedder_for_scope(scope))
+
     async def aclose(self) -> None:
         """Release pooled connections and clients."""
         await self.database.dispose()
         close = getattr(self.cache, "close", None)
         if close is not None:
             await close()
+        if self.providers is not None:
+            await self.providers.aclose()
 
 
-def _embedder(settings: Settings) -> Embedder:
-    if settings.embedder == "hashing":
-        return FakeEmbedder(dimension=settings.embedding_dim)
-    raise ConfigurationError(
-        f"RAGSAGE_EMBEDDER={settings.embedder} needs the provider adapters, which this build "
-        "does not include yet; use RAGSAGE_EMBEDDER=hashing"
+def hashing_dimension(model: str) -> int | None:
+    """The width a ``ragsage-hashing-<N>`` model name encodes."""
+    prefix = "ragsage-hashing-"
+    if model.startswith(prefix) and model[len(prefix) :].isdigit():
+        return int(model[len(prefix) :])
+    return None
+
+
+def provider_config(settings: Settings) -> ProviderConfig:
+    """The provider adapters' configuration, from the settings."""
+    from ragsage.providers import ProviderConfig
+
+    return ProviderConfig(
+        openai_api_key=settings.openai_api_key,
+        voyage_api_key=settings.voyage_api_key,
+        openai_base_url=settings.openai_base_url,
+        voyage_base_url=settings.voyage_base_url,
+        embedding_model=settings.embedding_model_name,
+        embedding_dimension=settings.embedding_dim,
+        rerank_model=settings.rerank_model,
+        generation_model=settings.generation_model,
+        vision_model=settings.vision_model,
+        context_model=settings.context_model,
+        rewrite_model=settings.rewrite_model,
+        timeout_seconds=settings.provider_timeout,
+        max_retries=settings.provider_max_retries,
     )
 
 
-def _llm(settings: Settings) -> LLMClient:
-    if settings.generator == "extractive":
-        return FakeLLMClient()
-    raise ConfigurationError(
-        f"RAGSAGE_GENERATOR={settings.generator} needs the provider adapters, which this build "
-        "does not include yet; use RAGSAGE_GENERATOR=extractive"
+class _Providers:
+    """The provider clients, built on first need (no SDK is imported before)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._clients: ProviderClients | None = None
+
+    def __call__(self) -> ProviderClients:
+        if self._clients is None:
+            from ragsage.providers import build_provider_clients
+
+            self._clients = build_provider_clients(provider_config(self.settings))
+        return self._clients
+
+    async def aclose(self) -> None:
+        if self._clients is not None:
+            await self._clients.aclose()
+
+
+def make_embedder(
+    settings: Settings,
+    kind: str,
+    model: str,
+    dim: int | None,
+    providers: Callable[[], ProviderClients] | None = None,
+) -> Embedder:
+    """Build the embedder ``kind`` names for ``model`` (the default factory)."""
+    if kind == "hashing":
+        width = dim or hashing_dimension(model) or settings.embedding_dim
+        built = FakeEmbedder(dimension=width)
+        if model != built.model:
+            raise ConfigurationError(
+                f"the hashing embedder's model is named {built.model!r}, not {model!r}"
+            )
+        return built
+    if kind == "local":
+        from ragsage.providers import LocalEmbedder, locate_local_model
+
+        return LocalEmbedder(locate_local_model(settings.local_model_dir or None))
+    clients = (providers or _Providers(settings))()
+    if kind == "voyage":
+        from ragsage.providers import VoyageEmbedder
+
+        return VoyageEmbedder(clients.voyage, model=model, dimension=dim)
+    if kind == "openai":
+        from ragsage.providers import OpenAIEmbedder
+
+        return OpenAIEmbedder(clients.openai, model=model, dimension=dim)
+    raise ConfigurationError(f"unknown embedder kind {kind!r}")
+
+
+def _transcriber(settings: Settings, providers: _Providers) -> Transcriber:
+    choice = settings.transcriber
+    if choice == "auto":
+        if settings.generator == "openai":
+            choice = "openai"
+        else:
+            from ragsage.providers import tesseract_available
+
+            choice = "tesseract" if tesseract_available() else "none"
+    if choice == "openai":
+        return providers().openai_llm()
+    if choice == "tesseract":
+        from ragsage.providers import TesseractTranscriber
+
+        return TesseractTranscriber()
+    return NoTranscriber()
+
+
+def _llm(settings: Settings, providers: _Providers) -> LLMClient:
+    generator: LLMClient = (
+        providers().openai_llm() if settings.generator == "openai" else FakeLLMClient()
     )
+    return SplitLLMClient(generator, _transcriber(settings, providers))
 
 
-def _reranker(settings: Settings) -> Reranker | None:
+def _reranker(settings: Settings, providers: _Providers) -> Reranker | None:
     if settings.reranker == "none":
         return None
-    if settings.reranker == "overlap":
-        return FakeReranker()
-    raise ConfigurationError(
-        f"RAGSAGE_RERANKER={settings.reranker} needs the provider adapters, which this build "
-        "does not include yet; use overlap or none"
-    )
+    if settings.reranker == "voyage":
+        return providers().voyage_reranker()
+    return FakeReranker()
 
 
-def _contextualizer(settings: Settings) -> Contextualizer | None:
+def _contextualizer(settings: Settings, providers: _Providers) -> Contextualizer | None:
     if settings.contextualizer == "none":
         return None
-    if settings.contextualizer == "heading-window":
-        return HeadingWindowContextualizer()
-    raise ConfigurationError(
-        "RAGSAGE_CONTEXTUALIZER=openai needs the provider adapters, which this build does not "
-        "include yet; use heading-window or none"
-    )
+    if settings.contextualizer == "openai":
+        return providers().openai_contextualizer()
+    return HeadingWindowContextualizer()
+
+
+def _rewriter(settings: Settings, providers: _Providers) -> QueryRewriter | None:
+    if settings.rewriter == "none":
+        return None
+    if settings.rewriter == "openai":
+        return providers().openai_rewriter()
+    return FakeQueryRewriter()
 
 
 def build_database(settings: Settings) -> Database:
@@ -201,10 +367,19 @@ def build_runtime(
     reranker: Reranker | None = None,
     cache: Cache | None = None,
     tracer: Tracer | None = None,
+    embedder_factory: EmbedderFactory | None = None,
 ) -> Runtime:
     """Every port for ``settings``; explicitly passed ports win."""
     backend = HeuristicBackend()
-    built_embedder = embedder or _embedder(settings)
+    providers = _Providers(settings)
+
+    def default_factory(kind: str, model: str, dim: int | None) -> Embedder:
+        return make_embedder(settings, kind, model, dim, providers)
+
+    factory = embedder_factory or default_factory
+    built_embedder = embedder or factory(
+        settings.embedder, settings.embedding_model_name, settings.embedding_dim
+    )
     if built_embedder.dimension != settings.embedding_dim:
         raise ConfigurationError(
             f"the embedder returns {built_embedder.dimension}-dimensional vectors but "
@@ -216,13 +391,15 @@ def build_runtime(
         parser=backend,
         chunker=backend,
         classifier=LayoutPageClassifier(),
-        contextualizer=_contextualizer(settings),
+        contextualizer=_contextualizer(settings, providers),
         embedder=built_embedder,
-        llm=llm or _llm(settings),
-        reranker=reranker if reranker is not None else _reranker(settings),
-        rewriter=FakeQueryRewriter(),
+        llm=llm or _llm(settings, providers),
+        reranker=reranker if reranker is not None else _reranker(settings, providers),
+        rewriter=_rewriter(settings, providers),
         cache=cache if cache is not None else build_cache(settings),
         tracer=tracer or LoggingTracer(),
+        embedder_factory=factory,
+        providers=providers,
     )
 
 

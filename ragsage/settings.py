@@ -22,6 +22,8 @@ EMBEDDERS = ("hashing", "voyage", "openai", "local")
 GENERATORS = ("extractive", "openai")
 RERANKERS = ("overlap", "voyage", "none")
 CONTEXTUALIZERS = ("heading-window", "openai", "none")
+TRANSCRIBERS = ("auto", "openai", "tesseract", "none")
+REWRITERS = ("terms", "openai", "none")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,10 +52,16 @@ class Settings:
     reranker: str = "overlap"
     rerank_model: str = "rerank-2"
     contextualizer: str = "heading-window"
+    transcriber: str = "auto"
+    rewriter: str = "terms"
+    rewrite_model: str = "gpt-4o-mini"
     openai_api_key: str = field(default="", repr=False)
     openai_base_url: str = ""
     voyage_api_key: str = field(default="", repr=False)
+    voyage_base_url: str = ""
     provider_timeout: float = 60.0
+    provider_max_retries: int = 2
+    local_model_dir: str = ""
     # Ingestion
     chunk_size: int = 512
     chunk_overlap: int = 64
@@ -80,6 +88,8 @@ class Settings:
         _one_of("RAGSAGE_GENERATOR", self.generator, GENERATORS)
         _one_of("RAGSAGE_RERANKER", self.reranker, RERANKERS)
         _one_of("RAGSAGE_CONTEXTUALIZER", self.contextualizer, CONTEXTUALIZERS)
+        _one_of("RAGSAGE_TRANSCRIBER", self.transcriber, TRANSCRIBERS)
+        _one_of("RAGSAGE_REWRITER", self.rewriter, REWRITERS)
         if not 1 <= self.embedding_dim <= 2000:
             raise ConfigurationError("RAGSAGE_EMBEDDING_DIM must be between 1 and 2000")
         if not 16 <= self.chunk_size <= 8192:

@@ -11,6 +11,7 @@ from celery import Celery
 from ragsage.settings import Settings
 
 INGEST_TASK = "ragsage.ingest_document"
+REINDEX_TASK = "ragsage.reindex_document"
 
 
 def create_celery(settings: Settings) -> Celery:
@@ -29,7 +30,10 @@ def create_celery(settings: Settings) -> Celery:
         task_soft_time_limit=settings.job_soft_time_limit,
         task_time_limit=settings.job_time_limit,
         task_default_queue=settings.ingest_queue,
-        task_routes={INGEST_TASK: {"queue": settings.ingest_queue}},
+        task_routes={
+            INGEST_TASK: {"queue": settings.ingest_queue},
+            REINDEX_TASK: {"queue": settings.reindex_queue},
+        },
         broker_transport_options={"visibility_timeout": settings.broker_visibility_timeout},
         broker_connection_retry_on_startup=True,
         worker_hijack_root_logger=False,

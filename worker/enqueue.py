@@ -30,7 +30,7 @@ from ragsage.runtime import build_database
 from ragsage.settings import Settings
 from ragsage.storage import Database
 from ragsage.types import Scope
-from worker.app import INGEST_TASK, create_celery
+from worker.app import INGEST_TASK, REINDEX_TASK, create_celery
 
 
 class Enqueuer:
@@ -80,14 +80,16 @@ class Enqueuer:
             self.send(namespace, outcome.job_id)
         return outcome
 
-    def send(self, namespace: str, job_id: UUID, countdown: float | None = None) -> None:
+    def send(
+        self, namespace: str, job_id: UUID, countdown: float | None = None, kind: str = "ingest"
+    ) -> None:
         """Publish a committed job's message, then note that the broker has it."""
-        self.celery.send_task(
-            INGEST_TASK,
-            args=[namespace, str(job_id)],
-            queue=self.settings.ingest_queue,
-            countdown=countdown,
+        task, queue = (
+            (INGEST_TASK, self.settings.ingest_queue)
+            if kind == "ingest"
+            else (REINDEX_TASK, self.settings.reindex_queue)
         )
+        self.celery.send_task(task, args=[namespace, str(job_id)], queue=queue, countdown=countdown)
         self._loop.run(self._mark_enqueued(Scope(namespace), job_id))
 
     def job_status(self, namespace: str, job_id: UUID | str) -> Job | None:

@@ -21,7 +21,7 @@ from ragsage.settings import Settings
 from ragsage.types import Scope
 
 _log = logging.getLogger(__name__)
-Sender = Callable[[str, UUID, float | None], None]
+Sender = Callable[[str, UUID, float | None, str], None]
 
 
 @dataclass
@@ -85,13 +85,14 @@ class Watchdog(threading.Thread):
         stale = loop.run(stale_jobs(runtime))
         sent = 0
         for namespace, job_id in stale or []:
-            if loop.run(reclaim(runtime, namespace, job_id)):
-                self.send(namespace, job_id, None)
-                loop.run(_mark_enqueued(runtime, namespace, job_id))
+            kind = loop.run(reclaim(runtime, namespace, job_id))
+            if kind is not None:
+                self.send(namespace, job_id, None, kind)
+                loop.run(mark_enqueued(runtime, namespace, job_id))
                 sent += 1
         return sent
 
 
-async def _mark_enqueued(runtime: Runtime, namespace: str, job_id: UUID) -> None:
+async def mark_enqueued(runtime: Runtime, namespace: str, job_id: UUID) -> None:
     async with runtime.database.session(Scope(namespace)) as session:
         await store.mark_enqueued(session, job_id)

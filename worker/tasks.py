@@ -1,4 +1,8 @@
-"""The Celery task: messages carry (namespace, job id) and nothing else."""
+"""The Celery tasks: messages carry (namespace, job id) and nothing else.
+
+Ingestion and re-index jobs run the same code but travel on separate queues,
+so a bulk re-index never makes uploads wait behind it.
+"""
 
 from __future__ import annotations
 
@@ -11,39 +15,54 @@ from celery.exceptions import SoftTimeLimitExceeded
 from celery.signals import worker_process_init, worker_process_shutdown, worker_ready
 
 from ragsage.jobs import store
-from ragsage.jobs.runner import run_ingest_job
+from ragsage.jobs.runner import run_job
 from ragsage.types import Scope
 from worker import process
-from worker.app import INGEST_TASK, app, settings
+from worker.app import INGEST_TASK, REINDEX_TASK, app, settings
 
 _log = logging.getLogger(__name__)
 
 
-def send_job(namespace: str, job_id: UUID, countdown: float | None = None) -> None:
-    """Publish the job's message to the ingestion queue."""
-    app.send_task(
-        INGEST_TASK,
-        args=[namespace, str(job_id)],
-        queue=settings.ingest_queue,
-        countdown=countdown,
+def send_job(
+    namespace: str, job_id: UUID, countdown: float | None = None, kind: str = "ingest"
+) -> None:
+    """Publish a job's message to the queue of its kind."""
+    task, queue = (
+        (INGEST_TASK, settings.ingest_queue)
+        if kind == "ingest"
+        else (REINDEX_TASK, settings.reindex_queue)
     )
+    app.send_task(task, args=[namespace, str(job_id)], queue=queue, countdown=countdown)
 
 
-@app.task(name=INGEST_TASK, bind=True)
-def ingest_document(self: Task[Any, Any], namespace: str, job_id: str) -> str:
-    """Run one delivery of an ingestion job; the job row records the outcome."""
+def _run(namespace: str, job_id: str, kind: str) -> str:
     scope, identifier = Scope(namespace), UUID(job_id)
     here = process.current(settings)
     try:
-        outcome = here.loop.run(run_ingest_job(here.runtime, scope, identifier))
+        outcome = here.loop.run(run_job(here.runtime, scope, identifier))
     except SoftTimeLimitExceeded:
         message = f"took longer than {settings.job_soft_time_limit:.0f} s and was stopped"
         here.loop.run(_fail(here, scope, identifier, message))
         return "failed"
     if outcome.retry_in is not None:
-        send_job(namespace, identifier, countdown=outcome.retry_in)
+        send_job(namespace, identifier, countdown=outcome.retry_in, kind=kind)
+    for follow_up in outcome.follow_up:
+        send_job(namespace, follow_up, kind="reindex")
+        here.loop.run(process.mark_enqueued(here.runtime, namespace, follow_up))
     _log.info("job %s: %s %s", job_id, outcome.state, outcome.message)
     return outcome.state
+
+
+@app.task(name=INGEST_TASK, bind=True)
+def ingest_document(self: Task[Any, Any], namespace: str, job_id: str) -> str:
+    """Run one delivery of an ingestion job; the job row records the outcome."""
+    return _run(namespace, job_id, "ingest")
+
+
+@app.task(name=REINDEX_TASK, bind=True)
+def reindex_document(self: Task[Any, Any], namespace: str, job_id: str) -> str:
+    """Run one delivery of a re-index job into a building generation."""
+    return _run(namespace, job_id, "reindex")
 
 
 async def _fail(here: process.ProcessRuntime, scope: Scope, job_id: UUID, message: str) -> None:

@@ -34,7 +34,7 @@ def search() -> Any:
     who = require(Role.READ)
     body = json_body(SearchRequest)
     here = services()
-    engine = here.runtime.query_engine()
+    engine = here.run(here.runtime.query_engine_for(who.scope))
     result = here.run(engine.search(who.scope, body.query, convert.options(body)))
     return convert.dump(convert.search(result))
 
@@ -46,7 +46,7 @@ def query() -> Any:
     here = services()
     history = [Turn(turn.role, turn.content) for turn in body.history]
     options = convert.options(body.options)
-    engine = here.runtime.query_engine()
+    engine = here.run(here.runtime.query_engine_for(who.scope))
     if body.stream or request.accept_mimetypes.best == "text/event-stream":
         events = engine.stream_answer(who.scope, body.question, history=history, options=options)
         return Response(

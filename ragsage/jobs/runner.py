@@ -19,9 +19,11 @@ import psycopg
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from ragsage.errors import DocumentError, InputError, RagsageError
-from ragsage.jobs import store
+from ragsage.jobs import reindex, store
 from ragsage.jobs.records import Job
 from ragsage.runtime import Runtime
+from ragsage.storage.document_store import PgDocumentStore
+from ragsage.storage.generations import EmbeddingModelMismatch, live_generations
 from ragsage.types import RawSource, Scope
 
 _log = logging.getLogger(__name__)
@@ -29,12 +31,18 @@ _log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class JobOutcome:
-    """What one delivery of a job did; ``retry_in`` is set when it must run again."""
+    """What one delivery of a job did.
+
+    ``retry_in`` is set when it must run again; ``follow_up`` lists jobs this one
+    committed that must now be sent (an upload during a re-index also needs a
+    re-index job for the building generation).
+    """
 
     job_id: UUID
     state: str
     message: str = ""
     retry_in: float | None = None
+    follow_up: tuple[UUID, ...] = ()
 
 
 class LeaseLost(Exception):
@@ -43,6 +51,8 @@ class LeaseLost(Exception):
 
 def is_transient(exc: BaseException) -> bool:
     """True for failures worth retrying: provider hiccups, lost connections, timeouts."""
+    if isinstance(exc, EmbeddingModelMismatch):
+        return True  # the namespace switched generations mid-job: redo with the new one
     if isinstance(exc, RagsageError):
         return exc.retryable
     if isinstance(exc, DBAPIError):
@@ -108,8 +118,8 @@ class _Heartbeat:
                 return
 
 
-async def run_ingest_job(runtime: Runtime, scope: Scope, job_id: UUID) -> JobOutcome:
-    """Run one delivery of an ingestion job and record what happened on its row."""
+async def run_job(runtime: Runtime, scope: Scope, job_id: UUID) -> JobOutcome:
+    """Run one delivery of an ingestion or re-index job and record the outcome on its row."""
     settings = runtime.settings
     async with runtime.database.session(scope) as session:
         job = await store.claim(session, job_id, settings.job_lease)
@@ -124,10 +134,12 @@ async def run_ingest_job(runtime: Runtime, scope: Scope, job_id: UUID) -> JobOut
             )
             await store.fail(session, job, message)
             return JobOutcome(job_id, "failed", message)
-        await store.mark_processing(session, job.document_id)
+        if job.kind == "ingest":
+            await store.mark_processing(session, job.document_id)
 
     progress = _Progress()
-    work = asyncio.create_task(_process(runtime, scope, job, progress))
+    process = _ingest if job.kind == "ingest" else _reindex
+    work = asyncio.create_task(process(runtime, scope, job, progress))
     heartbeat = _Heartbeat(runtime, scope, job, work, progress)
     heartbeat.start()
     try:
@@ -142,8 +154,8 @@ async def run_ingest_job(runtime: Runtime, scope: Scope, job_id: UUID) -> JobOut
         await heartbeat.stop()
 
 
-async def _process(runtime: Runtime, scope: Scope, job: Job, progress: _Progress) -> JobOutcome:
-    pipeline = runtime.pipeline()
+async def _ingest(runtime: Runtime, scope: Scope, job: Job, progress: _Progress) -> JobOutcome:
+    pipeline = runtime.pipeline(await runtime.embedder_for_scope(scope, fresh=True))
     async with runtime.database.session(scope) as session:
         data = await store.load_blob(session, job.content_hash)
     if data is None:
@@ -159,17 +171,83 @@ async def _process(runtime: Runtime, scope: Scope, job: Job, progress: _Progress
         if not await store.lock_running(session, job.id, job.attempts):
             raise LeaseLost(str(job.id))
         previous = await store.current_hash(session, job.document_id)
-        vectors, lexical, documents = runtime.stores(session)
+        vectors, lexical, documents = runtime.stores(session, embedder=pipeline.embedder)
         result = await pipeline.store(
             scope, prepared, vector_store=vectors, lexical_store=lexical, document_store=documents
         )
         await store.save_pages(session, scope.namespace, job.content_hash, prepared.pages)
-        await store.finish_document(session, job, previous)
+        await store.finish_document(session, job, previous, warnings=result.warnings)
         summary = store.result_summary(
             result.chunks, result.pages, result.vision_pages, result.parse_cache_hit
         )
+        if result.warnings:
+            summary["warnings"] = list(result.warnings)
         await store.succeed(session, job.id, timings=result.timing_ms, result=summary)
-    return JobOutcome(job.id, "succeeded", f"{result.chunks} chunks")
+        follow_up: tuple[UUID, ...] = ()
+        building = await reindex.building_generation(session)
+        if building is not None:
+            follow_up = (
+                await reindex.queue_document(
+                    session,
+                    scope,
+                    building,
+                    document_id=job.document_id,
+                    content_hash=job.content_hash,
+                    filename=job.filename,
+                    media_type=job.media_type,
+                    metadata=dict(job.metadata),
+                ),
+            )
+    return JobOutcome(job.id, "succeeded", f"{result.chunks} chunks", follow_up=follow_up)
+
+
+async def _reindex(runtime: Runtime, scope: Scope, job: Job, progress: _Progress) -> JobOutcome:
+    """Re-chunk and re-embed one document into a building generation."""
+    async with runtime.database.session(scope) as session:
+        target = next((g for g in await live_generations(session) if g.id == job.generation), None)
+        document = await PgDocumentStore(session).get(scope, job.document_id)
+        pages = await store.load_pages(session, job.content_hash)
+    if target is None or target.state != "building":
+        return await _finish_skipped(runtime, scope, job, "its generation is no longer building")
+    if document is None or document.content_hash != job.content_hash:
+        # Deleted, or replaced by a newer upload whose own job covers the new version.
+        return await _finish_skipped(runtime, scope, job, "the document changed or was deleted")
+    embedder = runtime.embedder_for(target.embedder, target.embedding_model, target.embedding_dim)
+    pipeline = runtime.pipeline(embedder)
+    if pages:
+        prepared = await pipeline.prepare_from_pages(
+            scope, document, pages, on_stage=progress.enter
+        )
+    else:
+        # Ingested before pages were kept: fall back to the stored bytes (the
+        # parse cache, then a parse), paying for vision only where unavoidable.
+        async with runtime.database.session(scope) as session:
+            data = await store.load_blob(session, job.content_hash)
+        if data is None:
+            raise DocumentError(job.filename, "neither resolved pages nor the bytes are stored")
+        source = RawSource(data, job.filename, job.media_type, job.metadata)
+        prepared = await pipeline.prepare(
+            scope, source, document_id=job.document_id, on_stage=progress.enter
+        )
+    progress.enter("store")
+    async with runtime.database.session(scope) as session:
+        if not await store.lock_running(session, job.id, job.attempts):
+            raise LeaseLost(str(job.id))
+        vectors, _, _ = runtime.stores(session, embedder=embedder)
+        await vectors.upsert(scope, prepared.records)
+        summary = {"chunks": len(prepared.records), "pages_from": "stored" if pages else "bytes"}
+        await store.succeed(session, job.id, timings=prepared.timing_ms, result=summary)
+        switched = await reindex.try_activate(session, target.id)
+    note = "; the new generation is now active" if switched else ""
+    return JobOutcome(job.id, "succeeded", f"{len(prepared.records)} chunks{note}")
+
+
+async def _finish_skipped(runtime: Runtime, scope: Scope, job: Job, reason: str) -> JobOutcome:
+    async with runtime.database.session(scope) as session:
+        await store.succeed(session, job.id, timings={}, result={"skipped": reason})
+        if job.generation is not None:
+            await reindex.try_activate(session, job.generation)
+    return JobOutcome(job.id, "succeeded", f"skipped: {reason}")
 
 
 async def _record_failure(runtime: Runtime, scope: Scope, job: Job, exc: Exception) -> JobOutcome:

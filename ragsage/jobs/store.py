@@ -198,7 +198,11 @@ async def succeed(
 
 
 async def fail(session: AsyncSession, job: Job, error: str) -> None:
-    """Fail the job; a document with no ingested version becomes ``failed`` too."""
+    """Fail the job; a document with no ingested version becomes ``failed`` too.
+
+    A failed re-index job leaves its document alone: the active generation
+    still serves it, and the re-index status names the failure.
+    """
     await session.execute(
         text(
             "UPDATE ragsage_jobs SET state = 'failed', error = :error, lease_expires_at = NULL, "
@@ -207,6 +211,8 @@ async def fail(session: AsyncSession, job: Job, error: str) -> None:
         ),
         {"id": job.id, "error": error},
     )
+    if job.kind != "ingest":
+        return
     await session.execute(
         text(
             "UPDATE ragsage_documents SET "
@@ -290,19 +296,30 @@ async def current_hash(session: AsyncSession, document_id: str) -> str | None:
     return str(value) if value is not None else None
 
 
-async def finish_document(session: AsyncSession, job: Job, previous_hash: str | None) -> None:
-    """After a version is stored: record its file details and drop the replaced blob."""
+async def finish_document(
+    session: AsyncSession,
+    job: Job,
+    previous_hash: str | None,
+    *,
+    warnings: Sequence[str] = (),
+) -> None:
+    """After a version is stored: record its file details and drop the replaced blob.
+
+    Warnings (a scanned page nothing could read) stay on the document's
+    ``error`` while it is ``ready``, so a partly read file is visible as such.
+    """
     await session.execute(
         text(
             "UPDATE ragsage_documents SET filename = :filename, media_type = :media_type, "
             "size_bytes = (SELECT size_bytes FROM ragsage_blobs WHERE content_hash = :hash), "
-            "status = 'ready', error = NULL, updated_at = now() WHERE id = :id"
+            "status = 'ready', error = :warning, updated_at = now() WHERE id = :id"
         ),
         {
             "id": job.document_id,
             "filename": job.filename,
             "media_type": job.media_type,
             "hash": job.content_hash,
+            "warning": "; ".join(warnings) or None,
         },
     )
     if previous_hash and previous_hash != job.content_hash:

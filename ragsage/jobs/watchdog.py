@@ -35,8 +35,8 @@ async def stale_jobs(runtime: Runtime) -> list[tuple[str, UUID]] | None:
         return [(str(row[0]), row[1]) for row in rows]
 
 
-async def reclaim(runtime: Runtime, namespace: str, job_id: UUID) -> bool:
-    """Put a stale job back to ``queued``; True if it still needed it."""
+async def reclaim(runtime: Runtime, namespace: str, job_id: UUID) -> str | None:
+    """Put a stale job back to ``queued``; its kind if it still needed it, else None."""
     settings = runtime.settings
     async with runtime.database.session(Scope(namespace)) as session:
         row = (
@@ -46,11 +46,12 @@ async def reclaim(runtime: Runtime, namespace: str, job_id: UUID) -> bool:
                     "enqueued_at = NULL, stage = NULL, updated_at = now() WHERE id = :id AND ("
                     "(state = 'running' AND lease_expires_at < now()) OR (state = 'queued' AND "
                     "(enqueued_at IS NULL OR enqueued_at < now() - make_interval(secs => :after))))"
-                    " RETURNING id"
+                    " RETURNING kind"
                 ),
                 {"id": job_id, "after": settings.job_requeue_after},
             )
         ).first()
-    if row is not None:
-        _log.warning("re-queueing job %s of namespace %s: its worker stopped", job_id, namespace)
-    return row is not None
+    if row is None:
+        return None
+    _log.warning("re-queueing job %s of namespace %s: its worker stopped", job_id, namespace)
+    return str(row[0])

@@ -24,6 +24,7 @@ class Generation:
     embedding_model: str
     embedding_dim: int
     state: str
+    embedder: str = "hashing"
 
 
 class EmbeddingModelMismatch(ConfigurationError):
@@ -39,7 +40,7 @@ class EmbeddingModelMismatch(ConfigurationError):
         )
 
 
-_COLUMNS = "id, embedding_model, embedding_dim, state"
+_COLUMNS = "id, embedding_model, embedding_dim, state, embedder"
 
 
 async def live_generations(session: AsyncSession) -> list[Generation]:
@@ -50,7 +51,7 @@ async def live_generations(session: AsyncSession) -> list[Generation]:
             "WHERE state IN ('active', 'building') ORDER BY id"
         )
     )
-    return [Generation(int(r[0]), str(r[1]), int(r[2]), str(r[3])) for r in rows]
+    return [Generation(int(r[0]), str(r[1]), int(r[2]), str(r[3]), str(r[4])) for r in rows]
 
 
 async def active_generation(session: AsyncSession) -> Generation | None:
@@ -68,7 +69,9 @@ async def read_generation(
     return active
 
 
-async def write_generation(session: AsyncSession, scope: Scope, model: str, dim: int) -> Generation:
+async def write_generation(
+    session: AsyncSession, scope: Scope, model: str, dim: int, embedder: str = "hashing"
+) -> Generation:
     """The live generation ``model`` writes into, creating the first one if needed."""
     for attempt in range(2):
         live = await live_generations(session)
@@ -83,16 +86,17 @@ async def write_generation(session: AsyncSession, scope: Scope, model: str, dim:
         inserted = await session.execute(
             text(
                 "INSERT INTO ragsage_generations "
-                "(namespace, id, embedding_model, embedding_dim, state, activated_at) "
-                "SELECT :namespace, coalesce(max(id), 0) + 1, :model, :dim, 'active', now() "
+                "(namespace, id, embedding_model, embedding_dim, state, activated_at, embedder) "
+                "SELECT :namespace, coalesce(max(id), 0) + 1, :model, :dim, 'active', now(), "
+                ":embedder "
                 "FROM ragsage_generations "
                 "ON CONFLICT DO NOTHING RETURNING id"
             ),
-            {"namespace": scope.namespace, "model": model, "dim": dim},
+            {"namespace": scope.namespace, "model": model, "dim": dim, "embedder": embedder},
         )
         new_id = inserted.scalar()
         if new_id is not None:
-            return Generation(int(new_id), model, dim, "active")
+            return Generation(int(new_id), model, dim, "active", embedder)
         if attempt:
             break
     raise ConfigurationError(f"could not create an embedding generation for {scope.namespace!r}")

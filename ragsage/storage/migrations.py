@@ -452,11 +452,24 @@ def _v4(config: PostgresConfig) -> tuple[str, ...]:
     )
 
 
+def _v5(config: PostgresConfig) -> tuple[str, ...]:
+    return (
+        # Which adapter produced a generation's vectors, so any process can rebuild
+        # the embedder a namespace's queries and new uploads must use.
+        "ALTER TABLE ragsage_generations ADD COLUMN IF NOT EXISTS embedder text NOT NULL "
+        "DEFAULT 'hashing'",
+        "ALTER TABLE ragsage_generations ADD COLUMN IF NOT EXISTS retired_at timestamptz",
+        """CREATE INDEX IF NOT EXISTS ragsage_jobs_generation
+            ON ragsage_jobs (namespace, generation, state) WHERE kind = 'reindex'""",
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "generations, documents and chunks under Row-Level Security", _v1),
     Migration(2, "uploads: document status, blobs, jobs, resolved pages, system functions", _v2),
     Migration(3, "API keys, hashed, one namespace and role each", _v3),
     Migration(4, "keyword search through an index-using, namespace-scoped function", _v4),
+    Migration(5, "embedding generations name their embedder, for re-indexing", _v5),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

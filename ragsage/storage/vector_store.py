@@ -79,12 +79,14 @@ class PgVectorStore:
         embedding_model: str,
         embedding_dim: int,
         ef_search: int | None = None,
+        embedder_kind: str = "hashing",
     ) -> None:
         if not 1 <= embedding_dim <= 2000:
             raise ValueError(f"embedding_dim must be between 1 and 2000, got {embedding_dim}")
         self._target = target
         self.embedding_model, self.embedding_dim = embedding_model, embedding_dim
         self.ef_search = ef_search
+        self.embedder_kind = embedder_kind
 
     async def upsert(self, scope: Scope, records: Sequence[EmbeddedChunk]) -> None:
         """Replace every chunk of the documents in ``records`` with ``records``.
@@ -99,7 +101,7 @@ class PgVectorStore:
             self._check_vector(record.vector)
         async with scoped(self._target, scope) as session:
             generation = await write_generation(
-                session, scope, self.embedding_model, self.embedding_dim
+                session, scope, self.embedding_model, self.embedding_dim, self.embedder_kind
             )
             documents = sorted({record.chunk.document_id for record in records})
             await session.execute(

@@ -1,0 +1,303 @@
+"""Re-indexing after an embedding-model change, the way a database changes a schema.
+
+A *building* generation is created beside the *active* one; one ``reindex`` job
+per document re-chunks and re-embeds it from the pages resolved at ingestion
+(no re-parse, no vision call) into the building generation, while queries keep
+being served from the active one.  When every document is done, one
+transaction retires the old generation and activates the new; the old rows stay
+until ``drop_previous`` so ``rollback`` can switch back instantly.  Uploads that
+arrive meanwhile are ingested into the active generation and get a reindex job
+for the building one, so no document is missing after the switch.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ragsage.errors import InvalidRequest
+from ragsage.jobs import store
+from ragsage.storage.generations import Generation, live_generations
+from ragsage.types import Scope
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationStatus:
+    """A generation with its re-index progress."""
+
+    id: int
+    embedder: str
+    embedding_model: str
+    embedding_dim: int
+    state: str
+    chunks: int
+    done: int
+    failed: int
+    pending: int
+    total: int
+    failures: tuple[tuple[str, str], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "embedder": self.embedder,
+            "embedding_model": self.embedding_model,
+            "embedding_dim": self.embedding_dim,
+            "state": self.state,
+            "chunks": self.chunks,
+            "done": self.done,
+            "failed": self.failed,
+            "pending": self.pending,
+            "total": self.total,
+            "failures": [{"filename": name, "error": error} for name, error in self.failures],
+        }
+
+
+async def start(
+    session: AsyncSession, scope: Scope, *, embedder: str, model: str, dim: int
+) -> tuple[Generation, list[UUID]]:
+    """Create (or resume) the building generation and queue a job per document.
+
+    Returns the generation and the ids of the jobs to send once this commits.
+    Resuming the same model re-queues only documents without a finished job.
+    """
+    live = await live_generations(session)
+    active = next((g for g in live if g.state == "active"), None)
+    building = next((g for g in live if g.state == "building"), None)
+    if active is None:
+        raise InvalidRequest(f"namespace {scope.namespace!r} has nothing to re-index yet")
+    if (active.embedding_model, active.embedding_dim) == (model, dim):
+        raise InvalidRequest(f"namespace {scope.namespace!r} is already indexed with {model}")
+    if building is not None and (building.embedding_model, building.embedding_dim) != (model, dim):
+        raise InvalidRequest(
+            f"a re-index to {building.embedding_model} is already running in "
+            f"{scope.namespace!r}; wait for it, or roll it back first"
+        )
+    if building is None:
+        generation_id = await session.scalar(
+            text(
+                "INSERT INTO ragsage_generations (namespace, id, embedding_model, embedding_dim, "
+                "state, embedder) SELECT :namespace, coalesce(max(id), 0) + 1, :model, :dim, "
+                "'building', :embedder FROM ragsage_generations RETURNING id"
+            ),
+            {"namespace": scope.namespace, "model": model, "dim": dim, "embedder": embedder},
+        )
+        building = Generation(int(generation_id or 0), model, dim, "building", embedder)
+    documents = await session.execute(
+        text(
+            "SELECT d.id, d.content_hash, d.filename, d.media_type, d.metadata "
+            "FROM ragsage_documents d WHERE d.status = 'ready' AND NOT EXISTS ("
+            "SELECT 1 FROM ragsage_jobs j WHERE j.document_id = d.id AND j.kind = 'reindex' "
+            "AND j.generation = :generation AND j.content_hash = d.content_hash "
+            "AND j.state IN ('queued', 'running', 'succeeded')) ORDER BY d.id"
+        ),
+        {"generation": building.id},
+    )
+    job_ids = []
+    for document_id, content_hash, filename, media_type, metadata in documents:
+        job_ids.append(
+            await queue_document(
+                session,
+                scope,
+                building,
+                document_id=document_id,
+                content_hash=content_hash,
+                filename=filename or document_id,
+                media_type=media_type,
+                metadata=metadata or {},
+            )
+        )
+    return building, job_ids
+
+
+async def queue_document(
+    session: AsyncSession,
+    scope: Scope,
+    generation: Generation,
+    *,
+    document_id: str,
+    content_hash: str,
+    filename: str,
+    media_type: str | None,
+    metadata: dict[str, Any],
+) -> UUID:
+    """Insert one re-index job of a document version for ``generation``."""
+    job_id = uuid.uuid4()
+    await store.insert_job(
+        session,
+        job_id=job_id,
+        namespace=scope.namespace,
+        document_id=document_id,
+        kind="reindex",
+        content_hash=content_hash,
+        filename=filename,
+        media_type=media_type,
+        metadata=metadata,
+        generation=generation.id,
+    )
+    return job_id
+
+
+async def building_generation(session: AsyncSession) -> Generation | None:
+    return next((g for g in await live_generations(session) if g.state == "building"), None)
+
+
+async def try_activate(session: AsyncSession, generation_id: int) -> bool:
+    """Switch to the building generation if every ready document is in it.
+
+    One transaction retires the active generation and activates this one, so a
+    query sees either the whole old index or the whole new one.  Generation rows
+    are locked first, so two workers finishing the last jobs at once switch once.
+    """
+    rows = await session.execute(
+        text("SELECT id, state FROM ragsage_generations ORDER BY id FOR UPDATE")
+    )
+    states: dict[int, str] = {int(row[0]): str(row[1]) for row in rows}
+    if states.get(generation_id) != "building":
+        return False
+    missing = await session.scalar(
+        text(
+            "SELECT count(*) FROM ragsage_documents d WHERE d.status = 'ready' AND NOT EXISTS ("
+            "SELECT 1 FROM ragsage_jobs j WHERE j.document_id = d.id AND j.kind = 'reindex' "
+            "AND j.generation = :generation AND j.content_hash = d.content_hash "
+            "AND j.state = 'succeeded')"
+        ),
+        {"generation": generation_id},
+    )
+    if missing:
+        return False
+    await session.execute(
+        text(
+            "UPDATE ragsage_generations SET state = 'retired', retired_at = now() "
+            "WHERE state = 'active'"
+        )
+    )
+    await session.execute(
+        text(
+            "UPDATE ragsage_generations SET state = 'active', activated_at = now() WHERE id = :id"
+        ),
+        {"id": generation_id},
+    )
+    return True
+
+
+async def rollback(session: AsyncSession, scope: Scope) -> Generation:
+    """Re-activate the most recently retired generation (or abandon a building one).
+
+    With a re-index still building, rolling back cancels it instead: its jobs
+    are cancelled and its rows deleted, and the active generation stays.
+    """
+    live = await live_generations(session)
+    building = next((g for g in live if g.state == "building"), None)
+    if building is not None:
+        await _discard(session, building.id)
+        active = next(g for g in live if g.state == "active")
+        return active
+    previous = (
+        await session.execute(
+            text(
+                "SELECT id, embedding_model, embedding_dim, state, embedder "
+                "FROM ragsage_generations WHERE state = 'retired' "
+                "ORDER BY retired_at DESC NULLS LAST, id DESC LIMIT 1"
+            )
+        )
+    ).first()
+    if previous is None:
+        raise InvalidRequest(f"namespace {scope.namespace!r} has no previous generation")
+    await session.execute(text("SELECT id FROM ragsage_generations ORDER BY id FOR UPDATE"))
+    await session.execute(
+        text(
+            "UPDATE ragsage_generations SET state = 'retired', retired_at = now() "
+            "WHERE state = 'active'"
+        )
+    )
+    await session.execute(
+        text(
+            "UPDATE ragsage_generations SET state = 'active', activated_at = now(), "
+            "retired_at = NULL WHERE id = :id"
+        ),
+        {"id": previous[0]},
+    )
+    return Generation(int(previous[0]), str(previous[1]), int(previous[2]), "active", previous[4])
+
+
+async def drop_previous(session: AsyncSession) -> int:
+    """Delete retired generations and their rows; returns how many chunks were freed."""
+    retired = list(
+        await session.scalars(text("SELECT id FROM ragsage_generations WHERE state = 'retired'"))
+    )
+    freed = 0
+    for generation_id in retired:
+        freed += await _discard(session, generation_id)
+    return freed
+
+
+async def _discard(session: AsyncSession, generation_id: int) -> int:
+    await session.execute(
+        text(
+            "UPDATE ragsage_jobs SET state = 'cancelled', finished_at = now(), "
+            "lease_expires_at = NULL WHERE kind = 'reindex' AND generation = :id "
+            "AND state IN ('queued', 'running')"
+        ),
+        {"id": generation_id},
+    )
+    deleted = await session.execute(
+        text("DELETE FROM ragsage_chunks WHERE generation = :id"), {"id": generation_id}
+    )
+    await session.execute(
+        text("DELETE FROM ragsage_generations WHERE id = :id"), {"id": generation_id}
+    )
+    return int(deleted.rowcount or 0)  # type: ignore[attr-defined]
+
+
+async def status(session: AsyncSession) -> list[GenerationStatus]:
+    """Every generation of the namespace, with chunk counts and re-index progress."""
+    rows = await session.execute(
+        text(
+            "SELECT g.id, g.embedder, g.embedding_model, g.embedding_dim, g.state, "
+            "(SELECT count(*) FROM ragsage_chunks c WHERE c.generation = g.id), "
+            "(SELECT count(*) FILTER (WHERE j.state = 'succeeded') FROM ragsage_jobs j "
+            " WHERE j.kind = 'reindex' AND j.generation = g.id), "
+            "(SELECT count(*) FILTER (WHERE j.state = 'failed') FROM ragsage_jobs j "
+            " WHERE j.kind = 'reindex' AND j.generation = g.id), "
+            "(SELECT count(*) FILTER (WHERE j.state IN ('queued', 'running')) "
+            " FROM ragsage_jobs j WHERE j.kind = 'reindex' AND j.generation = g.id) "
+            "FROM ragsage_generations g ORDER BY g.id"
+        )
+    )
+    total = int(
+        await session.scalar(text("SELECT count(*) FROM ragsage_documents WHERE status = 'ready'"))
+        or 0
+    )
+    found = []
+    for row in rows.all():
+        failures = (
+            await session.execute(
+                text(
+                    "SELECT filename, coalesce(error, '') FROM ragsage_jobs WHERE kind = 'reindex' "
+                    "AND generation = :id AND state = 'failed' ORDER BY filename LIMIT 20"
+                ),
+                {"id": row[0]},
+            )
+        ).all()
+        found.append(
+            GenerationStatus(
+                id=int(row[0]),
+                embedder=str(row[1]),
+                embedding_model=str(row[2]),
+                embedding_dim=int(row[3]),
+                state=str(row[4]),
+                chunks=int(row[5]),
+                done=int(row[6]),
+                failed=int(row[7]),
+                pending=int(row[8]),
+                total=total,
+                failures=tuple((str(name), str(error)) for name, error in failures),
+            )
+        )
+    return found

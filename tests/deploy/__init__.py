@@ -1,0 +1,1 @@
+"""Checks of the deployment files: compose, Kubernetes manifests, the Dockerfile."""
