@@ -36,6 +36,23 @@ def register(commands: Any) -> None:
     enqueue.add_argument("--timeout", type=float, default=3600.0)
     enqueue.set_defaults(handler=_enqueue, asynchronous=False)
 
+    reindex = commands.add_parser(
+        "reindex", help="re-embed a namespace with another model, switching when complete"
+    )
+    where = reindex.add_mutually_exclusive_group(required=True)
+    where.add_argument("--namespace")
+    where.add_argument("--all", action="store_true", help="every namespace with documents")
+    action = reindex.add_mutually_exclusive_group(required=True)
+    action.add_argument("--embedding-model", help="the model to re-index into")
+    action.add_argument("--status", action="store_true", help="show generations and progress")
+    action.add_argument("--rollback", action="store_true", help="re-activate the previous one")
+    action.add_argument("--drop-previous", action="store_true", help="free retired generations")
+    reindex.add_argument("--embedder", help="adapter kind (default: RAGSAGE_EMBEDDER)")
+    reindex.add_argument("--dim", type=int, help="vector width, where the model offers several")
+    reindex.add_argument("--no-wait", action="store_true", help="return once the jobs are queued")
+    reindex.add_argument("--timeout", type=float, default=24 * 3600.0)
+    reindex.set_defaults(handler=_reindex, asynchronous=False)
+
     jobs = commands.add_parser("jobs", help="show an ingestion job's state")
     jobs.add_argument("job_id")
     jobs.add_argument("--namespace", required=True)
@@ -157,3 +174,86 @@ def _jobs(args: argparse.Namespace) -> int:
     for key, value in job.to_dict().items():
         print(f"{key}: {value}")
     return 0
+
+
+def _reindex(args: argparse.Namespace) -> int:
+    from worker.enqueue import default_enqueuer
+
+    enqueuer = default_enqueuer()
+    namespaces = enqueuer.namespaces() if args.all else [args.namespace]
+    if args.status:
+        for namespace in namespaces:
+            _print_status(namespace, enqueuer.reindex_status(namespace))
+        return 0
+    if args.rollback or args.drop_previous:
+        return _maintain(enqueuer, namespaces, rollback=args.rollback)
+    kind = args.embedder or enqueuer.settings.embedder
+    started: dict[str, int] = {}
+    for namespace in namespaces:
+        generation, sent = enqueuer.start_reindex(
+            namespace, embedder=kind, model=args.embedding_model, dim=args.dim
+        )
+        started[namespace] = generation
+        print(
+            f"{namespace}: generation {generation} building with {args.embedding_model}; "
+            f"{sent} documents queued"
+        )
+    if args.no_wait:
+        return 0
+    return _follow_reindex(enqueuer, started, args.timeout)
+
+
+def _follow_reindex(enqueuer: Any, started: dict[str, int], timeout: float) -> int:
+    """Wait for each building generation to become active, with a progress bar."""
+    deadline = time.monotonic() + timeout
+    failed = 0
+    for namespace, generation in started.items():
+        with tqdm(unit="doc", desc=namespace, disable=not sys.stderr.isatty()) as bar:
+            while time.monotonic() < deadline:
+                row = next(g for g in enqueuer.reindex_status(namespace) if g["id"] == generation)
+                bar.total = row["total"]
+                bar.n = row["done"]
+                bar.refresh()
+                if row["state"] == "active":
+                    print(f"{namespace}: switched to generation {generation}")
+                    break
+                if row["pending"] == 0 and row["failed"]:
+                    failed += 1
+                    print(
+                        f"{namespace}: {row['failed']} documents failed; generation "
+                        f"{generation} was not activated:",
+                        file=sys.stderr,
+                    )
+                    for failure in row["failures"]:
+                        print(f"  {failure['filename']}: {failure['error']}", file=sys.stderr)
+                    break
+                time.sleep(0.5)
+    return 1 if failed else 0
+
+
+def _maintain(enqueuer: Any, namespaces: list[str], *, rollback: bool) -> int:
+    from ragsage.jobs import reindex
+    from ragsage.types import Scope
+
+    async def act(scope: Scope) -> str:
+        async with enqueuer.database.session(scope) as session:
+            if rollback:
+                generation = await reindex.rollback(session, scope)
+                return f"generation {generation.id} ({generation.embedding_model}) is active"
+            freed = await reindex.drop_previous(session)
+            return f"dropped retired generations, freeing {freed} chunks"
+
+    for namespace in namespaces:
+        print(f"{namespace}: {enqueuer.run(act(Scope(namespace)))}")
+    return 0
+
+
+def _print_status(namespace: str, generations: list[dict[str, Any]]) -> None:
+    print(f"{namespace}:")
+    for g in generations:
+        progress = f"{g['done']}/{g['total']} done" if g["state"] == "building" else ""
+        failed = f", {g['failed']} failed" if g["failed"] else ""
+        print(
+            f"  {g['id']:>3}  {g['state']:<8}  {g['embedder']}/{g['embedding_model']} "
+            f"({g['embedding_dim']}d)  {g['chunks']} chunks  {progress}{failed}"
+        )

@@ -20,6 +20,7 @@ from typing import Any
 from uuid import UUID
 
 from celery import Celery
+from sqlalchemy import text
 
 from ragsage.errors import InvalidRequest
 from ragsage.jobs import store
@@ -91,6 +92,59 @@ class Enqueuer:
         )
         self.celery.send_task(task, args=[namespace, str(job_id)], queue=queue, countdown=countdown)
         self._loop.run(self._mark_enqueued(Scope(namespace), job_id))
+
+    def start_reindex(
+        self, namespace: str, *, embedder: str, model: str, dim: int | None = None
+    ) -> tuple[int, int]:
+        """Start (or resume) re-indexing a namespace into ``model``; (generation, jobs sent).
+
+        The target embedder is built first, so a model that cannot be reached or
+        has an unknown width fails here, before anything is queued.  Its width's
+        HNSW index is created if it is new (an owner-only statement).
+        """
+        from ragsage.jobs import reindex
+        from ragsage.runtime import make_embedder
+        from ragsage.storage.migrations import hnsw_index_statement
+
+        width = make_embedder(self.settings, embedder, model, dim).dimension
+        scope = Scope(namespace)
+
+        async def prepare() -> tuple[int, list[UUID]]:
+            async with self.database.owner_connection() as connection:
+                await connection.execute(text(hnsw_index_statement(self.database.config, width)))
+            async with self.database.session(scope) as session:
+                generation, job_ids = await reindex.start(
+                    session, scope, embedder=embedder, model=model, dim=width
+                )
+            return generation.id, job_ids
+
+        generation_id, job_ids = self._loop.run(prepare())
+        for job_id in job_ids:
+            self.send(namespace, job_id, kind="reindex")
+        return generation_id, len(job_ids)
+
+    def reindex_status(self, namespace: str) -> list[dict[str, Any]]:
+        """Every generation of the namespace with its re-index progress."""
+        from ragsage.jobs import reindex
+
+        async def read() -> list[dict[str, Any]]:
+            async with self.database.session(Scope(namespace)) as session:
+                return [g.to_dict() for g in await reindex.status(session)]
+
+        return self._loop.run(read())
+
+    def run(self, coroutine: Any) -> Any:
+        """Run a coroutine on this enqueuer's loop (its database lives there)."""
+        return self._loop.run(coroutine)
+
+    def namespaces(self) -> list[str]:
+        """Every namespace with documents (through the privileged listing function)."""
+
+        async def read() -> list[str]:
+            async with self.database.system_session() as session:
+                return list(await session.scalars(text("SELECT * FROM ragsage_namespaces()")))
+
+        return self._loop.run(read())
 
     def job_status(self, namespace: str, job_id: UUID | str) -> Job | None:
         """The job's current row (state, stage, attempts, error, timings)."""
