@@ -275,6 +275,10 @@ async def _record_failure(runtime: Runtime, scope: Scope, job: Job, exc: Excepti
             "failed",
             f"{job.filename}: gave up after {job.attempts} attempts: {_describe(exc)}",
         )
+    elif isinstance(exc, RagsageError):
+        # Our own errors (a provider refusing an input, a misconfiguration) carry
+        # readable, secret-free messages; show them as they are.
+        outcome = JobOutcome(job.id, "failed", f"{job.filename}: {exc}")
     else:
         _log.exception("job %s failed unexpectedly", job.id)
         outcome = JobOutcome(

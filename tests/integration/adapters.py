@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ragsage.errors import RetryableProviderError
+from ragsage.errors import PermanentProviderError, RetryableProviderError
 from ragsage.fakes.models import FakeEmbedder
 from ragsage.ports import InputType
 from ragsage.settings import Settings
@@ -31,8 +31,11 @@ class FlakyEmbedder(FakeEmbedder):
     ) -> Sequence[tuple[float, ...]]:
         if self.delay:
             await asyncio.sleep(self.delay)
-        calls = int(self.counter.read_text()) if self.counter.exists() else 0
-        self.counter.write_text(str(calls + 1))
+        # One byte appended per call: atomic across worker processes, unlike a
+        # read-modify-write of a number.
+        with self.counter.open("ab") as tally:
+            tally.write(b".")
+            calls = tally.tell() - 1
         if calls < self.fail_first:
             raise RetryableProviderError("embedding provider answered HTTP 503 (unavailable)")
         return await super().embed(texts, input_type=input_type)
@@ -60,3 +63,39 @@ class CrashingEmbedder(FakeEmbedder):
 
 def crashing(settings: Settings) -> dict[str, Any]:
     return {"embedder": CrashingEmbedder(dimension=settings.embedding_dim)}
+
+
+class MarkedFailureEmbedder(FlakyEmbedder):
+    """Refuses, permanently, any text holding a marker word (one bad document)."""
+
+    def __init__(self, *, marker: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.marker = marker
+
+    async def embed(
+        self, texts: Sequence[str], *, input_type: InputType = "document"
+    ) -> Sequence[tuple[float, ...]]:
+        if any(self.marker in text for text in texts):
+            raise PermanentProviderError("the provider rejected this input (HTTP 400)")
+        return await super().embed(texts, input_type=input_type)
+
+
+def slow_second_model(settings: Settings) -> dict[str, Any]:
+    """The default embedder as usual; any other hashing width slowed (and maybe picky)."""
+    from ragsage.runtime import make_embedder
+
+    delay = float(os.environ.get("TEST_EMBED_DELAY", "0"))
+    marker = os.environ.get("TEST_REJECT_MARKER", "")
+    counter = Path(os.environ["TEST_EMBED_COUNTER"])
+
+    def factory(kind: str, model: str, dim: int | None) -> Any:
+        if kind == "hashing" and dim not in (None, settings.embedding_dim):
+            assert dim is not None
+            if marker:
+                return MarkedFailureEmbedder(
+                    marker=marker, dimension=dim, delay=delay, fail_first=0, counter=counter
+                )
+            return FlakyEmbedder(dimension=dim, delay=delay, fail_first=0, counter=counter)
+        return make_embedder(settings, kind, model, dim)
+
+    return {"embedder_factory": factory}

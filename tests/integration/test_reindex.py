@@ -1,0 +1,212 @@
+"""Re-indexing into another embedding model with real Postgres, Redis and workers."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import redis
+from sqlalchemy import text
+
+from ragsage.embedded.redis import EmbeddedRedis
+from ragsage.identity import document_id_for
+from ragsage.jobs.records import JobState
+from ragsage.runtime import build_runtime
+from ragsage.types import Scope
+
+from .worker_harness import Deployment
+
+ACME = "acme"
+MODEL_A, MODEL_B = "ragsage-hashing-256", "ragsage-hashing-128"
+QUERY = "valve7 gasket7 inspection"
+
+
+def _document(number: int, extra: str = "") -> bytes:
+    return (
+        f"# Report {number}\n\n## Findings\n\nInspection {number} found the valve{number} "
+        f"assembly sealed. The gasket{number} was replaced on day {number}. {extra}\n"
+    ).encode()
+
+
+def _worker_env(deployment: Deployment, delay: str = "0", marker: str = "") -> dict[str, str]:
+    return {
+        "RAGSAGE_ADAPTERS": "tests.integration.adapters:slow_second_model",
+        "TEST_EMBED_DELAY": delay,
+        "TEST_REJECT_MARKER": marker,
+        "TEST_EMBED_COUNTER": str(deployment.tmp / "calls"),
+    }
+
+
+def _ingest(deployment: Deployment, count: int, marked: int | None = None) -> list[str]:
+    outcomes = [
+        deployment.enqueuer.enqueue_document(
+            ACME, f"r{n}.md", data=_document(n, "zeppelinmarker" if n == marked else "")
+        )
+        for n in range(count)
+    ]
+    jobs = deployment.wait(ACME, [str(o.job_id) for o in outcomes])
+    assert all(job.state is JobState.SUCCEEDED for job in jobs.values())
+    return [o.document_id for o in outcomes]
+
+
+def _search(deployment: Deployment) -> list[str]:
+    async def run() -> list[str]:
+        runtime = build_runtime(deployment.settings)
+        try:
+            engine = await runtime.query_engine_for(Scope(ACME))
+            result = await engine.search(Scope(ACME), QUERY)
+            return [hit.chunk.id for hit in result.hits]
+        finally:
+            await runtime.aclose()
+
+    return asyncio.run(run())
+
+
+def _sql(deployment: Deployment, statement: str) -> list[tuple[object, ...]]:
+    async def run() -> list[tuple[object, ...]]:
+        runtime = build_runtime(deployment.settings)
+        try:
+            async with runtime.database.session(Scope(ACME)) as session:
+                return [tuple(row) for row in await session.execute(text(statement))]
+        finally:
+            await runtime.aclose()
+
+    return asyncio.run(run())
+
+
+def _generation(deployment: Deployment, state: str) -> dict[str, object] | None:
+    rows = deployment.enqueuer.reindex_status(ACME)
+    return next((row for row in rows if row["state"] == state), None)
+
+
+def _wait_active(deployment: Deployment, model: str, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        active = _generation(deployment, "active")
+        if active and active["embedding_model"] == model:
+            return
+        time.sleep(0.3)
+    raise AssertionError(f"{model} never became active: {deployment.enqueuer.reindex_status(ACME)}")
+
+
+def test_reindex_serves_the_old_model_until_the_switch_then_rolls_back_and_drops(
+    deployment: Deployment, redis_server: EmbeddedRedis
+) -> None:
+    deployment.worker(**_worker_env(deployment, delay="0.25")).start(concurrency=2)
+    _ingest(deployment, 30)
+    before = _search(deployment)
+    assert before and before[0].startswith(document_id_for("r7.md"))
+
+    # Reading pages back from Postgres must not need the parse cache.
+    redis.Redis.from_url(redis_server.url(1)).flushdb()
+    generation, sent = deployment.enqueuer.start_reindex(ACME, embedder="hashing", model=MODEL_B)
+    assert sent == 30
+    # Shares no word with the query, so A's answers stay comparable while it lands.
+    late = deployment.enqueuer.enqueue_document(
+        ACME, "late.md", data=b"# Late note\n\nThe zucchini harvest arrives on Friday."
+    )
+
+    seen_building = False
+    deadline = time.monotonic() + 120
+    while (building := _generation(deployment, "building")) is not None:
+        assert _search(deployment) == before  # served by A alone, never a mix
+        assert not building["failed"], building["failures"]
+        assert time.monotonic() < deadline, building
+        seen_building = True
+        time.sleep(0.2)
+    assert seen_building
+    _wait_active(deployment, MODEL_B)
+    deployment.wait(ACME, [str(late.job_id)])
+
+    models = _sql(
+        deployment,
+        "SELECT DISTINCT embedding_model FROM ragsage_chunks WHERE generation = "
+        "(SELECT id FROM ragsage_generations WHERE state = 'active')",
+    )
+    assert models == [(MODEL_B,)]
+    after = _search(deployment)
+    assert after and after[0] == before[0]  # the same passage, found through B's vectors
+    late_in_b = _sql(
+        deployment,
+        f"SELECT count(*) FROM ragsage_chunks WHERE generation = {generation} "
+        f"AND document_id = '{late.document_id}'",
+    )
+    assert late_in_b == [(1,)]  # an upload during the re-index is in the new generation too
+
+    results = _sql(
+        deployment,
+        "SELECT DISTINCT result->>'pages_from' FROM ragsage_jobs WHERE kind = 'reindex' "
+        "AND result ? 'pages_from'",
+    )
+    assert results == [("stored",)]  # no document was parsed again
+
+    _rollback(deployment)
+    _wait_active(deployment, MODEL_A, timeout=5)
+    assert _search(deployment) == before
+    _rollback(deployment)  # and forward again
+    _wait_active(deployment, MODEL_B, timeout=5)
+    freed = _drop(deployment)
+    assert freed >= 30
+    assert _sql(deployment, "SELECT DISTINCT embedding_model FROM ragsage_chunks") == [(MODEL_B,)]
+
+
+def test_a_sigkilled_worker_does_not_stop_the_reindex(deployment: Deployment) -> None:
+    first = deployment.worker(**_worker_env(deployment, delay="0.4"))
+    first.start()
+    _ingest(deployment, 8)
+    deployment.enqueuer.start_reindex(ACME, embedder="hashing", model=MODEL_B)
+    deadline = time.monotonic() + 60
+    while (_generation(deployment, "building") or {}).get("done", 0) < 2:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    first.kill()
+    deployment.worker(**_worker_env(deployment)).start()
+    _wait_active(deployment, MODEL_B)
+
+    counts = _sql(
+        deployment,
+        "SELECT g.embedding_model, count(c.*) FROM ragsage_generations g "
+        "JOIN ragsage_chunks c ON c.generation = g.id GROUP BY 1 ORDER BY 1",
+    )
+    assert counts == [(MODEL_B, 8), (MODEL_A, 8)]  # every document exactly once in each
+
+
+def test_a_document_failing_in_the_new_model_holds_the_switch(deployment: Deployment) -> None:
+    deployment.worker(**_worker_env(deployment, marker="zeppelinmarker")).start()
+    _ingest(deployment, 5, marked=3)
+    before = _search(deployment)
+    deployment.enqueuer.start_reindex(ACME, embedder="hashing", model=MODEL_B)
+
+    deadline = time.monotonic() + 60
+    while True:
+        building = _generation(deployment, "building")
+        assert building is not None
+        if building["pending"] == 0:
+            break
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    assert building["failed"] == 1 and building["done"] == 4
+    (failure,) = building["failures"]  # type: ignore[misc]
+    assert failure["filename"] == "r3.md" and "rejected" in failure["error"]
+    assert _generation(deployment, "active")["embedding_model"] == MODEL_A  # type: ignore[index]
+    assert _search(deployment) == before
+
+
+def _rollback(deployment: Deployment) -> None:
+    from ragsage.jobs import reindex
+
+    async def act() -> None:
+        async with deployment.enqueuer.database.session(Scope(ACME)) as session:
+            await reindex.rollback(session, Scope(ACME))
+
+    deployment.enqueuer.run(act())
+
+
+def _drop(deployment: Deployment) -> int:
+    from ragsage.jobs import reindex
+
+    async def act() -> int:
+        async with deployment.enqueuer.database.session(Scope(ACME)) as session:
+            return await reindex.drop_previous(session)
+
+    return int(deployment.enqueuer.run(act()))
