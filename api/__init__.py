@@ -17,7 +17,7 @@ from api.auth import authenticate_request, challenge_header
 from api.errors import register_error_handlers
 from api.metrics import Metrics
 from api.probes import Probes
-from api.routes import documents, jobs, ops, query
+from api.routes import documents, jobs, ops, query, reindex
 from api.services import EXTENSION, Services
 from ragsage.loop import LoopThread
 from ragsage.runtime import Runtime, adapter_overrides, build_runtime
@@ -54,7 +54,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         type(built.reranker).__name__ if built.reranker else "none",
         type(built.llm).__name__,
     )
-    for module in (ops, query, documents, jobs):
+    for module in (ops, query, documents, jobs, reindex):
         app.register_blueprint(module.blueprint)
     register_error_handlers(app)
 

@@ -11,6 +11,7 @@ from api import schemas
 from ragsage.query.options import MAX_EXPANSION
 
 _BODY_MODELS: tuple[type[BaseModel], ...] = (
+    schemas.ReindexRequest,
     schemas.SearchRequest,
     schemas.QueryRequest,
     schemas.DocumentUpload,
@@ -27,6 +28,8 @@ _RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
     schemas.JobList,
     schemas.ErrorResponse,
     schemas.Health,
+    schemas.ReindexStatus,
+    schemas.ReindexStarted,
 )
 
 
@@ -228,6 +231,17 @@ def openapi_document(server_url: str = "") -> dict[str, Any]:
                 parameters=[_path_param("job_id")],
                 errors=(401, 403, 404, 409, 503),
             )
+        },
+        "/v1/reindex": {
+            "post": _op(
+                "Re-index the namespace into another embedding model (admin)",
+                _ok(schemas.ReindexStarted, 202),
+                body=schemas.ReindexRequest,
+                errors=(400, 401, 403, 409, 413, 415, 422, 503),
+            ),
+            "get": _op(
+                "Embedding generations and re-index progress (admin)", _ok(schemas.ReindexStatus)
+            ),
         },
         "/healthz": {"get": _op("Liveness", _ok(schemas.Health), secured=False, errors=())},
         "/readyz": {

@@ -216,6 +216,37 @@ class ErrorResponse(BaseModel):
     error: ErrorDetail
 
 
+class ReindexRequest(Strict):
+    """Re-embed the key's namespace with another model; the switch happens when done."""
+
+    embedding_model: str = Field(min_length=1, max_length=200)
+    embedder: Literal["hashing", "voyage", "openai", "local"] | None = None
+    dim: int | None = Field(default=None, ge=1, le=2000)
+
+
+class GenerationOut(BaseModel):
+    id: int
+    embedder: str
+    embedding_model: str
+    embedding_dim: int
+    state: Literal["building", "active", "retired"]
+    chunks: int
+    done: int
+    failed: int
+    pending: int
+    total: int
+    failures: list[dict[str, str]]
+
+
+class ReindexStatus(BaseModel):
+    generations: list[GenerationOut]
+
+
+class ReindexStarted(BaseModel):
+    generation: int
+    queued: int
+
+
 class Health(BaseModel):
     status: Literal["ok", "degraded", "unavailable"]
     checks: dict[str, str] = Field(default_factory=dict)

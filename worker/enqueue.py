@@ -22,7 +22,7 @@ from uuid import UUID
 from celery import Celery
 from sqlalchemy import text
 
-from ragsage.errors import InvalidRequest
+from ragsage.errors import ConfigurationError, InvalidRequest
 from ragsage.jobs import store
 from ragsage.jobs.records import Job, JobState, Upload, UploadOutcome
 from ragsage.jobs.uploads import create_upload
@@ -106,7 +106,10 @@ class Enqueuer:
         from ragsage.runtime import make_embedder
         from ragsage.storage.migrations import hnsw_index_statement
 
-        width = make_embedder(self.settings, embedder, model, dim).dimension
+        try:
+            width = make_embedder(self.settings, embedder, model, dim).dimension
+        except ConfigurationError as exc:
+            raise InvalidRequest(f"cannot re-index into {embedder}/{model}: {exc}") from exc
         scope = Scope(namespace)
 
         async def prepare() -> tuple[int, list[UUID]]:

@@ -318,6 +318,28 @@ def test_roles_limit_what_a_key_may_do(api: ApiServer, running: Deployment) -> N
     assert refused.status_code == 403 and "write role" in refused.json()["error"]["message"]
     assert reader.delete("/v1/documents/doc_x").status_code == 403
 
+    writer = api.client(make_key(running.settings, ACME, Role.WRITE))
+    wait_job(writer, upload(writer, "travel.md", HANDBOOK).json()["job_id"])
+    target = {"embedding_model": "ragsage-hashing-128"}
+    for client in (reader, writer):
+        assert client.post("/v1/reindex", json=target).status_code == 403
+        assert client.get("/v1/reindex").status_code == 403
+    admin = api.client(make_key(running.settings, ACME, Role.ADMIN))
+    started = admin.post("/v1/reindex", json=target)
+    assert started.status_code == 202 and started.json()["queued"] == 1
+    bad = admin.post("/v1/reindex", json={"embedding_model": "no-such-model"})
+    assert bad.status_code == 400 and "cannot re-index" in bad.json()["error"]["message"]
+    deadline = time.monotonic() + 60
+    while True:
+        generations = admin.get("/v1/reindex").json()["generations"]
+        active = next(g for g in generations if g["state"] == "active")
+        if active["embedding_model"] == "ragsage-hashing-128":
+            break
+        assert time.monotonic() < deadline, generations
+        time.sleep(0.3)
+    answer = admin.post("/v1/query", json={"question": "How much is a hotel night in Paris?"})
+    assert "180 euros" in answer.json()["answer"]  # now served by the new model
+
 
 # --------------------------------------------------------------------------- bad input
 
