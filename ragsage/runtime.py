@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ragsage.contextualizing import HeadingWindowContextualizer
+from ragsage.embedding_cache import CachingEmbedder
 from ragsage.errors import ConfigurationError
 from ragsage.fakes.models import FakeEmbedder, FakeLLMClient, FakeQueryRewriter, FakeReranker
 from ragsage.ingestion import IngestionConfig, IngestionPipeline
@@ -93,6 +94,9 @@ class Runtime:
         key = (kind, model, dim)
         if key not in self._embedders:
             built = self.embedder_factory(kind, model, dim)
+            if self.cache is not None and kind != "hashing":
+                # Paid models only: hashing is cheaper to recompute than to fetch.
+                built = CachingEmbedder(built, self.cache)
             if dim is not None and built.dimension != dim:
                 raise ConfigurationError(
                     f"embedder {kind}/{model} makes {built.dimension}-dimensional vectors, "
@@ -380,6 +384,9 @@ def build_runtime(
     built_embedder = embedder or factory(
         settings.embedder, settings.embedding_model_name, settings.embedding_dim
     )
+    built_cache = cache if cache is not None else build_cache(settings)
+    if built_cache is not None and embedder is None and settings.embedder != "hashing":
+        built_embedder = CachingEmbedder(built_embedder, built_cache)
     if built_embedder.dimension != settings.embedding_dim:
         raise ConfigurationError(
             f"the embedder returns {built_embedder.dimension}-dimensional vectors but "
@@ -396,7 +403,7 @@ def build_runtime(
         llm=llm or _llm(settings, providers),
         reranker=reranker if reranker is not None else _reranker(settings, providers),
         rewriter=_rewriter(settings, providers),
-        cache=cache if cache is not None else build_cache(settings),
+        cache=built_cache,
         tracer=tracer or LoggingTracer(),
         embedder_factory=factory,
         providers=providers,
