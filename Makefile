@@ -5,12 +5,17 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.ragsage-installed
-DEMO_STATE := .ragsage/demo-state.json
+PORT ?= 8000
+# The stamp names the pyproject it was installed from, so a venv shared by several
+# checkouts (VENV=...) is reused as long as their dependencies are the same.
+DEPS_HASH := $(shell sha256sum pyproject.toml | cut -c1-16)
+STAMP := $(VENV)/.ragsage-installed-$(DEPS_HASH)
+# This checkout's code wins over whatever checkout the shared venv was installed from.
+export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 
 .PHONY: setup lint typecheck unit test run bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP):
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	@touch $(STAMP)
@@ -30,16 +35,7 @@ unit: setup
 test: lint typecheck unit
 
 run: setup
-	@rm -f $(DEMO_STATE)
-	$(BIN)/ragsage ingest examples/docs --state $(DEMO_STATE)
-	@echo
-	@echo '$$ ragsage query "How does row-level security isolate namespaces?"'
-	@$(BIN)/ragsage query "How does row-level security isolate namespaces?" --state $(DEMO_STATE)
-	@echo
-	@echo '$$ ragsage query "What is the price of a Pro subscription?"'
-	@$(BIN)/ragsage query "What is the price of a Pro subscription?" --state $(DEMO_STATE)
-	@echo
-	@echo "Ask your own: $(BIN)/ragsage query \"<question>\" --state $(DEMO_STATE)"
+	$(BIN)/ragsage up --port $(PORT)
 
 bench: setup
 	$(BIN)/python bench/ingest_offline.py

@@ -1,0 +1,154 @@
+"""The README's quick start, run the way a new user runs it.
+
+A fresh clone, ``make run`` in the background (sharing this venv, as the
+Makefile allows), the printed key used over HTTP to upload and ask, then Ctrl-C
+— after which nothing it started may still be running.  Its one-line failures
+(a second instance, a busy port, a damaged data directory) are checked too.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import psutil
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV = Path(sys.executable).parent.parent
+RAGSAGE = str(Path(sys.executable).with_name("ragsage"))
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+def processes_under(folder: Path) -> list[psutil.Process]:
+    """Processes whose working directory or command line points into ``folder``."""
+    found = []
+    for process in psutil.process_iter():
+        try:
+            inside = str(folder) in " ".join(process.cmdline()) or process.cwd().startswith(
+                str(folder)
+            )
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+        if inside and process.pid != os.getpid():
+            found.append(process)
+    return found
+
+
+@pytest.fixture
+def clone(tmp_path: Path) -> Iterator[Path]:
+    target = tmp_path / "ragsage"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(target)], check=True, timeout=120)
+    yield target
+    for process in processes_under(target):
+        process.kill()
+
+
+def wait_for(output: Path, pattern: str, process: subprocess.Popen[bytes], timeout: float) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        text = output.read_text(errors="replace")
+        if re.search(pattern, text):
+            return text
+        if process.poll() is not None:
+            raise AssertionError(f"make run exited early:\n{text[-4000:]}")
+        time.sleep(0.5)
+    raise AssertionError(f"no {pattern!r} within {timeout}s:\n{output.read_text()[-4000:]}")
+
+
+def test_make_run_from_a_fresh_clone(clone: Path, tmp_path: Path) -> None:
+    port = free_port()
+    output = tmp_path / "make-run.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGSAGE_")}
+    with output.open("wb") as log:
+        run = subprocess.Popen(
+            ["make", "run", f"VENV={VENV}", f"PORT={port}"],
+            cwd=clone,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        text = wait_for(output, r"Serving on http://127\.0\.0\.1:\d+", run, timeout=300)
+        key = re.search(r"(rsk_[a-z0-9]{10}_[A-Za-z0-9_-]{43})", text)
+        assert key, text
+        assert "[1]" in text and "Sources:" in text  # the example answer was cited
+
+        client = httpx.Client(
+            base_url=f"http://127.0.0.1:{port}",
+            headers={"Authorization": f"Bearer {key.group(1)}"},
+            timeout=60,
+        )
+        note = b"# Parking\n\nVisitors park on level minus two, bays 40 to 55."
+        job = client.post("/v1/documents", files={"file": ("parking.md", note)}).json()
+        deadline = time.monotonic() + 60
+        while client.get(f"/v1/jobs/{job['job_id']}").json()["state"] != "succeeded":
+            assert time.monotonic() < deadline
+            time.sleep(0.3)
+        answer = client.post("/v1/query", json={"question": "Where do visitors park?"}).json()
+        assert "level minus two" in answer["answer"]
+        assert answer["citations"][0]["source"] == "parking.md"
+
+        second = subprocess.run(
+            [RAGSAGE, "up", "--port", str(free_port())],
+            cwd=clone,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert second.returncode == 1
+        assert second.stderr.count("\n") == 1 and "already running" in second.stderr
+    finally:
+        os.killpg(run.pid, signal.SIGINT)  # Ctrl-C in the terminal
+        run.wait(90)
+    assert "Stopped. Data kept in" in output.read_text()
+    time.sleep(1)
+    assert processes_under(clone) == []
+    assert (clone / ".ragsage" / "stack" / "postgres" / "PG_VERSION").exists()
+
+
+def test_a_busy_port_and_a_damaged_data_directory_get_one_line_each(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGSAGE_")}
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        taken = busy.getsockname()[1]
+        refused = subprocess.run(
+            [RAGSAGE, "up", "--data-dir", str(tmp_path / "a"), "--port", str(taken)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1
+    assert f"port {taken}" in refused.stderr and "--port N" in refused.stderr
+
+    damaged = tmp_path / "b"
+    (damaged / "postgres").mkdir(parents=True)
+    (damaged / "postgres" / "PG_VERSION").write_text("not a version\n")
+    broken = subprocess.run(
+        [RAGSAGE, "up", "--data-dir", str(damaged), "--port", str(free_port())],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert broken.returncode == 1 and broken.stderr.count("\n") == 1, broken.stderr
+    assert "move" in broken.stderr and str(damaged) in broken.stderr
+    assert processes_under(damaged) == []
