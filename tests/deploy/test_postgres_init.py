@@ -6,7 +6,9 @@ import base64
 import hashlib
 import hmac
 import importlib.util
+import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -49,12 +51,15 @@ def _scram_matches(verifier: str, password: str) -> bool:
 def postgres(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[EmbeddedPostgres]:
     # The embedded server's packaging warns when this is unset (CI, containers).
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
-    server = EmbeddedPostgres(tmp_path / "data")
+    # Outside pytest's temp root, whose permissions pytest tightens per session.
+    root = Path(tempfile.mkdtemp(prefix="ragsage-test-init-"))
+    server = EmbeddedPostgres(root / "data")
     server.start()
     try:
         yield server
     finally:
         server.stop()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def _run_script(server: EmbeddedPostgres, password: str) -> subprocess.CompletedProcess[str]:

@@ -9,6 +9,8 @@ from nothing and no test sees another's rows.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -67,12 +69,17 @@ def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Postgr
     if external:
         yield PostgresServer(admin_url=external)
         return
-    embedded = EmbeddedPostgres(tmp_path_factory.mktemp("postgres") / "data")
+    # Not under pytest's temp root: pytest strips group and other permissions
+    # from that root whenever a session starts, which would lock the server's
+    # own (unprivileged) user out of its data directory mid-run.
+    root = Path(tempfile.mkdtemp(prefix="ragsage-test-postgres-"))
+    embedded = EmbeddedPostgres(root / "data")
     embedded.start()
     try:
         yield PostgresServer(admin_url=embedded.url(), embedded=embedded)
     finally:
         embedded.stop()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture

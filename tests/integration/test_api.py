@@ -363,7 +363,7 @@ def test_malformed_requests_get_4xx_json_errors(api: ApiServer, running: Deploym
         (client.post("/v1/search", content=b"query=x"), 415),
         (client.post("/v1/search", json={"query": "x" * 2_000_000}), 413),
         (client.post("/v1/query", json={"question": ""}), 422),
-        (client.post("/v1/documents", json={"filename": "a.md", "content_base64": "!!!"}), 400),
+        (client.post("/v1/documents", json={"filename": "a.md", "content_base64": "!!!"}), 422),
         (client.post("/v1/documents", files={"file": ("e.md", b"", "text/plain")}), 422),
         (client.get("/v1/jobs", params={"state": "sleeping"}), 400),
         (client.get("/v1/jobs", params={"limit": "0"}), 400),

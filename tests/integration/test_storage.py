@@ -10,6 +10,7 @@ from ragsage.storage import (
     PostgresConfig,
     SchemaMismatch,
     existing_embedding_dim,
+    live_generations,
     migrate,
     migration_statements,
     purge_namespace,
@@ -154,7 +155,23 @@ async def _check_v4(database: Database) -> None:
     assert await lexical.search(GLOBEX, "zirconium", k=3) == []
 
 
-UPGRADES = {2: (_seed_v1, _check_v2), 3: (_seed_v2, _check_v3), 4: (_seed_v3, _check_v4)}
+async def _check_v5(database: Database) -> None:
+    from ragsage.jobs import reindex
+
+    async with database.session(ACME) as session:
+        (generation,) = await live_generations(session)
+        (status,) = await reindex.status(session)
+    assert generation.embedder == "hashing" and generation.embedding_model == "ragsage-hashing-256"
+    assert status.state == "active" and status.chunks == 1
+    await _check_v4(database)
+
+
+UPGRADES = {
+    2: (_seed_v1, _check_v2),
+    3: (_seed_v2, _check_v3),
+    4: (_seed_v3, _check_v4),
+    5: (_seed_v3, _check_v5),  # a version-4 install holds the same rows as version 3
+}
 
 
 @pytest.mark.parametrize("migration", MIGRATIONS, ids=lambda m: f"v{m.version}")
