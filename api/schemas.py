@@ -73,7 +73,7 @@ class QueryRequest(Strict):
 class UploadFields(Strict):
     """What describes an upload besides its bytes."""
 
-    filename: str = Field(min_length=1, max_length=255)
+    filename: str = Field(min_length=1, max_length=255, pattern=r"^[^\x00-\x1f]+$")
     media_type: str | None = Field(default=None, max_length=200)
     metadata: dict[str, str | int | float | bool] = Field(default_factory=dict)
     external_id: str | None = Field(default=None, min_length=1, max_length=512)

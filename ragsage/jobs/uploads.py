@@ -30,7 +30,7 @@ MAX_FILENAME = 255
 def validate(upload: Upload, max_bytes: int) -> None:
     """Refuse an upload that can never ingest, before anything is stored."""
     name = upload.filename
-    if not name or len(name) > MAX_FILENAME or any(ch in name for ch in "\x00\r\n"):
+    if not name or len(name) > MAX_FILENAME or any(ord(ch) < 0x20 for ch in name):
         raise InvalidRequest(
             f"the file name must be 1-{MAX_FILENAME} characters without control characters"
         )
