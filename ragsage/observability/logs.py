@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar, Token
 from datetime import UTC, datetime
 from types import MappingProxyType
-from typing import Any
+from typing import TextIO
 
 from ragsage.errors import ConfigurationError
 
@@ -109,7 +109,10 @@ class RedactingFilter(logging.Filter):
     """Rewrites a record's message and traceback so no key or password reaches a handler."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - the handler reports a bad format string itself
+            return True
         cleaned = redact(message)
         if cleaned != message:
             record.msg, record.args = cleaned, None
@@ -166,11 +169,11 @@ class PlainFormatter(logging.Formatter):
         return redact(super().format(record))
 
 
-class _RagsageHandler(logging.StreamHandler[Any]):
+class _RagsageHandler(logging.StreamHandler[TextIO]):
     """The handler ``configure_logging`` owns; recognised by type when replaced."""
 
 
-def configure_logging(level: str, json: bool, *, stream: Any = None) -> logging.Handler:
+def configure_logging(level: str, json: bool, *, stream: TextIO | None = None) -> logging.Handler:
     """Install one ragsage handler on the root logger (replacing an earlier one).
 
     Handlers installed by anything else (a test runner's, a server's) are left

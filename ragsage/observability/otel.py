@@ -14,6 +14,7 @@ into the consumer and be detached from a different context.
 from __future__ import annotations
 
 import asyncio
+import traceback
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
@@ -23,6 +24,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 
 from ragsage.errors import ConfigurationError
+from ragsage.observability.logs import redact
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
@@ -87,8 +89,15 @@ class OtelSpan:
             if isinstance(exc, _ABANDONED):
                 self.span.set_attribute(ATTRIBUTE_PREFIX + "abandoned", type(exc).__name__)
             else:
-                self.span.record_exception(exc)
-                self.span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
+                # Trace backends are one more place a DSN or key must not reach.
+                message = redact(str(exc))
+                stack = redact("".join(traceback.format_exception(exc)))
+                self.span.record_exception(
+                    exc,
+                    {"exception.message": message, "exception.stacktrace": stack},
+                    escaped=True,
+                )
+                self.span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {message}"))
         self.span.end()
 
 
@@ -110,6 +119,7 @@ class OtelTracer:
     ) -> None:
         self.provider = tracer_provider or trace.get_tracer_provider()
         self.service_name = service_name
+        self._owns_provider = tracer_provider is not None
         self._tracer = self.provider.get_tracer(service_name)
 
     def span(self, name: str, *, tenant: str | None, **attributes: object) -> OtelSpan:
@@ -122,7 +132,12 @@ class OtelTracer:
             current.add_event(name, _attributes(fields))
 
     def shutdown(self) -> None:
-        """Export what is buffered and stop the provider, if it is the SDK's."""
+        """Export what is buffered and stop the provider this tracer was given.
+
+        The global provider belongs to whoever installed it and is left running.
+        """
+        if not self._owns_provider:
+            return
         flush = getattr(self.provider, "force_flush", None)
         if flush is not None:
             flush()

@@ -1,0 +1,114 @@
+"""Prometheus metrics of one worker process: jobs finished, and how long each stage took.
+
+The API's ``/metrics`` shows the queue and the job table; these show what the
+workers themselves did.  Jobs run in Celery's pool children, and each child
+counts its own, so each serves its own registry on its own port: the base port
+plus one plus the child's pool index (stable across child restarts), while the
+main process (which runs the jobs itself with ``--pool solo`` or ``threads``)
+serves the base port.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from wsgiref.simple_server import WSGIServer
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.exposition import start_http_server
+
+# Stages run from milliseconds (chunking a memo) to many minutes (vision on a
+# scanned book); the buckets span both, in seconds as Prometheus prefers.
+STAGE_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 1800)
+_MS_SUFFIX = "_ms"
+
+
+class WorkerMetrics:
+    """Job and stage metrics in a registry of their own.
+
+    ``observe`` is fed each delivery's outcome state (``succeeded``, ``failed``,
+    ``retry``, ``skipped``, ``abandoned``), the job kind (``ingest`` or
+    ``reindex``) and the job's timings, ``{"parse_ms": 12.5, "embed_ms": 80.0}``.
+    """
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.jobs = Counter(
+            "ragsage_worker_jobs",
+            "Job deliveries finished by this worker, by kind and outcome",
+            ["kind", "outcome"],
+            registry=self.registry,
+        )
+        self.stage_seconds = Histogram(
+            "ragsage_worker_stage_seconds",
+            "Time spent in each ingestion stage",
+            ["kind", "stage"],
+            buckets=STAGE_BUCKETS,
+            registry=self.registry,
+        )
+        self._server: WSGIServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def observe(self, outcome_state: str, kind: str, timings: Mapping[str, float]) -> None:
+        """Count one finished delivery and record its stage durations."""
+        self.jobs.labels(kind, outcome_state).inc()
+        for key, milliseconds in timings.items():
+            if milliseconds < 0:
+                continue
+            stage = key.removesuffix(_MS_SUFFIX)
+            self.stage_seconds.labels(kind, stage).observe(milliseconds / 1000)
+
+    def render(self) -> bytes:
+        """The registry in Prometheus text format."""
+        return generate_latest(self.registry)
+
+    def serve(self, port: int, host: str = "0.0.0.0") -> int | None:
+        """Serve ``/metrics`` on ``host:port`` in a daemon thread; 0 serves nothing.
+
+        Returns the bound port, or None when disabled.  Serving twice is a no-op.
+        """
+        if port == 0:
+            return None
+        if self._server is None:
+            self._server, self._thread = start_http_server(port, host, self.registry)
+        return self._server.server_port
+
+    def close(self) -> None:
+        """Stop serving, if serving."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            if self._thread is not None:
+                self._thread.join(timeout=5)
+            self._server = self._thread = None
+
+
+_current: WorkerMetrics | None = None
+_current_pid = 0
+_guard = threading.Lock()
+
+
+def current() -> WorkerMetrics:
+    """This process's metrics, made on first use (and again in a forked child)."""
+    global _current, _current_pid
+    with _guard:
+        if _current is None or _current_pid != os.getpid():
+            # A forked child inherits the parent's counts and a server it does not run.
+            _current, _current_pid = WorkerMetrics(), os.getpid()
+        return _current
+
+
+def metrics_port(base: int) -> int:
+    """The port this process serves on: ``base`` in the main process, above it in a child."""
+    if base == 0:
+        return 0
+    from billiard.process import current_process
+
+    index = getattr(current_process(), "index", None)
+    return base if index is None else base + 1 + int(index)
+
+
+def start(port: int, host: str = "0.0.0.0") -> int | None:
+    """Serve this process's metrics on its port for ``port`` (0: not at all)."""
+    return current().serve(metrics_port(port), host)
