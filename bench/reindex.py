@@ -81,7 +81,7 @@ async def query_latencies(
                 break
             query = " ".join(rng.choices(WORDS, k=3)) + f" ref{rng.randrange(500)}x1"
             started = time.perf_counter()
-            await engine.search(SCOPE, query)
+            await runtime.with_engine(SCOPE, lambda e, q=query: e.search(SCOPE, q))
             timings.append((time.perf_counter() - started) * 1000)
             await asyncio.sleep(0.05)
     finally:

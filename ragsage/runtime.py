@@ -11,9 +11,9 @@ from __future__ import annotations
 import importlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ragsage.contextualizing import HeadingWindowContextualizer
 from ragsage.embedding_cache import CachingEmbedder
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
 
 EmbedderFactory = Callable[[str, str, "int | None"], Embedder]
+_T = TypeVar("_T")
 _ACTIVE_TTL = 1.0  # seconds a namespace's active generation is remembered
 
 
@@ -190,8 +191,18 @@ class Runtime:
         )
 
     async def query_engine_for(self, scope: Scope) -> QueryEngine:
-        """A query engine using the namespace's active embedding generation."""
-        return self.query_engine(await self.embedder_for_scope(scope))
+        """A query engine using the namespace's active embedding generation (read now)."""
+        return self.query_engine(await self.embedder_for_scope(scope, fresh=True))
+
+    async def with_engine(self, scope: Scope, call: Callable[[QueryEngine], Awaitable[_T]]) -> _T:
+        """Run ``call`` with the namespace's engine, once more if a re-index switched
+        generations between choosing the embedder and searching."""
+        from ragsage.storage import EmbeddingModelMismatch
+
+        try:
+            return await call(await self.query_engine_for(scope))
+        except EmbeddingModelMismatch:
+            return await call(await self.query_engine_for(scope))
 
     async def aclose(self) -> None:
         """Release pooled connections and clients."""

@@ -173,10 +173,16 @@ def traces_url(endpoint: str) -> str:
 def _sdk_provider(endpoint: str, service_name: str) -> SdkTracerProvider:
     # The SDK and exporter are imported only here: the API package alone is
     # enough for OtelTracer over a provider someone else configured.
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-    from opentelemetry.sdk.resources import SERVICE_NAME, Resource
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    try:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    except ImportError as exc:
+        raise ConfigurationError(
+            "RAGSAGE_OTEL_ENDPOINT is set but the OpenTelemetry SDK or OTLP exporter is not "
+            "installed: pip install 'ragsage[otel]'"
+        ) from exc
 
     provider = TracerProvider(resource=Resource.create({SERVICE_NAME: service_name}))
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=traces_url(endpoint))))
