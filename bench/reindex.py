@@ -19,12 +19,14 @@ import statistics
 import subprocess
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 from redis import Redis
 
 from ragsage.embedded.postgres import EmbeddedPostgres
 from ragsage.embedded.redis import EmbeddedRedis
+from ragsage.query import QueryEngine, RetrievalResult
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings
 from ragsage.types import Scope
@@ -81,12 +83,16 @@ async def query_latencies(
                 break
             query = " ".join(rng.choices(WORDS, k=3)) + f" ref{rng.randrange(500)}x1"
             started = time.perf_counter()
-            await runtime.with_engine(SCOPE, lambda e, q=query: e.search(SCOPE, q))
+            await runtime.with_engine(SCOPE, partial(_search, query=query))
             timings.append((time.perf_counter() - started) * 1000)
             await asyncio.sleep(0.05)
     finally:
         await runtime.aclose()
     return timings
+
+
+async def _search(engine: QueryEngine, query: str) -> RetrievalResult:
+    return await engine.search(SCOPE, query)
 
 
 def p(values: list[float], fraction: float) -> float:
