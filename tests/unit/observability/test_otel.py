@@ -329,3 +329,20 @@ def test_importing_ragsage_loads_no_opentelemetry() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_an_endpoint_without_the_sdk_installed_says_what_to_install() -> None:
+    # A process with only opentelemetry-api: None in sys.modules makes the import fail.
+    probe = (
+        "import sys; sys.modules['opentelemetry.sdk'] = None\n"
+        "from ragsage.errors import ConfigurationError\n"
+        "from ragsage.observability.otel import build_otel_tracer\n"
+        "try:\n"
+        "    build_otel_tracer('http://127.0.0.1:4318', 'ragsage')\n"
+        "except ConfigurationError as exc:\n"
+        "    print(exc)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert "pip install 'ragsage[otel]'" in out.stdout
