@@ -8,7 +8,9 @@ submit engine coroutines to the process's single event loop.
 from __future__ import annotations
 
 import logging
+import re
 import time
+import uuid
 from typing import Any
 
 from flask import Flask, Response, g, request
@@ -20,6 +22,7 @@ from api.probes import Probes
 from api.routes import documents, jobs, ops, query, reindex
 from api.services import EXTENSION, Services
 from ragsage.loop import LoopThread
+from ragsage.observability.logs import bind_log_context, configure_logging, reset_log_context
 from ragsage.runtime import Runtime, adapter_overrides, build_runtime
 from ragsage.settings import Settings
 from worker.enqueue import Enqueuer
@@ -28,6 +31,8 @@ _log = logging.getLogger(__name__)
 _PUBLIC = {"ops"}
 # Base64 inflates uploads by a third; multipart adds a little framing.
 _BODY_OVERHEAD = 1.4
+# A caller's request id is echoed and logged only if it is short and plain.
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 
 
 def create_app(settings: Settings | None = None, *, runtime: Runtime | None = None) -> Flask:
@@ -61,8 +66,12 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     @app.before_request
     def start() -> None:
         g.started = time.perf_counter()
+        offered = request.headers.get("X-Request-Id", "")
+        g.request_id = offered if _REQUEST_ID.fullmatch(offered) else uuid.uuid4().hex
+        g.log_token = bind_log_context(request_id=g.request_id)
         if request.blueprint not in _PUBLIC and request.endpoint is not None:
             authenticate_request()
+            bind_log_context(namespace=g.principal.scope.namespace)
 
     @app.after_request
     def finish(response: Response) -> Response:
@@ -71,11 +80,21 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         here.metrics.observe(endpoint, request.method, response.status_code, elapsed)
         if response.status_code == 401:
             response.headers["WWW-Authenticate"] = challenge_header()
+        if "request_id" in g:
+            response.headers["X-Request-Id"] = g.request_id
         return response
+
+    @app.teardown_request
+    def forget(_: BaseException | None) -> None:
+        token = g.pop("log_token", None)
+        if token is not None:
+            reset_log_context(token)
 
     return app
 
 
 def create_production_app() -> Any:
     """The gunicorn entry point (settings from the environment)."""
-    return create_app()
+    settings = Settings.from_env()
+    configure_logging(settings.log_level, json=settings.log_json)
+    return create_app(settings)

@@ -8,6 +8,7 @@ Building opens no connection; the first query does.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import os
 import time
@@ -212,6 +213,10 @@ class Runtime:
             await close()
         if self.providers is not None:
             await self.providers.aclose()
+        flush = getattr(self.tracer, "shutdown", None)
+        if flush is not None:
+            # Exports the spans still buffered; blocking I/O, so off the loop.
+            await asyncio.to_thread(flush)
 
 
 def hashing_dimension(model: str) -> int | None:
@@ -343,6 +348,20 @@ def _rewriter(settings: Settings, providers: _Providers) -> QueryRewriter | None
     return FakeQueryRewriter()
 
 
+def build_tracer(settings: Settings) -> Tracer:
+    """OpenTelemetry spans when an OTLP endpoint is set, else span timings logged at DEBUG."""
+    if not settings.otel_endpoint:
+        return LoggingTracer()
+    try:
+        from ragsage.observability.otel import build_otel_tracer
+    except ImportError as exc:
+        raise ConfigurationError(
+            "RAGSAGE_OTEL_ENDPOINT is set but OpenTelemetry is not installed: "
+            "pip install 'ragsage[otel]'"
+        ) from exc
+    return build_otel_tracer(settings.otel_endpoint, settings.otel_service_name)
+
+
 def build_database(settings: Settings) -> Database:
     """The Postgres pools the settings describe."""
     from ragsage.storage import Database, PostgresConfig
@@ -415,7 +434,7 @@ def build_runtime(
         reranker=reranker if reranker is not None else _reranker(settings, providers),
         rewriter=_rewriter(settings, providers),
         cache=built_cache,
-        tracer=tracer or LoggingTracer(),
+        tracer=tracer or build_tracer(settings),
         embedder_factory=factory,
         providers=providers,
     )

@@ -24,6 +24,7 @@ RERANKERS = ("overlap", "voyage", "none")
 CONTEXTUALIZERS = ("heading-window", "openai", "none")
 TRANSCRIBERS = ("auto", "openai", "tesseract", "none")
 REWRITERS = ("terms", "openai", "none")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +83,13 @@ class Settings:
     job_requeue_after: float = 3600.0
     watchdog_interval: float = 30.0
     broker_visibility_timeout: float = 7200.0
+    # Observability
+    log_level: str = "INFO"
+    log_json: bool = False
+    otel_endpoint: str = ""
+    otel_service_name: str = "ragsage"
+    worker_metrics_port: int = 0
+    worker_metrics_host: str = "0.0.0.0"
 
     def __post_init__(self) -> None:
         _one_of("RAGSAGE_EMBEDDER", self.embedder, EMBEDDERS)
@@ -90,6 +98,12 @@ class Settings:
         _one_of("RAGSAGE_CONTEXTUALIZER", self.contextualizer, CONTEXTUALIZERS)
         _one_of("RAGSAGE_TRANSCRIBER", self.transcriber, TRANSCRIBERS)
         _one_of("RAGSAGE_REWRITER", self.rewriter, REWRITERS)
+        if self.log_level.upper() not in LOG_LEVELS:
+            raise ConfigurationError(
+                f"RAGSAGE_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}; got {self.log_level!r}"
+            )
+        if not 0 <= self.worker_metrics_port <= 65535:
+            raise ConfigurationError("RAGSAGE_WORKER_METRICS_PORT must be between 0 and 65535")
         if not 1 <= self.embedding_dim <= 2000:
             raise ConfigurationError("RAGSAGE_EMBEDDING_DIM must be between 1 and 2000")
         if not 16 <= self.chunk_size <= 8192:

@@ -7,7 +7,9 @@ Creating it opens no connection.  ``celery -A worker.app worker`` (or
 from __future__ import annotations
 
 from celery import Celery
+from celery.signals import setup_logging
 
+from ragsage.observability.logs import configure_logging
 from ragsage.settings import Settings
 
 INGEST_TASK = "ragsage.ingest_document"
@@ -44,3 +46,10 @@ def create_celery(settings: Settings) -> Celery:
 
 settings = Settings.from_env()
 app = create_celery(settings)
+
+
+@setup_logging.connect
+def _configure_logging(**_: object) -> None:
+    # Connecting this signal stops Celery configuring logging itself; pool
+    # children inherit the handler when they fork.
+    configure_logging(settings.log_level, json=settings.log_json)

@@ -16,8 +16,9 @@ from celery.signals import worker_process_init, worker_process_shutdown, worker_
 
 from ragsage.jobs import store
 from ragsage.jobs.runner import run_job
+from ragsage.observability.logs import log_context
 from ragsage.types import Scope
-from worker import process
+from worker import metrics, process
 from worker.app import INGEST_TASK, REINDEX_TASK, app, settings
 
 _log = logging.getLogger(__name__)
@@ -36,6 +37,11 @@ def send_job(
 
 
 def _run(namespace: str, job_id: str, kind: str) -> str:
+    with log_context(namespace=namespace, job_id=job_id, kind=kind):
+        return _run_in_context(namespace, job_id, kind)
+
+
+def _run_in_context(namespace: str, job_id: str, kind: str) -> str:
     scope, identifier = Scope(namespace), UUID(job_id)
     here = process.current(settings)
     try:
@@ -43,7 +49,9 @@ def _run(namespace: str, job_id: str, kind: str) -> str:
     except SoftTimeLimitExceeded:
         message = f"took longer than {settings.job_soft_time_limit:.0f} s and was stopped"
         here.loop.run(_fail(here, scope, identifier, message))
+        metrics.current().observe("failed", kind, {})
         return "failed"
+    metrics.current().observe(outcome.state, kind, outcome.timings)
     if outcome.retry_in is not None:
         send_job(namespace, identifier, countdown=outcome.retry_in, kind=kind)
     for follow_up in outcome.follow_up:
@@ -75,6 +83,7 @@ async def _fail(here: process.ProcessRuntime, scope: Scope, job_id: UUID, messag
 @worker_process_init.connect
 def _child_started(**_: object) -> None:
     process.current(settings)
+    metrics.start(settings.worker_metrics_port, settings.worker_metrics_host)
 
 
 @worker_process_shutdown.connect
@@ -85,3 +94,5 @@ def _child_stopping(**_: object) -> None:
 @worker_ready.connect
 def _start_watchdog(**_: object) -> None:
     process.Watchdog(process.current(settings), send_job).start()
+    # The main process runs the jobs itself with --pool solo or threads.
+    metrics.start(settings.worker_metrics_port, settings.worker_metrics_host)

@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from uuid import UUID
 
 import psycopg
@@ -21,6 +22,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from ragsage.errors import DocumentError, InputError, RagsageError
 from ragsage.jobs import reindex, store
 from ragsage.jobs.records import Job
+from ragsage.observability.logs import bind_log_context, log_context
 from ragsage.runtime import Runtime
 from ragsage.storage.document_store import PgDocumentStore
 from ragsage.storage.generations import EmbeddingModelMismatch, live_generations
@@ -35,7 +37,8 @@ class JobOutcome:
 
     ``retry_in`` is set when it must run again; ``follow_up`` lists jobs this one
     committed that must now be sent (an upload during a re-index also needs a
-    re-index job for the building generation).
+    re-index job for the building generation).  ``timings`` holds the stage
+    durations (``parse_ms``, ...) of a delivery that succeeded.
     """
 
     job_id: UUID
@@ -43,6 +46,7 @@ class JobOutcome:
     message: str = ""
     retry_in: float | None = None
     follow_up: tuple[UUID, ...] = ()
+    timings: Mapping[str, float] = field(default_factory=dict)
 
 
 class LeaseLost(Exception):
@@ -120,6 +124,11 @@ class _Heartbeat:
 
 async def run_job(runtime: Runtime, scope: Scope, job_id: UUID) -> JobOutcome:
     """Run one delivery of an ingestion or re-index job and record the outcome on its row."""
+    with log_context(namespace=scope.namespace, job_id=str(job_id)):
+        return await _run_job(runtime, scope, job_id)
+
+
+async def _run_job(runtime: Runtime, scope: Scope, job_id: UUID) -> JobOutcome:
     settings = runtime.settings
     async with runtime.database.session(scope) as session:
         job = await store.claim(session, job_id, settings.job_lease)
@@ -137,6 +146,8 @@ async def run_job(runtime: Runtime, scope: Scope, job_id: UUID) -> JobOutcome:
         if job.kind == "ingest":
             await store.mark_processing(session, job.document_id)
 
+    # Undone with the rest when run_job's log_context exits.
+    bind_log_context(document_id=job.document_id, kind=job.kind)
     progress = _Progress()
     process = _ingest if job.kind == "ingest" else _reindex
     work = asyncio.create_task(process(runtime, scope, job, progress))
@@ -198,7 +209,13 @@ async def _ingest(runtime: Runtime, scope: Scope, job: Job, progress: _Progress)
                     metadata=dict(job.metadata),
                 ),
             )
-    return JobOutcome(job.id, "succeeded", f"{result.chunks} chunks", follow_up=follow_up)
+    return JobOutcome(
+        job.id,
+        "succeeded",
+        f"{result.chunks} chunks",
+        follow_up=follow_up,
+        timings=dict(result.timing_ms),
+    )
 
 
 async def _reindex(runtime: Runtime, scope: Scope, job: Job, progress: _Progress) -> JobOutcome:
@@ -239,7 +256,12 @@ async def _reindex(runtime: Runtime, scope: Scope, job: Job, progress: _Progress
         await store.succeed(session, job.id, timings=prepared.timing_ms, result=summary)
         switched = await reindex.try_activate(session, target.id)
     note = "; the new generation is now active" if switched else ""
-    return JobOutcome(job.id, "succeeded", f"{len(prepared.records)} chunks{note}")
+    return JobOutcome(
+        job.id,
+        "succeeded",
+        f"{len(prepared.records)} chunks{note}",
+        timings=dict(prepared.timing_ms),
+    )
 
 
 async def _finish_skipped(runtime: Runtime, scope: Scope, job: Job, reason: str) -> JobOutcome:
