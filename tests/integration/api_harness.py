@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 import httpx
@@ -30,10 +30,14 @@ class ApiServer:
     app: Flask
     server: BaseWSGIServer
     url: str
+    clients: list[httpx.Client] = field(default_factory=list)
 
     def client(self, key: str | None = None) -> httpx.Client:
+        """An HTTP client for this server, closed when the server is."""
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=60)
+        made = httpx.Client(base_url=self.url, headers=headers, timeout=60)
+        self.clients.append(made)
+        return made
 
 
 def serve(deployment: Deployment) -> Iterator[ApiServer]:
@@ -41,9 +45,12 @@ def serve(deployment: Deployment) -> Iterator[ApiServer]:
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
+    served = ApiServer(app=app, server=server, url=f"http://127.0.0.1:{server.server_port}")
     try:
-        yield ApiServer(app=app, server=server, url=f"http://127.0.0.1:{server.server_port}")
+        yield served
     finally:
+        for client in served.clients:
+            client.close()
         server.shutdown()
         thread.join(10)
         app.extensions[EXTENSION].close()
