@@ -8,6 +8,7 @@ Makefile allows), the printed key used over HTTP to upload and ask, then Ctrl-C
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -83,6 +84,22 @@ def test_make_run_from_a_fresh_clone(clone: Path, tmp_path: Path) -> None:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+    with contextlib.ExitStack() as stack:
+        _exercise(run, output, port, env, clone, stack)
+    assert "Stopped. Data kept in" in output.read_text()
+    time.sleep(1)
+    assert processes_under(clone) == []
+    assert (clone / ".ragsage" / "stack" / "postgres" / "PG_VERSION").exists()
+
+
+def _exercise(
+    run: subprocess.Popen[bytes],
+    output: Path,
+    port: int,
+    env: dict[str, str],
+    clone: Path,
+    stack: contextlib.ExitStack,
+) -> None:
     try:
         text = wait_for(output, r"Serving on http://127\.0\.0\.1:\d+", run, timeout=300)
         key = re.search(r"(rsk_[a-z0-9]{10}_[A-Za-z0-9_-]{43})", text)
@@ -94,6 +111,7 @@ def test_make_run_from_a_fresh_clone(clone: Path, tmp_path: Path) -> None:
             headers={"Authorization": f"Bearer {key.group(1)}"},
             timeout=60,
         )
+        stack.callback(client.close)
         note = b"# Parking\n\nVisitors park on level minus two, bays 40 to 55."
         job = client.post("/v1/documents", files={"file": ("parking.md", note)}).json()
         deadline = time.monotonic() + 60
@@ -117,10 +135,6 @@ def test_make_run_from_a_fresh_clone(clone: Path, tmp_path: Path) -> None:
     finally:
         os.killpg(run.pid, signal.SIGINT)  # Ctrl-C in the terminal
         run.wait(90)
-    assert "Stopped. Data kept in" in output.read_text()
-    time.sleep(1)
-    assert processes_under(clone) == []
-    assert (clone / ".ragsage" / "stack" / "postgres" / "PG_VERSION").exists()
 
 
 def test_a_busy_port_and_a_damaged_data_directory_get_one_line_each(tmp_path: Path) -> None:
