@@ -230,32 +230,9 @@ class IngestionPipeline:
         stage = on_stage or _ignore_stage
         timings: dict[str, float] = {}
         with self.tracer.span("prepare", tenant=scope.namespace, filename=document.source) as root:
-            stage("chunk")
-            started = time.perf_counter()
-            with root.child("chunk") as span:
-                chunks = list(
-                    self.chunker.chunk(
-                        document,
-                        pages,
-                        size=self.config.chunk_size,
-                        overlap=self.config.chunk_overlap,
-                    )
-                )
-                span.set(chunks=len(chunks))
-            timings["chunk_ms"] = _elapsed(started)
-            if not chunks:
-                raise EmptyDocument(document.source, "its stored pages hold no text")
-            if self.config.contextualize:
-                stage("contextualize")
-                started = time.perf_counter()
-                with root.child("contextualize", chunks=len(chunks)):
-                    chunks = await self._contextualize(document, chunks, pages)
-                timings["contextualize_ms"] = _elapsed(started)
-            stage("embed")
-            started = time.perf_counter()
-            with root.child("embed", model=self.embedder.model):
-                records = await self._embed(chunks)
-            timings["embed_ms"] = _elapsed(started)
+            records = await self._chunk_and_embed(
+                root, document, pages, stage, timings, empty="its stored pages hold no text"
+            )
         return PreparedDocument(
             document=document,
             pages=tuple(pages),
@@ -327,6 +304,30 @@ class IngestionPipeline:
                 source.filename, f"no text could be extracted from any page{reason}"
             )
 
+        records = await self._chunk_and_embed(
+            root, document, pages, stage, timings, empty="parsing produced no text to index"
+        )
+        return PreparedDocument(
+            document=document,
+            pages=tuple(pages),
+            records=tuple(records),
+            vision_pages=vision_pages,
+            parse_cache_hit=cache_hit,
+            timing_ms=timings,
+            warnings=tuple(warnings),
+        )
+
+    async def _chunk_and_embed(
+        self,
+        root: Span,
+        document: Document,
+        pages: Sequence[Page],
+        stage: StageListener,
+        timings: dict[str, float],
+        *,
+        empty: str,
+    ) -> list[EmbeddedChunk]:
+        """Chunk resolved pages, contextualize the chunks and embed them, timing each step."""
         stage("chunk")
         started = time.perf_counter()
         with root.child("chunk") as span:
@@ -338,30 +339,20 @@ class IngestionPipeline:
             span.set(chunks=len(chunks))
         timings["chunk_ms"] = _elapsed(started)
         if not chunks:
-            raise EmptyDocument(source.filename, "parsing produced no text to index")
-
+            raise EmptyDocument(document.source, empty)
         if self.config.contextualize:
             stage("contextualize")
             started = time.perf_counter()
             with root.child("contextualize", chunks=len(chunks)):
                 chunks = await self._contextualize(document, chunks, pages)
             timings["contextualize_ms"] = _elapsed(started)
-
         stage("embed")
         started = time.perf_counter()
         with root.child("embed", model=self.embedder.model) as span:
             records = await self._embed(chunks)
             span.set(vectors=len(records))
         timings["embed_ms"] = _elapsed(started)
-        return PreparedDocument(
-            document=document,
-            pages=tuple(pages),
-            records=tuple(records),
-            vision_pages=vision_pages,
-            parse_cache_hit=cache_hit,
-            timing_ms=timings,
-            warnings=tuple(warnings),
-        )
+        return records
 
     @staticmethod
     async def _store(
