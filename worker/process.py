@@ -51,6 +51,17 @@ def current(settings: Settings | None = None) -> ProcessRuntime:
             chosen = settings or Settings.from_env()
             loop = LoopThread()
             runtime = build_runtime(chosen, **adapter_overrides(chosen))
+            _log.info(
+                "ragsage worker process %d: embedder %s (%d dimensions), parser %s, "
+                "contextualizer %s, transcriber %s, parse cache %s",
+                os.getpid(),
+                runtime.embedder.model,
+                runtime.embedder.dimension,
+                type(runtime.parser).__name__,
+                type(runtime.contextualizer).__name__ if runtime.contextualizer else "none",
+                type(getattr(runtime.llm, "transcriber", runtime.llm)).__name__,
+                "on" if runtime.cache is not None else "off",
+            )
             _current = ProcessRuntime(loop=loop, runtime=runtime, pid=os.getpid())
         return _current
 
