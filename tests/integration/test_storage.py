@@ -166,11 +166,24 @@ async def _check_v5(database: Database) -> None:
     await _check_v4(database)
 
 
+async def _check_v6(database: Database) -> None:
+    async with database.owner_connection() as connection:
+        storage = await connection.scalar(
+            text(
+                "SELECT attstorage FROM pg_attribute WHERE attrelid = 'ragsage_chunks'::regclass "
+                "AND attname = 'embedding'"
+            )
+        )
+    assert storage == "m"  # vectors stay in the row
+    await _check_v5(database)
+
+
 UPGRADES = {
     2: (_seed_v1, _check_v2),
     3: (_seed_v2, _check_v3),
     4: (_seed_v3, _check_v4),
     5: (_seed_v3, _check_v5),  # a version-4 install holds the same rows as version 3
+    6: (_seed_v3, _check_v6),
 }
 
 
