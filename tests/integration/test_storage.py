@@ -168,13 +168,22 @@ async def _check_v5(database: Database) -> None:
 
 async def _check_v6(database: Database) -> None:
     async with database.owner_connection() as connection:
-        storage = await connection.scalar(
-            text(
-                "SELECT attstorage FROM pg_attribute WHERE attrelid = 'ragsage_chunks'::regclass "
-                "AND attname = 'embedding'"
-            )
+        storage = dict(
+            (
+                await connection.execute(
+                    text(
+                        "SELECT attname, attstorage FROM pg_attribute "
+                        "WHERE attrelid = 'ragsage_chunks'::regclass "
+                        "AND attname IN ('embedding', 'lexical')"
+                    )
+                )
+            ).all()
         )
-    assert storage == "m"  # vectors stay in the row
+        options = await connection.scalar(
+            text("SELECT reloptions FROM pg_class WHERE oid = 'ragsage_chunks'::regclass")
+        )
+    assert storage == {"embedding": "m", "lexical": "m"}  # kept in the row
+    assert "toast_tuple_target=8160" in options
     await _check_v5(database)
 
 
