@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -49,7 +48,6 @@ if TYPE_CHECKING:
 
 EmbedderFactory = Callable[[str, str, "int | None"], Embedder]
 _T = TypeVar("_T")
-_ACTIVE_TTL = 1.0  # seconds a namespace's active generation is remembered
 
 
 @dataclass
@@ -77,7 +75,6 @@ class Runtime:
     embedder_factory: EmbedderFactory
     providers: _Providers | None = None
     _embedders: dict[tuple[str, str, int | None], Embedder] = field(default_factory=dict)
-    _active: dict[str, tuple[float, Embedder]] = field(default_factory=dict)
 
     def ingestion_config(self) -> IngestionConfig:
         return IngestionConfig(
@@ -107,27 +104,18 @@ class Runtime:
             self._embedders[key] = built
         return self._embedders[key]
 
-    async def embedder_for_scope(self, scope: Scope, *, fresh: bool = False) -> Embedder:
+    async def embedder_for_scope(self, scope: Scope) -> Embedder:
         """The embedder of the namespace's active generation (default if it has none).
 
-        Remembered for a second, which queries can afford; writers pass
-        ``fresh=True`` so a generation switch is seen at once.
+        Read on every call, so a generation switch is seen at once.
         """
         from ragsage.storage import active_generation
 
-        cached = self._active.get(scope.namespace)
-        now = time.monotonic()
-        if not fresh and cached is not None and now - cached[0] < _ACTIVE_TTL:
-            return cached[1]
         async with self.database.session(scope) as session:
             active = await active_generation(session)
-        chosen = (
-            self.embedder
-            if active is None
-            else self.embedder_for(active.embedder, active.embedding_model, active.embedding_dim)
-        )
-        self._active[scope.namespace] = (now, chosen)
-        return chosen
+        if active is None:
+            return self.embedder
+        return self.embedder_for(active.embedder, active.embedding_model, active.embedding_dim)
 
     def embedder_kind(self, embedder: Embedder) -> str:
         """The adapter kind an embedder instance was built as."""
@@ -193,7 +181,7 @@ class Runtime:
 
     async def query_engine_for(self, scope: Scope) -> QueryEngine:
         """A query engine using the namespace's active embedding generation (read now)."""
-        return self.query_engine(await self.embedder_for_scope(scope, fresh=True))
+        return self.query_engine(await self.embedder_for_scope(scope))
 
     async def with_engine(self, scope: Scope, call: Callable[[QueryEngine], Awaitable[_T]]) -> _T:
         """Run ``call`` with the namespace's engine, once more if a re-index switched

@@ -166,7 +166,7 @@ async def _run_job(runtime: Runtime, scope: Scope, job_id: UUID) -> JobOutcome:
 
 
 async def _ingest(runtime: Runtime, scope: Scope, job: Job, progress: _Progress) -> JobOutcome:
-    pipeline = runtime.pipeline(await runtime.embedder_for_scope(scope, fresh=True))
+    pipeline = runtime.pipeline(await runtime.embedder_for_scope(scope))
     async with runtime.database.session(scope) as session:
         data = await store.load_blob(session, job.content_hash)
     if data is None:

@@ -58,7 +58,7 @@ def settings(pg_config: PostgresConfig, server: ProviderServer) -> Settings:
 
 
 async def ingest(runtime: Runtime, name: str, data: bytes) -> int:
-    pipeline = runtime.pipeline(await runtime.embedder_for_scope(ACME, fresh=True))
+    pipeline = runtime.pipeline(await runtime.embedder_for_scope(ACME))
     prepared = await pipeline.prepare(ACME, RawSource(data, name))
     async with runtime.database.session(ACME) as session:
         vectors, lexical, documents = runtime.stores(session, embedder=pipeline.embedder)
