@@ -6,6 +6,8 @@ Creating it opens no connection.  ``celery -A worker.app worker`` (or
 
 from __future__ import annotations
 
+from uuid import UUID
+
 from celery import Celery
 from celery.signals import setup_logging
 
@@ -14,6 +16,24 @@ from ragsage.settings import Settings
 
 INGEST_TASK = "ragsage.ingest_document"
 REINDEX_TASK = "ragsage.reindex_document"
+
+
+def publish(
+    celery: Celery,
+    settings: Settings,
+    namespace: str,
+    job_id: UUID,
+    *,
+    kind: str = "ingest",
+    countdown: float | None = None,
+) -> None:
+    """Send a job's message on its kind's queue: uploads never wait behind a re-index."""
+    task, queue = (
+        (INGEST_TASK, settings.ingest_queue)
+        if kind == "ingest"
+        else (REINDEX_TASK, settings.reindex_queue)
+    )
+    celery.send_task(task, args=[namespace, str(job_id)], queue=queue, countdown=countdown)
 
 
 def create_celery(settings: Settings) -> Celery:

@@ -31,7 +31,7 @@ from ragsage.runtime import build_database
 from ragsage.settings import Settings
 from ragsage.storage import Database
 from ragsage.types import Scope
-from worker.app import INGEST_TASK, REINDEX_TASK, create_celery
+from worker.app import create_celery, publish
 
 
 class Enqueuer:
@@ -85,12 +85,7 @@ class Enqueuer:
         self, namespace: str, job_id: UUID, countdown: float | None = None, kind: str = "ingest"
     ) -> None:
         """Publish a committed job's message, then note that the broker has it."""
-        task, queue = (
-            (INGEST_TASK, self.settings.ingest_queue)
-            if kind == "ingest"
-            else (REINDEX_TASK, self.settings.reindex_queue)
-        )
-        self.celery.send_task(task, args=[namespace, str(job_id)], queue=queue, countdown=countdown)
+        publish(self.celery, self.settings, namespace, job_id, kind=kind, countdown=countdown)
         self._loop.run(self._mark_enqueued(Scope(namespace), job_id))
 
     def start_reindex(

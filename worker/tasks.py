@@ -19,7 +19,7 @@ from ragsage.jobs.runner import run_job
 from ragsage.observability.logs import log_context
 from ragsage.types import Scope
 from worker import metrics, process
-from worker.app import INGEST_TASK, REINDEX_TASK, app, settings
+from worker.app import INGEST_TASK, REINDEX_TASK, app, publish, settings
 
 _log = logging.getLogger(__name__)
 
@@ -28,12 +28,7 @@ def send_job(
     namespace: str, job_id: UUID, countdown: float | None = None, kind: str = "ingest"
 ) -> None:
     """Publish a job's message to the queue of its kind."""
-    task, queue = (
-        (INGEST_TASK, settings.ingest_queue)
-        if kind == "ingest"
-        else (REINDEX_TASK, settings.reindex_queue)
-    )
-    app.send_task(task, args=[namespace, str(job_id)], queue=queue, countdown=countdown)
+    publish(app, settings, namespace, job_id, kind=kind, countdown=countdown)
 
 
 def _run(namespace: str, job_id: str, kind: str) -> str:
