@@ -10,12 +10,12 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 from tqdm import tqdm
 
+from ragsage.cli.files import collect_files
 from ragsage.errors import RagsageError
 from ragsage.jobs.records import Job, JobState
 
@@ -93,25 +93,12 @@ def _worker(args: argparse.Namespace) -> NoReturn:
     os.execv(sys.executable, argv)
 
 
-def _files(paths: Sequence[str]) -> list[Path]:
-    found: list[Path] = []
-    for name in paths:
-        path = Path(name)
-        if path.is_dir():
-            found.extend(
-                sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
-            )
-        else:
-            found.append(path)
-    return found
-
-
 def _enqueue(args: argparse.Namespace) -> int:
     from worker.enqueue import enqueue_document, job_status
 
     pending: dict[str, Path] = {}
     failures = 0
-    for path in _files(args.paths):
+    for path in collect_files(args.paths):
         try:
             outcome = enqueue_document(args.namespace, path.name, path=path)
         except OSError as exc:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import mimetypes
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 from tqdm import tqdm
 
+from ragsage.cli.files import collect_files
 from ragsage.cli.state import load_state, save_state, state_path
 from ragsage.contextualizing import HeadingWindowContextualizer
 from ragsage.errors import RagsageError
@@ -31,19 +31,6 @@ def local_kit() -> FakeEngineKit:
     )
 
 
-def _files(paths: list[str]) -> Iterator[Path]:
-    for name in paths:
-        path = Path(name)
-        if path.is_dir():
-            yield from sorted(
-                p
-                for p in path.rglob("*")
-                if p.is_file() and not any(part.startswith(".") for part in p.parts)
-            )
-        else:
-            yield path
-
-
 def _source(path: Path) -> RawSource:
     media_type, _ = mimetypes.guess_type(path.name)
     return RawSource(content=path.read_bytes(), filename=path.name, media_type=media_type)
@@ -62,7 +49,7 @@ async def ingest_command(args: argparse.Namespace) -> int:
             contextualize=not args.no_contextualize,
         )
     )
-    files = list(_files(args.paths))
+    files = collect_files(args.paths)
     failures = changed = 0
     bar = tqdm(files, unit="file", disable=len(files) < 5 or not sys.stderr.isatty())
     for path in bar:
