@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 from uuid import UUID
 
 from flask import Blueprint, request
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from api import convert
 from api.auth import require
@@ -71,8 +73,12 @@ def get_one(job_id: str) -> Any:
     return convert.dump(_out(job))
 
 
-@blueprint.post("/v1/jobs/<job_id>/cancel")
-def cancel(job_id: str) -> Any:
+def _transition(
+    job_id: str,
+    change: Callable[[AsyncSession, UUID], Awaitable[bool]],
+    refusal: Callable[[Job], str],
+) -> Job:
+    """Apply ``change`` to a job of the caller's namespace: 404 if absent, 409 if refused."""
     who = require(Role.WRITE)
     identifier = _job_id(job_id)
     here = services()
@@ -82,38 +88,33 @@ def cancel(job_id: str) -> Any:
             job = await store.get_job(session, identifier)
             if job is None:
                 return None
-            if not await documents.cancel_job(session, identifier):
-                raise ApiError(409, "conflict", f"job {job_id} is already {job.state.value}")
+            if not await change(session, identifier):
+                raise ApiError(409, "conflict", refusal(job))
             return await store.get_job(session, identifier)
 
     job = here.run(act())
     if job is None:
         raise ApiError(404, "not_found", f"no job {job_id!r}")
+    return job
+
+
+@blueprint.post("/v1/jobs/<job_id>/cancel")
+def cancel(job_id: str) -> Any:
+    job = _transition(
+        job_id, documents.cancel_job, lambda job: f"job {job_id} is already {job.state.value}"
+    )
     return convert.dump(_out(job))
 
 
 @blueprint.post("/v1/jobs/<job_id>/retry")
 def retry(job_id: str) -> Any:
-    who = require(Role.WRITE)
-    identifier = _job_id(job_id)
-    here = services()
-
-    async def act() -> Job | None:
-        async with here.runtime.database.session(who.scope) as session:
-            job = await store.get_job(session, identifier)
-            if job is None:
-                return None
-            if not await documents.retry_job(session, identifier):
-                raise ApiError(
-                    409,
-                    "conflict",
-                    f"job {job_id} is {job.state.value}; only failed or "
-                    "cancelled jobs whose bytes are still stored can be retried",
-                )
-            return await store.get_job(session, identifier)
-
-    job = here.run(act())
-    if job is None:
-        raise ApiError(404, "not_found", f"no job {job_id!r}")
-    here.enqueuer.send(who.scope.namespace, identifier)
+    job = _transition(
+        job_id,
+        documents.retry_job,
+        lambda job: (
+            f"job {job_id} is {job.state.value}; only failed or cancelled jobs "
+            "whose bytes are still stored can be retried"
+        ),
+    )
+    services().enqueuer.send(require(Role.WRITE).scope.namespace, job.id)
     return convert.dump(_out(job)), 202
