@@ -145,14 +145,7 @@ async def cancel_job(session: AsyncSession, job_id: UUID) -> bool:
     ).first()
     if row is None:
         return False
-    await session.execute(
-        text(
-            "UPDATE ragsage_documents SET status = CASE WHEN status = 'ready' THEN status "
-            "ELSE 'failed' END, error = 'ingestion was cancelled', updated_at = now() "
-            "WHERE id = :id"
-        ),
-        {"id": row[0]},
-    )
+    await store.set_pending_status(session, row[0], "failed", "ingestion was cancelled")
     return True
 
 
@@ -172,11 +165,5 @@ async def retry_job(session: AsyncSession, job_id: UUID) -> bool:
     ).first()
     if row is None:
         return False
-    await session.execute(
-        text(
-            "UPDATE ragsage_documents SET status = CASE WHEN status = 'ready' THEN status "
-            "ELSE 'queued' END, error = NULL, updated_at = now() WHERE id = :id"
-        ),
-        {"id": row[0]},
-    )
+    await store.set_pending_status(session, row[0], "queued", None)
     return True

@@ -213,13 +213,24 @@ async def fail(session: AsyncSession, job: Job, error: str) -> None:
     )
     if job.kind != "ingest":
         return
+    await set_pending_status(session, job.document_id, "failed", error)
+
+
+async def set_pending_status(
+    session: AsyncSession, document_id: str, status: str, error: str | None
+) -> None:
+    """Give a document ``status`` unless it is ``ready``; either way record ``error``.
+
+    A ready document keeps serving its ingested version whatever happens to the
+    job of a newer one, so only documents without one change status.
+    """
     await session.execute(
         text(
             "UPDATE ragsage_documents SET "
-            "status = CASE WHEN status = 'ready' THEN status ELSE 'failed' END, "
+            "status = CASE WHEN status = 'ready' THEN status ELSE :status END, "
             "error = :error, updated_at = now() WHERE id = :document_id"
         ),
-        {"document_id": job.document_id, "error": error},
+        {"document_id": document_id, "status": status, "error": error},
     )
 
 
