@@ -167,12 +167,8 @@ async def _run_job(runtime: Runtime, scope: Scope, job_id: UUID) -> JobOutcome:
 
 async def _ingest(runtime: Runtime, scope: Scope, job: Job, progress: _Progress) -> JobOutcome:
     pipeline = runtime.pipeline(await runtime.embedder_for_scope(scope))
-    async with runtime.database.session(scope) as session:
-        data = await store.load_blob(session, job.content_hash)
-    if data is None:
-        raise DocumentError(job.filename, "the uploaded bytes are missing (deleted meanwhile?)")
-    source = RawSource(
-        content=data, filename=job.filename, media_type=job.media_type, metadata=job.metadata
+    source = await _stored_source(
+        runtime, scope, job, "the uploaded bytes are missing (deleted meanwhile?)"
     )
     prepared = await pipeline.prepare(
         scope, source, document_id=job.document_id, on_stage=progress.enter
@@ -238,11 +234,9 @@ async def _reindex(runtime: Runtime, scope: Scope, job: Job, progress: _Progress
     else:
         # Ingested before pages were kept: fall back to the stored bytes (the
         # parse cache, then a parse), paying for vision only where unavoidable.
-        async with runtime.database.session(scope) as session:
-            data = await store.load_blob(session, job.content_hash)
-        if data is None:
-            raise DocumentError(job.filename, "neither resolved pages nor the bytes are stored")
-        source = RawSource(data, job.filename, job.media_type, job.metadata)
+        source = await _stored_source(
+            runtime, scope, job, "neither resolved pages nor the bytes are stored"
+        )
         prepared = await pipeline.prepare(
             scope, source, document_id=job.document_id, on_stage=progress.enter
         )
@@ -261,6 +255,17 @@ async def _reindex(runtime: Runtime, scope: Scope, job: Job, progress: _Progress
         "succeeded",
         f"{len(prepared.records)} chunks{note}",
         timings=dict(prepared.timing_ms),
+    )
+
+
+async def _stored_source(runtime: Runtime, scope: Scope, job: Job, missing: str) -> RawSource:
+    """The job's document version as uploaded, from the blob table."""
+    async with runtime.database.session(scope) as session:
+        data = await store.load_blob(session, job.content_hash)
+    if data is None:
+        raise DocumentError(job.filename, missing)
+    return RawSource(
+        content=data, filename=job.filename, media_type=job.media_type, metadata=job.metadata
     )
 
 
