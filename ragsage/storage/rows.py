@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ragsage.types import Chunk, SearchFilters, chunk_id
@@ -56,8 +56,3 @@ def filter_sql(filters: SearchFilters | None) -> tuple[str, dict[str, Any]]:
         clauses.append("c.created_at <= :f_before")
         params["f_before"] = filters.created_before
     return "".join(f" AND {clause}" for clause in clauses), params
-
-
-def jsonable(metadata: Mapping[str, Any]) -> str:
-    """Metadata as JSON text; values JSON cannot hold become strings rather than failing."""
-    return json.dumps(dict(metadata), default=str)
