@@ -1,0 +1,85 @@
+"""The retrieval tools as a Model Context Protocol server, on the official ``mcp`` SDK.
+
+The low-level ``Server`` is used rather than the decorator API so that MCP clients see
+exactly the schemas and descriptions an OpenAI-style agent gets from
+:func:`~ragsage.agent.tools.build_tools`.  Each result is one text block holding the
+tool's JSON payload (also given as structured content); an ``{"error": ...}`` payload
+is flagged as an error result so the client's model knows the call did not work.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+import mcp.types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+from ragsage import __version__
+from ragsage.agent.tools import Tool, prompt_section
+
+SERVER_NAME = "ragsage"
+
+
+def build_server(tools: Sequence[Tool]) -> Server[Any]:
+    """An MCP server offering ``tools``; its instructions are the tools' prompt section."""
+    by_name = {tool.name: tool for tool in tools}
+    listing = types.ListToolsResult(
+        tools=[
+            types.Tool(name=tool.name, description=tool.description, input_schema=tool.parameters)
+            for tool in tools
+        ]
+    )
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return listing
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        tool = by_name.get(params.name)
+        if tool is None:
+            known = ", ".join(by_name)
+            text = json.dumps({"error": f"no tool named {params.name!r} (tools: {known})"})
+        else:
+            # The backends block on HTTP or a database; keep the event loop serving.
+            text = await anyio.to_thread.run_sync(tool, params.arguments or {})
+        return _result(text)
+
+    return Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions=prompt_section(tools),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def _result(text: str) -> types.CallToolResult:
+    payload = json.loads(text)
+    failed = isinstance(payload, dict) and set(payload) == {"error"}
+    return types.CallToolResult(
+        content=[types.TextContent(text=text)],
+        structured_content=payload if isinstance(payload, dict) else None,
+        is_error=failed,
+    )
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    """Serve one client over this process's stdin and stdout until it disconnects."""
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+async def serve_http(server: Server[Any], *, host: str, port: int) -> None:
+    """Serve MCP's streamable-HTTP transport at ``http://host:port/mcp``."""
+    import uvicorn
+
+    app = server.streamable_http_app(host=host)
+    await uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).serve()
