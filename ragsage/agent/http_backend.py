@@ -33,9 +33,19 @@ class ApiUnreachable(ApiClientError):
 
 
 class HttpToolBackend:
-    """The retrieval tools' backend over ``/v1/search``, ``/v1/chunks`` and ``/v1/sources``."""
+    """The retrieval tools' backend over ``/v1/search``, ``/v1/chunks`` and ``/v1/sources``.
 
-    def __init__(self, base_url: str, api_key: str, *, timeout: float = 30.0) -> None:
+    ``transport`` replaces httpx's network transport (a proxy, or a test double).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        timeout: float = 30.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
         if not api_key.strip():
             raise InvalidRequest("an API key is required to call the ragsage API")
         self.base_url = base_url.rstrip("/")
@@ -43,6 +53,7 @@ class HttpToolBackend:
         self._client = httpx.Client(
             base_url=self.base_url,
             timeout=timeout,
+            transport=transport,
             headers={
                 "Authorization": f"Bearer {api_key.strip()}",
                 "User-Agent": f"ragsage-agent/{__version__}",
