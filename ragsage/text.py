@@ -48,6 +48,41 @@ def terms(text: str) -> list[str]:
     return [_stem(word) for word in content_words(text)]
 
 
+# Code and technical prose name things as dotted paths (os.path.join), file paths
+# and camelCase/PascalCase words (getLogger, HTTPServer).  Postgres's text-search
+# parser keeps a dotted or slashed name as one token and never splits camelCase,
+# so "join" or "ThreadPoolExecutor" would not find "concurrent.futures.
+# ThreadPoolExecutor".  These patterns must match the SQL function
+# ragsage_identifier_words (storage migration 7) so both stores see one vocabulary.
+_IDENTIFIER = re.compile(
+    r"[A-Za-z_][A-Za-z0-9_]*(?:[./:]+[A-Za-z_][A-Za-z0-9_]*)+"
+    r"|[A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*"
+    r"|[A-Z]+[A-Z][a-z][A-Za-z0-9]*"
+)
+_SEGMENT_SEPARATORS = re.compile(r"[./:]+")
+_ACRONYM_THEN_WORD = re.compile(r"([A-Z]+)([A-Z][a-z])")
+_LOWER_THEN_UPPER = re.compile(r"([a-z0-9])([A-Z])")
+
+
+def identifier_words(text: str) -> str:
+    """The parts of the identifiers in ``text``, lower-cased and space-separated.
+
+    ``concurrent.futures.ThreadPoolExecutor`` gives its segments and the words
+    of each camelCase segment: ``concurrent futures threadpoolexecutor thread
+    pool executor``.  Indexed beside the original tokens, so both the whole name
+    and its parts match.  Plain words contribute nothing.
+    """
+    pieces: list[str] = []
+    for match in _IDENTIFIER.finditer(text):
+        identifier = match.group(0)
+        segments = [s for s in _SEGMENT_SEPARATORS.split(identifier) if s]
+        pieces.extend(s for s in segments if s != identifier)
+        for segment in segments:
+            spaced = _LOWER_THEN_UPPER.sub(r"\1 \2", _ACRONYM_THEN_WORD.sub(r"\1 \2", segment))
+            pieces.extend(word for word in spaced.split(" ") if word != segment)
+    return " ".join(piece.lower() for piece in pieces)
+
+
 def clean(text: str) -> str:
     """``text`` without NUL characters or unpaired surrogates.
 

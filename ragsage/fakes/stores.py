@@ -20,7 +20,7 @@ from ragsage.serialization import (
     document_from_dict,
     document_to_dict,
 )
-from ragsage.text import terms
+from ragsage.text import identifier_words, terms
 from ragsage.types import Chunk, Document, EmbeddedChunk, Scope, ScoredChunk, SearchFilters
 
 
@@ -104,6 +104,11 @@ class FakeVectorStore:
                 documents.setdefault(chunk.document_id, []).append(_Stored(chunk, sparse))
 
 
+def lexical_terms(text: str) -> list[str]:
+    """The terms a text is indexed and searched by: its words plus its identifiers' parts."""
+    return terms(f"{text} {identifier_words(text)}")
+
+
 class _Bm25Index:
     """One namespace's inverted index."""
 
@@ -114,7 +119,7 @@ class _Bm25Index:
         self.by_document: dict[str, list[str]] = defaultdict(list)
 
     def add(self, chunk: Chunk) -> None:
-        counts = Counter(terms(chunk.text))
+        counts = Counter(lexical_terms(chunk.text))
         self.chunks[chunk.id] = chunk
         self.lengths[chunk.id] = sum(counts.values())
         self.by_document[chunk.document_id].append(chunk.id)
@@ -125,7 +130,7 @@ class _Bm25Index:
         for chunk_id in self.by_document.pop(document_id, []):
             chunk = self.chunks.pop(chunk_id)
             self.lengths.pop(chunk_id)
-            for term in set(terms(chunk.text)):
+            for term in set(lexical_terms(chunk.text)):
                 posting = self.postings.get(term)
                 if posting is not None:
                     posting.pop(chunk_id, None)
@@ -156,7 +161,7 @@ class FakeLexicalStore:
         total = len(index.chunks)
         average = sum(index.lengths.values()) / total
         scores: dict[str, float] = defaultdict(float)
-        for term in set(terms(query)):
+        for term in set(lexical_terms(query)):
             posting = index.postings.get(term, {})
             if not posting:
                 continue

@@ -14,6 +14,7 @@ from ragsage.errors import InvalidRequest
 from ragsage.storage.config import safe_identifier
 from ragsage.storage.rows import ACTIVE_GENERATION, CHUNK_COLUMNS, chunk_from_row
 from ragsage.storage.sessions import scoped
+from ragsage.text import STOPWORDS, words
 from ragsage.types import Chunk, Scope, ScoredChunk, SearchFilters
 
 if TYPE_CHECKING:
@@ -36,16 +37,21 @@ class PgLexicalStore:
     ``index`` writes nothing, and that is not a stub: the column is generated
     by the database from rows :class:`PgVectorStore` already wrote.
 
-    A plain question matches chunks holding any of its terms, ranked by
-    ``ts_rank`` (length-normalised, headings weighted above text) against all
-    of them.  Requiring every term, as ``websearch_to_tsquery`` does, would make
-    most natural questions miss; ranking every chunk that holds any term makes
-    a common word cost tens of milliseconds on a large corpus.  So candidates
-    come from the query's *distinctive* terms only — those in at most
-    ``common_term_rows`` chunks of the namespace, counted with a capped index
-    scan — while every term still counts toward the rank.  A query made only
-    of common terms ranks the chunks holding all of them when there are enough,
-    else the rarest term's; either way at most ``common_sample_rows`` chunks.
+    A plain question matches chunks holding any of its terms.  Requiring every
+    term, as ``websearch_to_tsquery`` does, would make most natural questions
+    miss; ranking every chunk that holds any term makes a common word cost tens
+    of milliseconds on a large corpus.  So candidates come from the query's
+    *distinctive* terms only — those in at most ``common_term_rows`` chunks of
+    the namespace, counted with a capped index scan — while every term still
+    counts toward the rank.  A query made only of common terms ranks the chunks
+    holding all of them when there are enough, else the rarest term's; either
+    way at most ``common_sample_rows`` chunks.  With ``weighted`` (the default)
+    the rank is the sum over matched terms of ``ts_rank`` times the term's
+    inverse document frequency, from those same counts, so a rare name outweighs
+    a word such as "use"; otherwise it is plain ``ts_rank`` over all terms.
+    Words that only frame a request ("explain", "please") are dropped first.
+    Both the column and the query also carry the parts of identifiers
+    (``os.path.join`` → os, path, join; ``getLogger`` → get, logger).
     Text with search syntax (quotes, ``-word``, ``or``) goes through
     ``websearch_to_tsquery`` unchanged, which never raises on bad input.
 
@@ -62,10 +68,12 @@ class PgLexicalStore:
         text_search_config: str,
         common_term_rows: int = COMMON_TERM_ROWS,
         common_sample_rows: int = COMMON_SAMPLE_ROWS,
+        weighted: bool = True,
     ) -> None:
         self._target = target
         self._config = safe_identifier(text_search_config)
         self.common_term_rows, self.common_sample_rows = common_term_rows, common_sample_rows
+        self.weighted = weighted
 
     async def index(self, scope: Scope, chunks: Sequence[Chunk]) -> None:
         return None
@@ -80,9 +88,10 @@ class PgLexicalStore:
                 f"the search text is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}"
             )
         wanted = filters if filters is not None and not filters.is_empty else None
+        syntax = bool(_SEARCH_SYNTAX.search(query))
         params = {
-            "query": query,
-            "syntax": bool(_SEARCH_SYNTAX.search(query)),
+            "query": query if syntax else _without_filler(query),
+            "syntax": syntax,
             "k": k,
             "common": self.common_term_rows,
             "sample": self.common_sample_rows,
@@ -93,6 +102,7 @@ class PgLexicalStore:
             "metadata": json.dumps(dict(wanted.metadata)) if wanted and wanted.metadata else None,
             "after": wanted.created_after if wanted else None,
             "before": wanted.created_before if wanted else None,
+            "weighted": self.weighted,
         }
         async with scoped(self._target, scope) as session:
             rows = await session.execute(
@@ -100,7 +110,7 @@ class PgLexicalStore:
                     f"SELECT {CHUNK_COLUMNS}, r.rank FROM ragsage_lexical_search(:query, :syntax, "
                     ":k, :common, :sample, CAST(:ids AS text[]), CAST(:sources AS text[]), "
                     "CAST(:metadata AS jsonb), CAST(:after AS timestamptz), "
-                    "CAST(:before AS timestamptz)) r JOIN ragsage_chunks c "
+                    "CAST(:before AS timestamptz), :weighted) r JOIN ragsage_chunks c "
                     "ON c.document_id = r.document_id AND c.ordinal = r.ordinal "
                     f"AND c.generation = {ACTIVE_GENERATION} "
                     "ORDER BY r.rank DESC, c.document_id, c.ordinal"
@@ -116,3 +126,19 @@ class PgLexicalStore:
 
     async def delete(self, scope: Scope, document_id: str) -> None:
         return None  # the rows belong to PgVectorStore, which deletes them
+
+
+def _without_filler(query: str) -> str:
+    """``query`` minus words such as "explain" or "please" that carry no meaning.
+
+    The text-search configuration drops its own stop words, but its list has
+    none of the ways people phrase a request, which would otherwise match
+    thousands of chunks and count toward every rank.
+    """
+    kept = [token for token in query.split() if not _is_filler(token)]
+    return " ".join(kept) if kept else query
+
+
+def _is_filler(token: str) -> bool:
+    parts = words(token)
+    return bool(parts) and all(part in STOPWORDS for part in parts)

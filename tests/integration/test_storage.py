@@ -148,11 +148,23 @@ async def _seed_v3(database: Database) -> None:
             await session.execute(text(statement), {"v": vector})
 
 
+async def _keyword_hits(database: Database, scope: Scope, query: str) -> list[tuple[str, int]]:
+    # The ten-argument form every version from 4 on accepts, so the check does
+    # not depend on what today's PgLexicalStore passes.
+    async with database.session(scope) as session:
+        rows = await session.execute(
+            text(
+                "SELECT document_id, ordinal FROM ragsage_lexical_search(:q, false, 3, 500, 500, "
+                "NULL, NULL, NULL, NULL, NULL)"
+            ),
+            {"q": query},
+        )
+        return [(row[0], row[1]) for row in rows]
+
+
 async def _check_v4(database: Database) -> None:
-    lexical = helpers.stores(database, helpers.kit()).lexical
-    (hit,) = await lexical.search(ACME, "zirconium", k=3)
-    assert hit.chunk.id == "doc_v3:0" and hit.keyword_score and hit.keyword_score > 0
-    assert await lexical.search(GLOBEX, "zirconium", k=3) == []
+    assert await _keyword_hits(database, ACME, "zirconium") == [("doc_v3", 0)]
+    assert await _keyword_hits(database, GLOBEX, "zirconium") == []
 
 
 async def _check_v5(database: Database) -> None:
@@ -187,12 +199,29 @@ async def _check_v6(database: Database) -> None:
     await _check_v5(database)
 
 
+async def _check_v7(database: Database) -> None:
+    async with database.session(ACME) as session:
+        await session.execute(
+            text(
+                "UPDATE ragsage_chunks SET text = 'zirconium ledger via "
+                "concurrent.futures.ThreadPoolExecutor' WHERE document_id = 'doc_v3'"
+            )
+        )
+    lexical = helpers.stores(database, helpers.kit()).lexical
+    for query in ("zirconium", "ThreadPoolExecutor", "thread pool executor", "futures"):
+        (hit,) = await lexical.search(ACME, query, k=3)
+        assert hit.chunk.id == "doc_v3:0" and hit.keyword_score and hit.keyword_score > 0
+    assert await lexical.search(GLOBEX, "zirconium", k=3) == []
+    await _check_v6(database)
+
+
 UPGRADES = {
     2: (_seed_v1, _check_v2),
     3: (_seed_v2, _check_v3),
     4: (_seed_v3, _check_v4),
     5: (_seed_v3, _check_v5),  # a version-4 install holds the same rows as version 3
     6: (_seed_v3, _check_v6),
+    7: (_seed_v3, _check_v7),
 }
 
 
