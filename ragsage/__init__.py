@@ -1,11 +1,13 @@
 """ragsage: a self-hostable retrieval-augmented-generation engine.
 
-The top-level package re-exports the engine's domain types, its error tree and
-its two pipelines.  It stays light on purpose: no database driver, web framework,
-queue or model SDK is imported here (adapters live in subpackages you import
-explicitly, such as ``ragsage.storage`` and ``ragsage.providers``).
+The top-level package re-exports the engine's domain types, its error tree, its
+two pipelines and the library facade :class:`RAG` (``RAG.default()`` is a
+knowledge base in memory, ready in one line).  It stays light on purpose: no
+database driver, web framework, queue or model SDK is imported here (adapters
+live in subpackages you import explicitly, such as ``ragsage.storage`` and ``ragsage.providers``).
 """
 
+from ragsage.embedders import CallableEmbedder
 from ragsage.errors import (
     ConfigurationError,
     DocumentError,
@@ -21,6 +23,8 @@ from ragsage.errors import (
     UnsupportedFormat,
 )
 from ragsage.ingestion import IngestionConfig, IngestionPipeline, IngestResult
+from ragsage.library import RAG, RAGContext, RAGSource, TextDocument
+from ragsage.llm_reranker import LLMReranker
 from ragsage.query import (
     Answer,
     Citation,
@@ -50,6 +54,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Answer",
+    "CallableEmbedder",
     "Chunk",
     "Citation",
     "ConfigurationError",
@@ -62,6 +67,7 @@ __all__ = [
     "IngestionPipeline",
     "InputError",
     "InvalidRequest",
+    "LLMReranker",
     "Page",
     "PageImage",
     "PageLayout",
@@ -72,6 +78,9 @@ __all__ = [
     "ProviderError",
     "QueryConfig",
     "QueryEngine",
+    "RAG",
+    "RAGContext",
+    "RAGSource",
     "RagsageError",
     "RawSource",
     "RetrievalOptions",
@@ -82,6 +91,7 @@ __all__ = [
     "SearchFilters",
     "SearchHit",
     "StorageError",
+    "TextDocument",
     "Turn",
     "UnsupportedFormat",
     "__version__",
