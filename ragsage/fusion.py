@@ -1,19 +1,29 @@
-"""Weighted reciprocal-rank fusion of the dense and lexical result lists.
+"""Fusing the dense and lexical result lists into one ranking.
 
-Ranks, not scores, are fused: cosine similarities and BM25/ts_rank scores live on
-unrelated scales, and a rank is the one thing both lists agree on.  The fused
-score therefore says nothing about absolute relevance — the query engine's
-relevance floor reads the raw per-stage scores, which fusion keeps.
+Two methods, chosen by ``QueryConfig.fusion`` (measured with ``ragsage eval``;
+see docs/retrieval.md):
+
+* ``rrf`` — weighted reciprocal-rank fusion.  Ranks, not scores, are fused:
+  cosine similarities and keyword ranks live on unrelated scales, and a rank is
+  the one thing both lists agree on.
+* ``score`` — weighted fusion of each list's scores after min-max scaling
+  to [0, 1].  It keeps how far apart the hits are, which ranks throw away.
+
+Either way the fused score says nothing about absolute relevance; the query
+engine's relevance floor reads the raw per-stage scores, which fusion keeps.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Literal
 
 from ragsage.types import ScoredChunk
 
 DEFAULT_RRF_K = 60
+FUSION_METHODS = ("rrf", "score")
+FusionMethod = Literal["rrf", "score"]
 
 
 def reciprocal_rank_fusion(
@@ -30,14 +40,73 @@ def reciprocal_rank_fusion(
     vector and keyword scores it had, and ties break on chunk id so the order is
     deterministic.
     """
-    if not 0.0 <= alpha <= 1.0:
-        raise ValueError(f"alpha must be between 0 and 1, got {alpha}")
+    _check_alpha(alpha)
     if k < 1:
         raise ValueError(f"k must be positive, got {k}")
+    return _combine(
+        [
+            (weight, ranked, [1.0 / (k + rank) for rank in range(1, len(ranked) + 1)])
+            for weight, ranked in ((alpha, dense), (1.0 - alpha, lexical))
+        ]
+    )
+
+
+def score_fusion(
+    dense: Sequence[ScoredChunk], lexical: Sequence[ScoredChunk], *, alpha: float = 0.5
+) -> list[ScoredChunk]:
+    """Fuse two scored lists: score = α·scaled_dense + (1-α)·scaled_lexical.
+
+    Each list's scores are min-max scaled to [0, 1] over that list (a list whose
+    scores are all equal scales to 1), and a chunk missing from a list gets 0
+    from it.
+    """
+    _check_alpha(alpha)
+    return _combine(
+        [
+            (weight, ranked, _min_max(ranked))
+            for weight, ranked in ((alpha, dense), (1.0 - alpha, lexical))
+        ]
+    )
+
+
+def fuse(
+    method: FusionMethod,
+    dense: Sequence[ScoredChunk],
+    lexical: Sequence[ScoredChunk],
+    *,
+    alpha: float,
+    rrf_k: int = DEFAULT_RRF_K,
+) -> list[ScoredChunk]:
+    """Fuse with the named method."""
+    if method == "rrf":
+        return reciprocal_rank_fusion(dense, lexical, alpha=alpha, k=rrf_k)
+    if method == "score":
+        return score_fusion(dense, lexical, alpha=alpha)
+    raise ValueError(f"unknown fusion method {method!r}; expected one of {FUSION_METHODS}")
+
+
+def _check_alpha(alpha: float) -> None:
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"alpha must be between 0 and 1, got {alpha}")
+
+
+def _min_max(ranked: Sequence[ScoredChunk]) -> list[float]:
+    scores = [candidate.score for candidate in ranked]
+    if not scores:
+        return []
+    low, high = min(scores), max(scores)
+    span = high - low
+    return [1.0 if span <= 0 else (score - low) / span for score in scores]
+
+
+def _combine(
+    lists: Sequence[tuple[float, Sequence[ScoredChunk], Sequence[float]]],
+) -> list[ScoredChunk]:
+    """Sum ``weight * value`` per chunk over the lists, keeping each stage's raw score."""
     fused: dict[str, ScoredChunk] = {}
-    for weight, ranked in ((alpha, dense), (1.0 - alpha, lexical)):
-        for rank, candidate in enumerate(ranked, start=1):
-            contribution = weight / (k + rank)
+    for weight, ranked, values in lists:
+        for candidate, value in zip(ranked, values, strict=True):
+            contribution = weight * value
             seen = fused.get(candidate.chunk.id)
             if seen is None:
                 fused[candidate.chunk.id] = replace(candidate, score=contribution)

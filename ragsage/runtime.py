@@ -13,12 +13,13 @@ import importlib
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ragsage.contextualizing import HeadingWindowContextualizer
 from ragsage.embedding_cache import CachingEmbedder
 from ragsage.errors import ConfigurationError
 from ragsage.fakes.models import FakeEmbedder, FakeLLMClient, FakeQueryRewriter, FakeReranker
+from ragsage.fusion import FusionMethod
 from ragsage.ingestion import IngestionConfig, IngestionPipeline
 from ragsage.parsing import HeuristicBackend, LayoutPageClassifier
 from ragsage.ports import (
@@ -33,7 +34,7 @@ from ragsage.ports import (
     Reranker,
     Tracer,
 )
-from ragsage.query import QueryEngine
+from ragsage.query import QueryConfig, QueryEngine
 from ragsage.settings import Settings
 from ragsage.tracing import LoggingTracer
 from ragsage.transcribing import NoTranscriber, SplitLLMClient, Transcriber
@@ -142,7 +143,11 @@ class Runtime:
                 embedding_dim=chosen.dimension,
                 embedder_kind=self.embedder_kind(chosen),
             ),
-            PgLexicalStore(where, text_search_config=self.settings.text_search_config),
+            PgLexicalStore(
+                where,
+                text_search_config=self.settings.text_search_config,
+                weighted=self.settings.keyword_weighting == "idf",
+            ),
             PgDocumentStore(where),
         )
 
@@ -177,6 +182,7 @@ class Runtime:
             reranker=self.reranker,
             rewriter=self.rewriter,
             tracer=self.tracer,
+            config=QueryConfig(fusion=cast(FusionMethod, self.settings.fusion)),
         )
 
     async def query_engine_for(self, scope: Scope) -> QueryEngine:

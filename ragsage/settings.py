@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
 from ragsage.errors import ConfigurationError
+from ragsage.fusion import FUSION_METHODS
 
 _T = TypeVar("_T")
 PREFIX = "RAGSAGE_"
@@ -24,6 +25,7 @@ RERANKERS = ("overlap", "voyage", "none")
 CONTEXTUALIZERS = ("heading-window", "openai", "none")
 TRANSCRIBERS = ("auto", "openai", "tesseract", "none")
 REWRITERS = ("terms", "openai", "none")
+KEYWORD_WEIGHTINGS = ("idf", "plain")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
@@ -63,6 +65,9 @@ class Settings:
     provider_timeout: float = 60.0
     provider_max_retries: int = 2
     local_model_dir: str = ""
+    # Retrieval
+    fusion: str = "rrf"
+    keyword_weighting: str = "idf"
     # Ingestion
     chunk_size: int = 512
     chunk_overlap: int = 64
@@ -98,6 +103,8 @@ class Settings:
         _one_of("RAGSAGE_CONTEXTUALIZER", self.contextualizer, CONTEXTUALIZERS)
         _one_of("RAGSAGE_TRANSCRIBER", self.transcriber, TRANSCRIBERS)
         _one_of("RAGSAGE_REWRITER", self.rewriter, REWRITERS)
+        _one_of("RAGSAGE_FUSION", self.fusion, FUSION_METHODS)
+        _one_of("RAGSAGE_KEYWORD_WEIGHTING", self.keyword_weighting, KEYWORD_WEIGHTINGS)
         if self.log_level.upper() not in LOG_LEVELS:
             raise ConfigurationError(
                 f"RAGSAGE_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}; got {self.log_level!r}"

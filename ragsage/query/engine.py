@@ -1,7 +1,7 @@
 """The query engine: from a question to ranked passages and a cited, streamed answer.
 
 rewrite against history → dense and lexical retrieval in parallel → weighted
-reciprocal-rank fusion → optional recency bias → rerank → relevance floor →
+fusion (reciprocal-rank or scaled-score) → optional recency bias → rerank → relevance floor →
 context expansion → grounded prompt → streamed tokens → the citations used.
 """
 
@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from ragsage.errors import InvalidRequest
-from ragsage.fusion import reciprocal_rank_fusion
+from ragsage.fusion import fuse
 from ragsage.ports import (
     DocumentStore,
     Embedder,
@@ -106,8 +106,12 @@ class QueryEngine:
         )
         stage = time.perf_counter()
         with root.child("fuse", dense=len(dense), lexical=len(lexical)) as span:
-            fused = reciprocal_rank_fusion(
-                dense, lexical, alpha=options.hybrid_alpha, k=self.config.rrf_k
+            fused = fuse(
+                self.config.fusion,
+                dense,
+                lexical,
+                alpha=options.hybrid_alpha,
+                rrf_k=self.config.rrf_k,
             )
             if options.recency_bias:
                 fused = _apply_recency(fused, options.recency_half_life_days)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ragsage.errors import InvalidRequest
-from ragsage.fusion import DEFAULT_RRF_K
+from ragsage.fusion import DEFAULT_RRF_K, FusionMethod
 from ragsage.types import SearchFilters
 
 MAX_TOP_K = 100
@@ -69,6 +69,7 @@ class QueryConfig:
     ``not_found_message`` instead of asking the model to answer from nothing.
     """
 
+    fusion: FusionMethod = "rrf"
     rrf_k: int = DEFAULT_RRF_K
     min_rerank_score: float = 0.3
     min_vector_score: float | None = None

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragsage.fusion import reciprocal_rank_fusion
+from ragsage.fusion import fuse, reciprocal_rank_fusion, score_fusion
 from ragsage.types import Chunk, ScoredChunk
 
 
@@ -49,3 +49,25 @@ def test_bad_parameters_are_rejected() -> None:
         reciprocal_rank_fusion(DENSE, LEXICAL, alpha=-0.1)
     with pytest.raises(ValueError, match="k must"):
         reciprocal_rank_fusion(DENSE, LEXICAL, k=0)
+
+
+def test_score_fusion_keeps_how_far_apart_the_hits_are() -> None:
+    # Dense barely prefers b over a; the keyword list strongly prefers a.
+    dense = [candidate("b", vector=0.81), candidate("a", vector=0.80), candidate("c", vector=0.10)]
+    lexical = [candidate("a", keyword=9.0), candidate("b", keyword=1.0)]
+    fused = score_fusion(dense, lexical, alpha=0.5)
+    assert ids(fused) == ["a", "b", "c"]
+    # Reciprocal ranks see a tie between a and b and break it on the id.
+    assert ids(reciprocal_rank_fusion(dense, lexical))[:2] == ["a", "b"]
+    assert fused[0].score == pytest.approx(0.5 * (0.70 / 0.71) + 0.5 * 1.0)
+
+
+def test_score_fusion_with_alpha_one_is_the_dense_order() -> None:
+    dense = [candidate("x", vector=0.9), candidate("y", vector=0.5)]
+    lexical = [candidate("y", keyword=3.0), candidate("z", keyword=2.0)]
+    assert ids(score_fusion(dense, lexical, alpha=1.0))[:2] == ["x", "y"]
+
+
+def test_fuse_names_an_unknown_method() -> None:
+    with pytest.raises(ValueError, match="unknown fusion method 'mean'"):
+        fuse("mean", [], [], alpha=0.5)  # type: ignore[arg-type]
