@@ -101,9 +101,10 @@ def _text(node: LexborNode) -> str:
 
 
 def _first_paragraph(node: LexborNode) -> LexborNode | None:
-    """The first ``<p>`` directly inside ``node`` that is prose, not an audit-event note."""
+    """The first ``<p>`` directly inside ``node`` that is prose, not an audit or platform note."""
     for child in node.iter(include_text=False):
-        if child.tag == "p" and "audit-hook" not in (child.attributes.get("class") or ""):
+        classes = (child.attributes.get("class") or "").split()
+        if child.tag == "p" and not {"audit-hook", "availability"} & set(classes):
             return child
     return None
 
@@ -261,8 +262,11 @@ def identifier_questions(
         forms = identifier_forms(item, unique)
         if not forms:
             continue
+        # Every item has a dotted form; preferring the others when an item has one
+        # keeps CamelCase and snake_case questions from being crowded out.
+        plain = [form for form in forms if form[0] != "dotted"] or forms
         choice = _stable(item.anchor)
-        style, identifier = forms[choice % len(forms)]
+        style, identifier = plain[choice % len(plain)]
         templates: tuple[str, ...]
         if style == "parameter":
             templates = _PARAMETER_TEMPLATES
@@ -389,10 +393,10 @@ def span_in(span: str, tokens: str) -> bool:
     return bool(needle) and f" {' '.join(needle)} " in tokens
 
 
-def count_chunks(backend: HeuristicBackend, root: Path, pages: list[str]) -> tuple[int, int]:
-    """Chunks at ragsage's default size and overlap, and their total token count."""
+def default_chunks(backend: HeuristicBackend, root: Path, pages: list[str]) -> dict[str, list[str]]:
+    """Each page's chunks at ragsage's default size and overlap, as space-padded tokens."""
     config = IngestionConfig()
-    chunks = tokens = 0
+    found = {}
     for page in pages:
         raw = (root / page).read_bytes()
         parsed = backend.parse(RawSource(content=raw, filename=page, media_type="text/html"))
@@ -402,9 +406,8 @@ def count_chunks(backend: HeuristicBackend, root: Path, pages: list[str]) -> tup
         made = backend.chunk(
             document, parsed.pages, size=config.chunk_size, overlap=config.chunk_overlap
         )
-        chunks += len(made)
-        tokens += sum(len(words(chunk.text)) for chunk in made)
-    return chunks, tokens
+        found[page] = [" " + " ".join(words(chunk.text)) + " " for chunk in made]
+    return found
 
 
 # --- assembling the dataset -------------------------------------------------------------
@@ -533,15 +536,18 @@ def build(args: argparse.Namespace) -> int:
     unique = deduplicate(findable)
     questions = choose(unique, args.max_questions, args.max_per_document, args.seed)
     size = write_dataset(args.out, root, pages, questions, source)
-    chunks, chunk_tokens = count_chunks(backend, root, pages)
+    chunks = default_chunks(backend, root, pages)
+    count = sum(len(made) for made in chunks.values())
+    mean = sum(len(c.split()) for made in chunks.values() for c in made) // max(count, 1)
+    # A span cut by a chunk boundary can match no chunk at this size; the
+    # question is kept (another size may hold it whole) but counted here.
+    whole = sum(any(span_in(q.answer, c) for c in chunks[q.document]) for q in questions)
     print(f"source: {source}")
-    print(
-        f"pages: {len(pages)}  chunks at default size: {chunks} "
-        f"(~{chunk_tokens // max(chunks, 1)} words each)"
-    )
+    print(f"pages: {len(pages)}  chunks at default size: {count} (~{mean} words each)")
     print(
         f"candidates: {len(found)}, answer findable: {len(findable)}, "
-        f"after dedup: {len(unique)}, kept: {len(questions)}"
+        f"after dedup: {len(unique)}, kept: {len(questions)} "
+        f"({whole} with the answer inside one default chunk)"
     )
     table = Counter((q.kind, split_of(q.id)) for q in questions)
     for kind in FAMILY_SHARES:
