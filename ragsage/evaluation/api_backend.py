@@ -1,0 +1,150 @@
+"""Indexing and searching through a running ragsage API.
+
+Documents go up as multipart uploads to ``/v1/documents``; the API deduplicates
+by content, so a dataset uploaded before is answered at once with the existing
+document's id and nothing is processed twice.  Every job started is awaited
+before the first question, and questions go to ``/v1/search``.  The namespace is
+the API key's: other documents in it are real distractors, so evaluate in a
+namespace of its own when the figures must match an in-process run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+
+from ragsage.evaluation.backends import IndexedCorpus, source_of
+from ragsage.evaluation.datasets import Dataset
+from ragsage.evaluation.errors import EvalBackendError
+from ragsage.query import RetrievalOptions, RetrievalResult, SearchHit
+from ragsage.types import Chunk
+
+_FINISHED = ("succeeded", "failed", "cancelled")
+
+
+@asynccontextmanager
+async def through_api(
+    dataset: Dataset,
+    url: str,
+    key: str,
+    *,
+    timeout: float = 900.0,
+    poll_seconds: float = 0.25,
+) -> AsyncIterator[IndexedCorpus]:
+    """Upload ``dataset`` to the API at ``url`` (if not there already) and search it."""
+    headers = {"Authorization": f"Bearer {key}"}
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=60.0) as client:
+        started = time.perf_counter()
+        mapping: dict[str, tuple[str, ...]] = {}
+        jobs: dict[str, str] = {}
+        for document in dataset.documents:
+            source = source_of(document)
+            reply = await _call(
+                client,
+                "POST",
+                "/v1/documents",
+                files={"file": (source.filename, source.content, source.media_type or "")},
+            )
+            engine_id = str(reply["document_id"])
+            mapping[engine_id] = (*mapping.get(engine_id, ()), document.id)
+            if reply.get("job_id") and reply.get("state") not in _FINISHED:
+                jobs[str(reply["job_id"])] = document.id
+        failures = await _wait(client, jobs, timeout, poll_seconds)
+        elapsed = time.perf_counter() - started
+
+        async def search(query: str, options: RetrievalOptions) -> RetrievalResult:
+            body = await _call(
+                client,
+                "POST",
+                "/v1/search",
+                json={
+                    "query": query,
+                    "top_k": options.top_k,
+                    "hybrid_alpha": options.hybrid_alpha,
+                    "rerank": options.rerank,
+                },
+            )
+            return _result(body)
+
+        yield IndexedCorpus(
+            search=search,
+            document_ids=mapping,
+            index_seconds=elapsed,
+            chunks=0,
+            failures=failures,
+            where=f"api {url}",
+            embedding_model="(the server's)",
+        )
+
+
+async def _wait(
+    client: httpx.AsyncClient, jobs: Mapping[str, str], timeout: float, poll: float
+) -> list[str]:
+    """Poll every job until it finishes; the documents whose jobs did not succeed."""
+    deadline = time.monotonic() + timeout
+    pending = dict(jobs)
+    failures = []
+    while pending:
+        for job_id, document in list(pending.items()):
+            job = await _call(client, "GET", f"/v1/jobs/{job_id}")
+            if job["state"] in _FINISHED:
+                del pending[job_id]
+                if job["state"] != "succeeded":
+                    failures.append(f"{document}: job {job['state']}: {job.get('error') or ''}")
+        if pending and time.monotonic() > deadline:
+            raise EvalBackendError(
+                f"{len(pending)} upload jobs still unfinished after {timeout:.0f} s "
+                "(are workers running?)"
+            )
+        if pending:
+            await asyncio.sleep(poll)
+    return failures
+
+
+async def _call(client: httpx.AsyncClient, method: str, path: str, **kwargs: Any) -> Any:
+    try:
+        response = await client.request(method, path, **kwargs)
+    except httpx.HTTPError as exc:
+        raise EvalBackendError(f"{method} {client.base_url}{path} failed: {exc}") from exc
+    if response.status_code >= 400:
+        try:
+            message = response.json()["error"]["message"]
+        except (ValueError, KeyError, TypeError):
+            message = response.text[:200]
+        raise EvalBackendError(f"{method} {path}: HTTP {response.status_code}: {message}")
+    return response.json()
+
+
+def _result(body: Mapping[str, Any]) -> RetrievalResult:
+    hits = []
+    for item in body["results"]:
+        raw = item["chunk"]
+        chunk = Chunk(
+            id=raw["id"],
+            document_id=raw["document_id"],
+            ordinal=int(raw["ordinal"]),
+            text=raw["text"],
+            embed_text=raw["text"],
+            heading_path=tuple(raw.get("heading_path") or ()),
+            source=raw.get("source") or "",
+        )
+        hits.append(
+            SearchHit(
+                chunk=chunk,
+                score=float(item["score"]),
+                vector_score=item.get("vector_score"),
+                keyword_score=item.get("keyword_score"),
+                rerank_score=item.get("rerank_score"),
+            )
+        )
+    return RetrievalResult(
+        query=str(body.get("query", "")),
+        hits=tuple(hits),
+        total_found=int(body.get("total_found", len(hits))),
+        timing_ms={str(k): float(v) for k, v in (body.get("timing_ms") or {}).items()},
+    )

@@ -1,0 +1,237 @@
+"""Indexing an evaluation dataset somewhere searchable: in memory or in Postgres.
+
+Each backend is an async context manager yielding an :class:`IndexedCorpus` —
+a search callable plus the map from the engine's document ids back to the
+dataset's — and cleans up after itself on exit.  The API backend lives in
+:mod:`ragsage.evaluation.api_backend`.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import secrets
+import sys
+import time
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ragsage.errors import DocumentError
+from ragsage.evaluation.datasets import Dataset, EvalDocument
+from ragsage.evaluation.runner import SearchFn
+from ragsage.ingestion import IngestionPipeline, IngestResult
+from ragsage.ports import Embedder
+from ragsage.settings import Settings
+from ragsage.types import RawSource, Scope
+
+if TYPE_CHECKING:
+    from ragsage.runtime import Runtime
+
+DEFAULT_CACHE_DIR = Path(".ragsage") / "eval-cache"
+EMBEDDERS = ("hashing", "local")
+
+
+@dataclass(frozen=True, slots=True)
+class IndexConfig:
+    """How to build the index: the embedder, the chunking, where to cache vectors."""
+
+    embedder: str | None = None
+    chunk_size: int | None = None
+    chunk_overlap: int | None = None
+    contextualize: bool = True
+    cache_dir: Path | None = DEFAULT_CACHE_DIR
+    keep: bool = False
+
+
+@dataclass
+class IndexedCorpus:
+    """A dataset's documents, indexed and searchable."""
+
+    search: SearchFn
+    document_ids: dict[str, tuple[str, ...]]
+    index_seconds: float
+    chunks: int
+    failures: list[str] = field(default_factory=list)
+    where: str = ""
+    embedding_model: str = ""
+    chunk_size: int | None = None
+    chunk_overlap: int | None = None
+
+
+class _Mapping:
+    """Engine document id → dataset ids, merging files the engine stored once."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, tuple[str, ...]] = {}
+
+    def add(self, engine_id: str, dataset_id: str) -> None:
+        self.ids[engine_id] = (*self.ids.get(engine_id, ()), dataset_id)
+
+
+def source_of(document: EvalDocument) -> RawSource:
+    media_type = document.media_type or mimetypes.guess_type(document.filename)[0]
+    return RawSource(content=document.content, filename=document.filename, media_type=media_type)
+
+
+async def ingest_all(
+    pipeline: IngestionPipeline, scope: Scope, documents: Sequence[EvalDocument]
+) -> tuple[_Mapping, int, list[str]]:
+    """Ingest every document in order; failures are collected, not raised."""
+    mapping, chunks, failures = _Mapping(), 0, []
+    for document in documents:
+        try:
+            result: IngestResult = await pipeline.ingest(scope, source_of(document))
+        except DocumentError as exc:
+            failures.append(f"{document.id}: {exc}")
+            continue
+        mapping.add(result.document.id, document.id)
+        chunks += 0 if result.duplicate else result.chunks
+    return mapping, chunks, failures
+
+
+def _settings(base: Settings, config: IndexConfig) -> Settings:
+    changes: dict[str, object] = {}
+    if config.embedder:
+        changes["embedder"] = config.embedder
+        changes["embedding_model"] = ""
+    if config.chunk_size is not None:
+        changes["chunk_size"] = config.chunk_size
+    if config.chunk_overlap is not None:
+        changes["chunk_overlap"] = config.chunk_overlap
+    if not config.contextualize:
+        changes["contextualizer"] = "none"
+    return base.replace(**changes) if changes else base
+
+
+async def _with_cache(stack: AsyncExitStack, inner: Embedder, config: IndexConfig) -> Embedder:
+    # The hashing embedder is cheaper to recompute than to look up.
+    if config.cache_dir is None or inner.model.startswith("ragsage-hashing-"):
+        return inner
+    from ragsage.evaluation.disk_cache import cached_embedder
+
+    embedder, cache = cached_embedder(inner, config.cache_dir)
+    stack.callback(cache.close)
+    return embedder
+
+
+@asynccontextmanager
+async def in_memory(dataset: Dataset, config: IndexConfig) -> AsyncIterator[IndexedCorpus]:
+    """The dataset in in-memory stores, parsed and chunked by the real heuristic parser."""
+    from ragsage.contextualizing import HeadingWindowContextualizer
+    from ragsage.fakes import (
+        FakeDocumentStore,
+        FakeLexicalStore,
+        FakeLLMClient,
+        FakeReranker,
+        FakeVectorStore,
+    )
+    from ragsage.ingestion import IngestionConfig
+    from ragsage.parsing import HeuristicBackend, LayoutPageClassifier
+    from ragsage.query import QueryEngine, RetrievalOptions, RetrievalResult
+    from ragsage.runtime import make_embedder
+
+    settings = _settings(
+        Settings.from_env({}), replace(config, embedder=config.embedder or "hashing")
+    )
+    async with AsyncExitStack() as stack:
+        inner = make_embedder(settings, settings.embedder, settings.embedding_model_name, None)
+        embedder = await _with_cache(stack, inner, config)
+        backend = HeuristicBackend()
+        vectors, lexical, documents = FakeVectorStore(), FakeLexicalStore(), FakeDocumentStore()
+        pipeline = IngestionPipeline(
+            parser=backend,
+            classifier=LayoutPageClassifier(),
+            chunker=backend,
+            contextualizer=HeadingWindowContextualizer(),
+            embedder=embedder,
+            llm=FakeLLMClient(),
+            vector_store=vectors,
+            lexical_store=lexical,
+            document_store=documents,
+            config=IngestionConfig(
+                chunk_size=settings.chunk_size,
+                chunk_overlap=settings.chunk_overlap,
+                contextualize=config.contextualize,
+            ),
+        )
+        engine = QueryEngine(
+            embedder=embedder,
+            vector_store=vectors,
+            lexical_store=lexical,
+            document_store=documents,
+            llm=FakeLLMClient(),
+            reranker=FakeReranker(),
+        )
+        scope = Scope("eval")
+        started = time.perf_counter()
+        mapping, chunks, failures = await ingest_all(pipeline, scope, dataset.documents)
+        elapsed = time.perf_counter() - started
+
+        async def search(query: str, options: RetrievalOptions) -> RetrievalResult:
+            return await engine.search(scope, query, options)
+
+        yield IndexedCorpus(
+            search=search,
+            document_ids=mapping.ids,
+            index_seconds=elapsed,
+            chunks=chunks,
+            failures=failures,
+            where="memory",
+            embedding_model=embedder.model,
+            chunk_size=settings.chunk_size,
+            chunk_overlap=settings.chunk_overlap,
+        )
+
+
+@asynccontextmanager
+async def in_postgres(
+    dataset: Dataset, config: IndexConfig, settings: Settings | None = None
+) -> AsyncIterator[IndexedCorpus]:
+    """The dataset in a throwaway namespace of the configured Postgres, purged on exit.
+
+    Runs the real stores, so it measures the production lexical and dense search.
+    """
+    from ragsage.query import RetrievalOptions, RetrievalResult
+    from ragsage.runtime import build_runtime, make_embedder
+
+    chosen = _settings(settings or Settings.from_env(), config)
+    async with AsyncExitStack() as stack:
+        inner = make_embedder(chosen, chosen.embedder, chosen.embedding_model_name, None)
+        embedder = await _with_cache(stack, inner, config)
+        runtime = build_runtime(chosen, embedder=embedder)
+        stack.push_async_callback(runtime.aclose)
+        scope = Scope(f"eval-{secrets.token_hex(4)}")
+        if not config.keep:
+            stack.push_async_callback(_purge, runtime, scope)
+        started = time.perf_counter()
+        mapping, chunks, failures = await ingest_all(
+            runtime.pipeline(embedder), scope, dataset.documents
+        )
+        elapsed = time.perf_counter() - started
+        engine = runtime.query_engine(embedder)
+
+        async def search(query: str, options: RetrievalOptions) -> RetrievalResult:
+            return await engine.search(scope, query, options)
+
+        if config.keep:
+            print(f"keeping namespace {scope.namespace!r}", file=sys.stderr)
+        yield IndexedCorpus(
+            search=search,
+            document_ids=mapping.ids,
+            index_seconds=elapsed,
+            chunks=chunks,
+            failures=failures,
+            where=f"postgres namespace {scope.namespace}",
+            embedding_model=embedder.model,
+            chunk_size=chosen.chunk_size,
+            chunk_overlap=chosen.chunk_overlap,
+        )
+
+
+async def _purge(runtime: Runtime, scope: Scope) -> None:
+    from ragsage.storage import purge_namespace
+
+    async with runtime.database.session(scope) as session:
+        await purge_namespace(session)
