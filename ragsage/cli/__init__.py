@@ -12,6 +12,7 @@ from typing import Any
 from ragsage.cli.local import ingest_command, query_command, search_command
 from ragsage.cli.service import migrate_command, register_keys
 from ragsage.errors import RagsageError
+from ragsage.evaluation.cli import register as register_eval
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -58,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     migrate = commands.add_parser("migrate", help="create or upgrade the database schema")
     migrate.set_defaults(handler=migrate_command)
     register_keys(commands)
+    register_eval(commands)
     _plugins(commands)
     return parser
 
