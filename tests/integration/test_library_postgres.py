@@ -1,0 +1,96 @@
+"""The library facade on Postgres, built from settings as the service builds itself."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ragsage import RAG, InvalidRequest
+from ragsage.settings import Settings
+from ragsage.storage import PostgresConfig
+
+from .conftest import TEST_DIM
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "docs"
+
+HANDBOOK = """# Employee handbook
+
+## Holidays
+
+Every employee receives 28 days of paid holiday per year.
+
+## Security
+
+Laptops must use full-disk encryption. Report a lost device to the security desk
+within one hour, day or night.
+"""
+
+
+@pytest.fixture
+def settings(pg_config: PostgresConfig) -> Settings:
+    return Settings.from_env(
+        {},
+        database_url=pg_config.dsn,
+        app_database_url=pg_config.app_dsn,
+        embedding_dim=TEST_DIM,
+    )
+
+
+@pytest.fixture
+def rag(settings: Settings) -> Iterator[RAG]:
+    with RAG.from_settings(settings, namespace="acme", migrate=True) as built:
+        yield built
+
+
+def test_index_search_and_delete_in_postgres(rag: RAG) -> None:
+    chunks = rag.index_text(
+        HANDBOOK, document_id="handbook", source="handbook.md", metadata={"team": "hr"}
+    )
+    rag.index_file(EXAMPLES / "quarterly-roadmap.pptx")
+    rag.index_file(EXAMPLES / "deployment-guide.pdf")
+    assert rag.count() >= len(chunks) + 2
+    assert rag.list_sources() == ["deployment-guide.pdf", "handbook.md", "quarterly-roadmap.pptx"]
+
+    context = rag.search("lost laptop device", filters={"metadata": {"team": "hr"}}, chunks_above=1)
+    best = context.results[0]
+    assert best.chunk.document_id == "handbook" and "lost device" in best.chunk.text
+    assert [c.ordinal for c in best.above] == [best.chunk.ordinal - 1]
+    assert context.timing_ms["total_ms"] > 0
+    assert rag.search("quarterly roadmap", filters={"sources": ["handbook.md"]}).results == ()
+
+    again = rag.reindex("handbook")  # from the pages kept in the database
+    assert [c.text for c in again] == [c.text for c in chunks]
+    rag.reindex("handbook", content="Parking is free on weekends.")
+    assert rag.search("paid holiday").results == ()
+    assert rag.search("parking weekends").results[0].chunk.id == "handbook:0"
+
+    assert rag.delete_document("handbook") is True
+    assert rag.delete_document("handbook") is False
+    assert rag.search("parking weekends").results == ()
+    assert "handbook.md" not in rag.list_sources()
+    with pytest.raises(InvalidRequest, match="no document 'handbook'"):
+        rag.reindex("handbook")
+
+
+def test_a_second_namespace_sees_nothing_of_the_first(rag: RAG, settings: Settings) -> None:
+    rag.index_text(HANDBOOK, document_id="handbook", source="handbook.md")
+    with RAG.from_settings(settings, namespace="globex") as other:
+        assert other.count() == 0
+        assert other.list_sources() == []
+        assert other.search("paid holiday").results == ()
+        assert other.fetch_chunk("handbook:0") is None
+        assert other.delete_document("handbook") is False
+        other.index_text("Globex keeps its own notes.", document_id="notes")
+    assert rag.list_sources() == ["handbook.md"]
+    assert rag.search("globex notes").results == ()
+
+
+def test_tracking_and_tools_over_postgres(rag: RAG) -> None:
+    rag.index_text(HANDBOOK, document_id="handbook", source="handbook.md")
+    rag.begin_run()
+    payload = rag.tool_search("lost laptop", top_k=3, rerank=True)
+    sources = rag.end_run()
+    assert payload["results"][0]["citation"] == 1
+    assert sources[0].chunk_id == payload["results"][0]["chunk_id"]
