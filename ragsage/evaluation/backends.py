@@ -12,7 +12,7 @@ import mimetypes
 import secrets
 import sys
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING
 from ragsage.errors import DocumentError
 from ragsage.evaluation.datasets import Dataset, EvalDocument
 from ragsage.evaluation.runner import SearchFn
-from ragsage.ingestion import IngestionPipeline, IngestResult
+from ragsage.identity import content_hash
+from ragsage.ingestion import IngestionPipeline, PreparedDocument
 from ragsage.ports import Embedder
 from ragsage.settings import Settings
 from ragsage.types import RawSource, Scope
@@ -29,6 +30,7 @@ from ragsage.types import RawSource, Scope
 if TYPE_CHECKING:
     from ragsage.runtime import Runtime
 
+Writer = Callable[[PreparedDocument], Awaitable[None]]
 DEFAULT_CACHE_DIR = Path(".ragsage") / "eval-cache"
 EMBEDDERS = ("hashing", "local")
 
@@ -76,18 +78,34 @@ def source_of(document: EvalDocument) -> RawSource:
 
 
 async def ingest_all(
-    pipeline: IngestionPipeline, scope: Scope, documents: Sequence[EvalDocument]
+    pipeline: IngestionPipeline,
+    scope: Scope,
+    documents: Sequence[EvalDocument],
+    write: Writer | None = None,
 ) -> tuple[_Mapping, int, list[str]]:
-    """Ingest every document in order; failures are collected, not raised."""
+    """Ingest every document in order; failures are collected, not raised.
+
+    ``write`` stores a prepared document (default: the pipeline's own stores);
+    Postgres needs the write in one transaction, because a chunk's row refers
+    to its document's and that check is deferred to the commit.
+    """
     mapping, chunks, failures = _Mapping(), 0, []
     for document in documents:
+        existing = await pipeline.document_store.find_by_hash(scope, content_hash(document.content))
+        if existing is not None:
+            mapping.add(existing.id, document.id)
+            continue
         try:
-            result: IngestResult = await pipeline.ingest(scope, source_of(document))
+            prepared = await pipeline.prepare(scope, source_of(document))
         except DocumentError as exc:
             failures.append(f"{document.id}: {exc}")
             continue
-        mapping.add(result.document.id, document.id)
-        chunks += 0 if result.duplicate else result.chunks
+        if write is None:
+            await pipeline.store(scope, prepared)
+        else:
+            await write(prepared)
+        mapping.add(prepared.document.id, document.id)
+        chunks += len(prepared.records)
     return mapping, chunks, failures
 
 
@@ -206,9 +224,20 @@ async def in_postgres(
         if not config.keep:
             stack.push_async_callback(_purge, runtime, scope)
         started = time.perf_counter()
-        mapping, chunks, failures = await ingest_all(
-            runtime.pipeline(embedder), scope, dataset.documents
-        )
+        pipeline = runtime.pipeline(embedder)
+
+        async def write(prepared: PreparedDocument) -> None:
+            async with runtime.database.session(scope) as session:
+                vectors, lexical, stored = runtime.stores(session, embedder=embedder)
+                await pipeline.store(
+                    scope,
+                    prepared,
+                    vector_store=vectors,
+                    lexical_store=lexical,
+                    document_store=stored,
+                )
+
+        mapping, chunks, failures = await ingest_all(pipeline, scope, dataset.documents, write)
         elapsed = time.perf_counter() - started
         engine = runtime.query_engine(embedder)
 
