@@ -59,6 +59,9 @@ class PgLexicalStore:
     4: under Row-Level Security no query could use the GIN index); it returns
     ids and ranks only, and the chunks are then read under RLS like any other.
     ``text_search_config`` names the configuration the column was built with.
+    ``generation`` searches that live generation instead of the active one (an
+    evaluation of a re-index before it switches); a retired or unknown one finds
+    nothing.
     """
 
     def __init__(
@@ -69,8 +72,10 @@ class PgLexicalStore:
         common_term_rows: int = COMMON_TERM_ROWS,
         common_sample_rows: int = COMMON_SAMPLE_ROWS,
         weighted: bool = True,
+        generation: int | None = None,
     ) -> None:
         self._target = target
+        self.generation = generation
         self._config = safe_identifier(text_search_config)
         self.common_term_rows, self.common_sample_rows = common_term_rows, common_sample_rows
         self.weighted = weighted
@@ -103,16 +108,22 @@ class PgLexicalStore:
             "after": wanted.created_after if wanted else None,
             "before": wanted.created_before if wanted else None,
             "weighted": self.weighted,
+            "generation": self.generation,
         }
+        # The generation argument (migration 8) is passed only when asked for,
+        # so the default search keeps the long-standing call.
+        searched, chosen = ACTIVE_GENERATION, ""
+        if self.generation is not None:
+            searched, chosen = ":generation", ", CAST(:generation AS integer)"
         async with scoped(self._target, scope) as session:
             rows = await session.execute(
                 text(
                     f"SELECT {CHUNK_COLUMNS}, r.rank FROM ragsage_lexical_search(:query, :syntax, "
                     ":k, :common, :sample, CAST(:ids AS text[]), CAST(:sources AS text[]), "
                     "CAST(:metadata AS jsonb), CAST(:after AS timestamptz), "
-                    "CAST(:before AS timestamptz), :weighted) r JOIN ragsage_chunks c "
+                    f"CAST(:before AS timestamptz), :weighted{chosen}) r JOIN ragsage_chunks c "
                     "ON c.document_id = r.document_id AND c.ordinal = r.ordinal "
-                    f"AND c.generation = {ACTIVE_GENERATION} "
+                    f"AND c.generation = {searched} "
                     "ORDER BY r.rank DESC, c.document_id, c.ordinal"
                 ),
                 params,

@@ -13,7 +13,13 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.errors import InvalidRequest
-from ragsage.storage.generations import read_generation, write_generation
+from ragsage.storage.generations import (
+    EmbeddingModelMismatch,
+    Generation,
+    live_generations,
+    read_generation,
+    write_generation,
+)
 from ragsage.storage.isolation import EF_SEARCH_KEY
 from ragsage.storage.rows import CHUNK_COLUMNS, chunk_from_row, filter_sql
 from ragsage.storage.sessions import scoped
@@ -70,6 +76,10 @@ class PgVectorStore:
     namespace can never silently mix models: a write or search with another
     model than the namespace's active one raises
     :class:`~ragsage.storage.generations.EmbeddingModelMismatch`.
+
+    ``generation`` makes :meth:`search` read that live generation instead of the
+    active one, so a re-index can be evaluated before it switches; writes are
+    unaffected.
     """
 
     def __init__(
@@ -80,6 +90,7 @@ class PgVectorStore:
         embedding_dim: int,
         ef_search: int | None = None,
         embedder_kind: str = "hashing",
+        generation: int | None = None,
     ) -> None:
         if not 1 <= embedding_dim <= 2000:
             raise ValueError(f"embedding_dim must be between 1 and 2000, got {embedding_dim}")
@@ -87,6 +98,7 @@ class PgVectorStore:
         self.embedding_model, self.embedding_dim = embedding_model, embedding_dim
         self.ef_search = ef_search
         self.embedder_kind = embedder_kind
+        self.generation = generation
 
     async def upsert(self, scope: Scope, records: Sequence[EmbeddedChunk]) -> None:
         """Replace every chunk of the documents in ``records`` with ``records``.
@@ -161,7 +173,7 @@ class PgVectorStore:
         dim = self.embedding_dim
         where, params = filter_sql(filters)
         async with scoped(self._target, scope) as session:
-            generation = await read_generation(session, scope, self.embedding_model, dim)
+            generation = await self._searched_generation(session, scope)
             if generation is None:
                 return []
             # ef_search bounds how many neighbours one graph walk returns, so it
@@ -205,6 +217,24 @@ class PgVectorStore:
                 text("DELETE FROM ragsage_chunks WHERE document_id = :document_id"),
                 {"document_id": document_id},
             )
+
+    async def _searched_generation(self, session: AsyncSession, scope: Scope) -> Generation | None:
+        if self.generation is None:
+            return await read_generation(session, scope, self.embedding_model, self.embedding_dim)
+        chosen = next((g for g in await live_generations(session) if g.id == self.generation), None)
+        if chosen is None:
+            raise InvalidRequest(
+                f"namespace {scope.namespace!r} has no active or building generation "
+                f"{self.generation}"
+            )
+        if (chosen.embedding_model, chosen.embedding_dim) != (
+            self.embedding_model,
+            self.embedding_dim,
+        ):
+            raise EmbeddingModelMismatch(
+                scope.namespace, chosen, self.embedding_model, self.embedding_dim
+            )
+        return chosen
 
     def _check_vector(self, vector: Sequence[float]) -> None:
         if len(vector) != self.embedding_dim:

@@ -215,6 +215,52 @@ async def _check_v7(database: Database) -> None:
     await _check_v6(database)
 
 
+async def _check_v8(database: Database) -> None:
+    from ragsage.storage import EmbeddingModelMismatch, PgLexicalStore, PgVectorStore
+
+    vector = "[" + ",".join(["0.125"] * 128) + "]"
+    async with database.session(ACME) as session:
+        held = await session.scalar(text("SELECT held FROM ragsage_generations WHERE id = 1"))
+        for statement in (
+            "INSERT INTO ragsage_generations (namespace, id, embedding_model, embedding_dim, "
+            "state, embedder) VALUES ('acme', 2, 'ragsage-hashing-128', 128, 'building', "
+            "'hashing')",
+            "INSERT INTO ragsage_chunks (namespace, generation, document_id, ordinal, text, "
+            "embed_text, source, embedding_model, embedding_dim, embedding) VALUES "
+            "('acme', 2, 'doc_v3', 0, 'zirconium ledger cobalt', 'zirconium ledger cobalt', "
+            "'v3.md', 'ragsage-hashing-128', 128, CAST(:v AS vector))",
+        ):
+            await session.execute(text(statement), {"v": vector})
+    assert held is False
+
+    def lexical(generation: int | None) -> PgLexicalStore:
+        return PgLexicalStore(database, text_search_config="english", generation=generation)
+
+    (hit,) = await lexical(2).search(ACME, "cobalt", k=3)
+    assert hit.chunk.id == "doc_v3:0" and "cobalt" in hit.chunk.text
+    assert await lexical(None).search(ACME, "cobalt", k=3) == []  # the active one has none
+    assert [h.chunk.text for h in await lexical(1).search(ACME, "zirconium", k=3)] == [
+        "zirconium ledger"
+    ]
+    assert await lexical(2).search(GLOBEX, "cobalt", k=3) == []
+    assert await lexical(99).search(ACME, "zirconium", k=3) == []
+
+    building = PgVectorStore(
+        database, embedding_model="ragsage-hashing-128", embedding_dim=128, generation=2
+    )
+    (dense,) = await building.search(ACME, (0.125,) * 128, k=3)
+    assert dense.chunk.text == "zirconium ledger cobalt"
+    wrong = PgVectorStore(
+        database, embedding_model="ragsage-hashing-256", embedding_dim=256, generation=2
+    )
+    with pytest.raises(EmbeddingModelMismatch):
+        await wrong.search(ACME, (0.0625,) * 256, k=3)
+    async with database.session(ACME) as session:
+        await session.execute(text("DELETE FROM ragsage_chunks WHERE generation = 2"))
+        await session.execute(text("DELETE FROM ragsage_generations WHERE id = 2"))
+    await _check_v7(database)
+
+
 UPGRADES = {
     2: (_seed_v1, _check_v2),
     3: (_seed_v2, _check_v3),
@@ -222,6 +268,7 @@ UPGRADES = {
     5: (_seed_v3, _check_v5),  # a version-4 install holds the same rows as version 3
     6: (_seed_v3, _check_v6),
     7: (_seed_v3, _check_v7),
+    8: (_seed_v3, _check_v8),
 }
 
 
