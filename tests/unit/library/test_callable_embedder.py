@@ -113,3 +113,9 @@ def test_construction_checks_its_arguments() -> None:
         CallableEmbedder(hashing, dimension=0)
     with pytest.raises(ConfigurationError, match="needs a function"):
         CallableEmbedder("not callable", dimension=4)  # type: ignore[arg-type]
+
+
+def test_conforms_to_the_embedder_port() -> None:
+    from ragsage.ports import Embedder
+
+    assert isinstance(CallableEmbedder(hashing, dimension=DIM), Embedder)

@@ -236,3 +236,20 @@ def test_namespaces_do_not_share_state() -> None:
     with RAG.default(namespace="a") as first, RAG.default(namespace="b") as second:
         first.index_text(HANDBOOK, document_id="handbook")
         assert second.count() == 0 and first.namespace == "a"
+
+
+def test_explicit_ports_are_used_as_given() -> None:
+    from ragsage.fakes import FakeDocumentStore, FakeEmbedder, FakeLexicalStore, FakeVectorStore
+
+    stores = {
+        "vector_store": FakeVectorStore(),
+        "lexical_store": FakeLexicalStore(),
+        "document_store": FakeDocumentStore(),
+    }
+    embedder = FakeEmbedder(dimension=128)
+    with RAG(embedder=embedder, **stores) as writer, RAG(embedder=embedder, **stores) as reader:
+        writer.index_text(HANDBOOK, document_id="handbook", source="handbook.md")
+        # Same stores, same namespace: the second facade reads what the first wrote.
+        assert reader.list_sources() == ["handbook.md"]
+        assert reader.search("paid holiday").results[0].chunk.document_id == "handbook"
+    assert embedder.calls, "the given embedder did the embedding"

@@ -111,3 +111,9 @@ def test_the_facade_reranks_with_an_llm() -> None:
         context = rag.search("report a lost laptop device", rerank=True)
         assert "lost device" in context.results[0].chunk.text
         assert context.results[0].rerank_score is not None
+
+
+def test_conforms_to_the_reranker_port() -> None:
+    from ragsage.ports import Reranker
+
+    assert isinstance(LLMReranker(OverlapGrader()), Reranker)
