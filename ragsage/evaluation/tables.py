@@ -79,10 +79,6 @@ def _timing(report: EvalReport) -> str:
     )
 
 
-def rule(width: int = 60) -> str:
-    return "-" * width
-
-
 def columns(rows: Sequence[Sequence[str]], widths: Sequence[int]) -> list[str]:
     """Rows of cells, the first left-aligned and the rest right-aligned."""
     out = []
