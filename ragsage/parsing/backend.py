@@ -55,7 +55,8 @@ class HeuristicBackend:
             raise UnsupportedFormat(
                 source.filename,
                 f"unsupported format (media type {source.media_type or 'not given'}); "
-                "ragsage reads text, Markdown, PDF, DOCX, PPTX, HTML, PNG, JPEG and TIFF",
+                "ragsage reads text, Markdown, PDF, DOCX, PPTX, HTML, PNG, JPEG, TIFF "
+                "and Python source",
             )
         try:
             parsed = reader(source)
@@ -80,6 +81,7 @@ class HeuristicBackend:
     def _readers(self) -> dict[DocumentFormat, Callable[[RawSource], ParsedDocument]]:
         # Readers are imported here, not at module top, so each format library
         # loads only when a file of that format arrives.
+        from ragsage.parsing.readers.code import read_python
         from ragsage.parsing.readers.docx import read_docx
         from ragsage.parsing.readers.html import read_html
         from ragsage.parsing.readers.image import read_image
@@ -95,6 +97,7 @@ class HeuristicBackend:
             DocumentFormat.PPTX: lambda s: read_pptx(s, limits),
             DocumentFormat.HTML: lambda s: read_html(s, limits),
             DocumentFormat.IMAGE: lambda s: read_image(s, limits),
+            DocumentFormat.PYTHON: read_python,
         }
 
     def __repr__(self) -> str:

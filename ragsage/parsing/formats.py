@@ -15,6 +15,7 @@ class DocumentFormat(StrEnum):
     """The parse path a source is routed to.
 
     ``TEXT`` covers plain text and Markdown, which are both read as-is;
+    ``PYTHON`` is Python source, read into headings that follow its structure;
     ``IMAGE`` is an uploaded picture (PNG, JPEG, TIFF) that only a vision model
     can read; ``UNKNOWN`` is everything the backend refuses.
     """
@@ -25,6 +26,7 @@ class DocumentFormat(StrEnum):
     PPTX = "pptx"
     HTML = "html"
     IMAGE = "image"
+    PYTHON = "python"
     UNKNOWN = "unknown"
 
 
@@ -44,6 +46,8 @@ _MEDIA_TYPES: dict[str, DocumentFormat] = {
     "image/png": DocumentFormat.IMAGE,
     "image/jpeg": DocumentFormat.IMAGE,
     "image/tiff": DocumentFormat.IMAGE,
+    "text/x-python": DocumentFormat.PYTHON,
+    "text/x-script.python": DocumentFormat.PYTHON,
 }
 
 _EXTENSIONS: dict[str, DocumentFormat] = {
@@ -62,6 +66,8 @@ _EXTENSIONS: dict[str, DocumentFormat] = {
     ".jpeg": DocumentFormat.IMAGE,
     ".tif": DocumentFormat.IMAGE,
     ".tiff": DocumentFormat.IMAGE,
+    ".py": DocumentFormat.PYTHON,
+    ".pyi": DocumentFormat.PYTHON,
 }
 
 _IMAGE_MAGIC: tuple[tuple[bytes, str], ...] = (
@@ -83,9 +89,12 @@ def route(source: RawSource) -> DocumentFormat:
     unlabelled note still ingests, and anything else is ``UNKNOWN``.
     """
     declared = _from_media_type(source.media_type)
+    by_name = _EXTENSIONS.get(PurePosixPath(source.filename.lower()).suffix)
+    # Clients label source files text/plain as often as not; the name is more specific.
+    if declared is DocumentFormat.TEXT and by_name is DocumentFormat.PYTHON:
+        return by_name
     if declared is not None:
         return declared
-    by_name = _EXTENSIONS.get(PurePosixPath(source.filename.lower()).suffix)
     if by_name is not None:
         return by_name
     return sniff(source.content)
