@@ -241,13 +241,18 @@ def test_namespaces_do_not_share_state() -> None:
 def test_explicit_ports_are_used_as_given() -> None:
     from ragsage.fakes import FakeDocumentStore, FakeEmbedder, FakeLexicalStore, FakeVectorStore
 
-    stores = {
-        "vector_store": FakeVectorStore(),
-        "lexical_store": FakeLexicalStore(),
-        "document_store": FakeDocumentStore(),
-    }
+    vectors, lexical, documents = FakeVectorStore(), FakeLexicalStore(), FakeDocumentStore()
     embedder = FakeEmbedder(dimension=128)
-    with RAG(embedder=embedder, **stores) as writer, RAG(embedder=embedder, **stores) as reader:
+
+    def build() -> RAG:
+        return RAG(
+            embedder=embedder,
+            vector_store=vectors,
+            lexical_store=lexical,
+            document_store=documents,
+        )
+
+    with build() as writer, build() as reader:
         writer.index_text(HANDBOOK, document_id="handbook", source="handbook.md")
         # Same stores, same namespace: the second facade reads what the first wrote.
         assert reader.list_sources() == ["handbook.md"]
