@@ -6,12 +6,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent
 
 from ragsage.keys import Role
@@ -154,3 +156,43 @@ def test_with_no_api_listening_the_server_says_where_it_looked(tmp_path: Path) -
     )
     assert ran.returncode == 2
     assert "cannot reach ragsage API at http://127.0.0.1:9" in ran.stderr
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+async def list_over_http(url: str) -> tuple[list[str], dict[str, Any]]:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            async with Client(url) as client:
+                names = [tool.name for tool in (await client.list_tools()).tools]
+                return names, payload(await client.call_tool("rag_list_sources", {}))
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.3)
+
+
+def test_the_streamable_http_transport_serves_the_same_tools(
+    deployment: Deployment, api: ApiServer, tmp_path: Path
+) -> None:
+    asyncio.run(ingest(deployment.settings, "travel.md", TRAVEL))
+    key = make_key(deployment.settings, ACME.namespace, Role.READ)
+    port = free_port()
+    command = [str(RAGSAGE), "mcp", "--api-url", api.url, "--transport", "http"]
+    with (tmp_path / "mcp-http.log").open("w") as log:
+        server = subprocess.Popen(
+            [*command, "--port", str(port)], env=server_env(key), stdout=log, stderr=log
+        )
+        try:
+            names, sources = asyncio.run(list_over_http(f"http://127.0.0.1:{port}/mcp"))
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    assert names == ["rag_search", "rag_fetch_chunk", "rag_list_sources"]
+    assert sources == {"sources": ["travel.md"]}

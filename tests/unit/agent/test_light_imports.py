@@ -1,0 +1,20 @@
+"""The tools and the command stay importable without the SDKs they use at run time."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+HEAVY = ["mcp", "httpx", "anyio", "uvicorn", "starlette", "sqlalchemy", "flask", "openai"]
+
+
+def test_the_tools_and_the_command_load_no_sdk() -> None:
+    probe = (
+        "import sys, json; import ragsage.agent, ragsage.agent.tools, ragsage.agent.cli; "
+        f"print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert json.loads(out.stdout) == []
