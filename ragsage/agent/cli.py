@@ -19,6 +19,7 @@ from ragsage.errors import InvalidRequest
 
 KEY_VARIABLE = "RAGSAGE_API_KEY"
 DEFAULT_API_URL = "http://127.0.0.1:8000"
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MISSING_EXTRA = "ragsage mcp needs the MCP SDK (mcp>=2.3): pip install 'ragsage[mcp]'"
 
 
@@ -63,6 +64,14 @@ def _serve(args: argparse.Namespace) -> int:
         backend.check()
         server = build_server(build_tools(backend))
         if args.transport == "http":
+            if args.host not in LOOPBACK:
+                # The MCP endpoint has no authentication of its own: whoever reaches it
+                # searches with this key.
+                print(
+                    f"warning: serving MCP on {args.host}:{args.port} without authentication;"
+                    " anyone who can connect can search with this API key",
+                    file=sys.stderr,
+                )
             anyio.run(lambda: serve_http(server, host=args.host, port=args.port))
         else:
             anyio.run(serve_stdio, server)
