@@ -3,8 +3,10 @@
 Wrapped around an embedder by :class:`~ragsage.embedding_cache.CachingEmbedder`
 (which keys entries by model, input type and text), it lets the second
 evaluation of a dataset skip embedding entirely.  Expiry is ignored on purpose:
-a vector keyed by its model and text never goes stale.  Writes are committed in
-batches, because one fsync per chunk would cost more than the embedding it saves.
+a vector keyed by its model and text never goes stale.  Several runs may share
+the file at once, so every write commits at once (holding a write transaction
+open across an embedding batch would lock the others out); in WAL mode with
+``synchronous=NORMAL`` such a commit costs no fsync.
 """
 
 from __future__ import annotations
@@ -16,8 +18,6 @@ from types import TracebackType
 from ragsage.embedding_cache import CachingEmbedder
 from ragsage.ports import Embedder
 
-_COMMIT_EVERY = 256
-
 
 class SqliteCache:
     """String keys to string values in a local SQLite database."""
@@ -25,27 +25,20 @@ class SqliteCache:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path)
+        self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, value TEXT)")
-        self._pending = 0
 
     async def get(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM entries WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
     async def set(self, key: str, value: str, *, ttl_seconds: int | None = None) -> None:
+        # Autocommit (isolation_level=None): the statement is its own transaction.
         self._db.execute("INSERT OR REPLACE INTO entries (key, value) VALUES (?, ?)", (key, value))
-        self._pending += 1
-        if self._pending >= _COMMIT_EVERY:
-            self.flush()
-
-    def flush(self) -> None:
-        self._db.commit()
-        self._pending = 0
 
     def close(self) -> None:
-        self.flush()
         self._db.close()
 
     def __enter__(self) -> SqliteCache:
