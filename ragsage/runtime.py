@@ -130,8 +130,13 @@ class Runtime:
         target: Database | AsyncSession | None = None,
         *,
         embedder: Embedder | None = None,
+        generation: int | None = None,
     ) -> tuple[PgVectorStore, PgLexicalStore, PgDocumentStore]:
-        """The three Postgres stores over ``target`` (default: a session per call)."""
+        """The three Postgres stores over ``target`` (default: a session per call).
+
+        ``generation`` points the two searches at that live generation instead
+        of the active one.
+        """
         from ragsage.storage import PgDocumentStore, PgLexicalStore, PgVectorStore
 
         where = target if target is not None else self.database
@@ -142,11 +147,13 @@ class Runtime:
                 embedding_model=chosen.model,
                 embedding_dim=chosen.dimension,
                 embedder_kind=self.embedder_kind(chosen),
+                generation=generation,
             ),
             PgLexicalStore(
                 where,
                 text_search_config=self.settings.text_search_config,
                 weighted=self.settings.keyword_weighting == "idf",
+                generation=generation,
             ),
             PgDocumentStore(where),
         )
@@ -170,9 +177,11 @@ class Runtime:
             config=self.ingestion_config(),
         )
 
-    def query_engine(self, embedder: Embedder | None = None) -> QueryEngine:
+    def query_engine(
+        self, embedder: Embedder | None = None, *, generation: int | None = None
+    ) -> QueryEngine:
         chosen = embedder or self.embedder
-        vectors, lexical, documents = self.stores(embedder=chosen)
+        vectors, lexical, documents = self.stores(embedder=chosen, generation=generation)
         return QueryEngine(
             embedder=chosen,
             vector_store=vectors,
@@ -188,6 +197,24 @@ class Runtime:
     async def query_engine_for(self, scope: Scope) -> QueryEngine:
         """A query engine using the namespace's active embedding generation (read now)."""
         return self.query_engine(await self.embedder_for_scope(scope))
+
+    async def query_engine_for_generation(self, scope: Scope, generation: int) -> QueryEngine:
+        """A query engine searching one live generation with the embedder it was built by.
+
+        This is how a building generation is evaluated before it serves anyone.
+        """
+        from ragsage.errors import InvalidRequest
+        from ragsage.storage import live_generations
+
+        async with self.database.session(scope) as session:
+            live = await live_generations(session)
+        chosen = next((g for g in live if g.id == generation), None)
+        if chosen is None:
+            raise InvalidRequest(
+                f"namespace {scope.namespace!r} has no active or building generation {generation}"
+            )
+        embedder = self.embedder_for(chosen.embedder, chosen.embedding_model, chosen.embedding_dim)
+        return self.query_engine(embedder, generation=generation)
 
     async def with_engine(self, scope: Scope, call: Callable[[QueryEngine], Awaitable[_T]]) -> _T:
         """Run ``call`` with the namespace's engine, once more if a re-index switched

@@ -89,13 +89,20 @@ class Enqueuer:
         self._loop.run(self._mark_enqueued(Scope(namespace), job_id))
 
     def start_reindex(
-        self, namespace: str, *, embedder: str, model: str, dim: int | None = None
+        self,
+        namespace: str,
+        *,
+        embedder: str,
+        model: str,
+        dim: int | None = None,
+        held: bool = False,
     ) -> tuple[int, int]:
         """Start (or resume) re-indexing a namespace into ``model``; (generation, jobs sent).
 
         The target embedder is built first, so a model that cannot be reached or
         has an unknown width fails here, before anything is queued.  Its width's
-        HNSW index is created if it is new (an owner-only statement).
+        HNSW index is created if it is new (an owner-only statement).  A ``held``
+        generation does not switch when complete; see :meth:`activate_held`.
         """
         from ragsage.jobs import reindex
         from ragsage.runtime import make_embedder
@@ -112,7 +119,7 @@ class Enqueuer:
                 await connection.execute(text(hnsw_index_statement(self.database.config, width)))
             async with self.database.session(scope) as session:
                 generation, job_ids = await reindex.start(
-                    session, scope, embedder=embedder, model=model, dim=width
+                    session, scope, embedder=embedder, model=model, dim=width, held=held
                 )
             return generation.id, job_ids
 
@@ -120,6 +127,18 @@ class Enqueuer:
         for job_id in job_ids:
             self.send(namespace, job_id, kind="reindex")
         return generation_id, len(job_ids)
+
+    def activate_held(self, namespace: str, generation: int) -> None:
+        """Switch a namespace to its complete building generation (a gate's decision)."""
+        from ragsage.jobs import reindex
+
+        scope = Scope(namespace)
+
+        async def switch() -> None:
+            async with self.database.session(scope) as session:
+                await reindex.activate_held(session, scope, generation)
+
+        self._loop.run(switch())
 
     def reindex_status(self, namespace: str) -> list[dict[str, Any]]:
         """Every generation of the namespace with its re-index progress."""

@@ -8,6 +8,10 @@ transaction retires the old generation and activates the new; the old rows stay
 until ``drop_previous`` so ``rollback`` can switch back instantly.  Uploads that
 arrive meanwhile are ingested into the active generation and get a reindex job
 for the building one, so no document is missing after the switch.
+
+A generation started *held* (``ragsage reindex --gate``) does not switch by
+itself when complete: it waits, still building, until :func:`activate_held`
+is called after an evaluation has been passed (or overruled).
 """
 
 from __future__ import annotations
@@ -41,6 +45,13 @@ class GenerationStatus:
     pending: int
     total: int
     failures: tuple[tuple[str, str], ...]
+    held: bool = False
+    complete: bool = False
+
+    @property
+    def awaiting_gate(self) -> bool:
+        """Every document is in it, and it waits for an explicit activation."""
+        return self.state == "building" and self.held and self.complete
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -55,16 +66,27 @@ class GenerationStatus:
             "pending": self.pending,
             "total": self.total,
             "failures": [{"filename": name, "error": error} for name, error in self.failures],
+            "held": self.held,
+            "complete": self.complete,
+            "awaiting_gate": self.awaiting_gate,
         }
 
 
 async def start(
-    session: AsyncSession, scope: Scope, *, embedder: str, model: str, dim: int
+    session: AsyncSession,
+    scope: Scope,
+    *,
+    embedder: str,
+    model: str,
+    dim: int,
+    held: bool = False,
 ) -> tuple[Generation, list[UUID]]:
     """Create (or resume) the building generation and queue a job per document.
 
     Returns the generation and the ids of the jobs to send once this commits.
     Resuming the same model re-queues only documents without a finished job.
+    With ``held`` the generation waits for :func:`activate_held` when complete;
+    resuming without it releases a held one, switching now if it is complete.
     """
     live = await live_generations(session)
     active = next((g for g in live if g.state == "active"), None)
@@ -88,6 +110,10 @@ async def start(
             {"namespace": scope.namespace, "model": model, "dim": dim, "embedder": embedder},
         )
         building = Generation(int(generation_id or 0), model, dim, "building", embedder)
+    await session.execute(
+        text("UPDATE ragsage_generations SET held = :held WHERE id = :id"),
+        {"held": held, "id": building.id},
+    )
     documents = await session.execute(
         text(
             "SELECT d.id, d.content_hash, d.filename, d.media_type, d.metadata "
@@ -112,6 +138,9 @@ async def start(
                 metadata=metadata or {},
             )
         )
+    if not job_ids and not held:
+        # Nothing left to queue means no job will finish and call try_activate.
+        await try_activate(session, building.id)
     return building, job_ids
 
 
@@ -153,13 +182,37 @@ async def try_activate(session: AsyncSession, generation_id: int) -> bool:
     One transaction retires the active generation and activates this one, so a
     query sees either the whole old index or the whole new one.  Generation rows
     are locked first, so two workers finishing the last jobs at once switch once.
+    A held generation is left building: its switch waits for :func:`activate_held`.
     """
-    rows = await session.execute(
-        text("SELECT id, state FROM ragsage_generations ORDER BY id FOR UPDATE")
-    )
-    states: dict[int, str] = {int(row[0]): str(row[1]) for row in rows}
-    if states.get(generation_id) != "building":
+    states = await _lock_generations(session)
+    if states.get(generation_id) != ("building", False):
         return False
+    if await missing_documents(session, generation_id):
+        return False
+    await _switch(session, generation_id)
+    return True
+
+
+async def activate_held(session: AsyncSession, scope: Scope, generation_id: int) -> None:
+    """Switch to a complete building generation now, held or not (a gate's decision)."""
+    states = await _lock_generations(session)
+    state, _ = states.get(generation_id, (None, False))
+    if state != "building":
+        raise InvalidRequest(
+            f"generation {generation_id} of {scope.namespace!r} is not building "
+            f"(it is {state or 'gone'}); nothing to activate"
+        )
+    missing = await missing_documents(session, generation_id)
+    if missing:
+        raise InvalidRequest(
+            f"generation {generation_id} of {scope.namespace!r} still lacks {missing} "
+            "documents; it cannot be activated yet"
+        )
+    await _switch(session, generation_id)
+
+
+async def missing_documents(session: AsyncSession, generation_id: int) -> int:
+    """How many ready documents have no succeeded re-index job for ``generation_id``."""
     missing = await session.scalar(
         text(
             "SELECT count(*) FROM ragsage_documents d WHERE d.status = 'ready' AND NOT EXISTS ("
@@ -169,8 +222,17 @@ async def try_activate(session: AsyncSession, generation_id: int) -> bool:
         ),
         {"generation": generation_id},
     )
-    if missing:
-        return False
+    return int(missing or 0)
+
+
+async def _lock_generations(session: AsyncSession) -> dict[int, tuple[str, bool]]:
+    rows = await session.execute(
+        text("SELECT id, state, held FROM ragsage_generations ORDER BY id FOR UPDATE")
+    )
+    return {int(row[0]): (str(row[1]), bool(row[2])) for row in rows}
+
+
+async def _switch(session: AsyncSession, generation_id: int) -> None:
     await session.execute(
         text(
             "UPDATE ragsage_generations SET state = 'retired', retired_at = now() "
@@ -179,11 +241,11 @@ async def try_activate(session: AsyncSession, generation_id: int) -> bool:
     )
     await session.execute(
         text(
-            "UPDATE ragsage_generations SET state = 'active', activated_at = now() WHERE id = :id"
+            "UPDATE ragsage_generations SET state = 'active', activated_at = now(), "
+            "held = false WHERE id = :id"
         ),
         {"id": generation_id},
     )
-    return True
 
 
 async def rollback(session: AsyncSession, scope: Scope) -> Generation:
@@ -266,7 +328,7 @@ async def status(session: AsyncSession) -> list[GenerationStatus]:
             "(SELECT count(*) FILTER (WHERE j.state = 'failed') FROM ragsage_jobs j "
             " WHERE j.kind = 'reindex' AND j.generation = g.id), "
             "(SELECT count(*) FILTER (WHERE j.state IN ('queued', 'running')) "
-            " FROM ragsage_jobs j WHERE j.kind = 'reindex' AND j.generation = g.id) "
+            " FROM ragsage_jobs j WHERE j.kind = 'reindex' AND j.generation = g.id), g.held "
             "FROM ragsage_generations g ORDER BY g.id"
         )
     )
@@ -298,6 +360,8 @@ async def status(session: AsyncSession) -> list[GenerationStatus]:
                 pending=int(row[8]),
                 total=total,
                 failures=tuple((str(name), str(error)) for name, error in failures),
+                held=bool(row[9]),
+                complete=row[4] == "building" and not await missing_documents(session, row[0]),
             )
         )
     return found
