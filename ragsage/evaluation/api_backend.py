@@ -75,7 +75,7 @@ async def through_api(
             search=search,
             document_ids=mapping,
             index_seconds=elapsed,
-            chunks=0,
+            chunks=None,  # the API does not say; its jobs do, one by one
             failures=failures,
             where=f"api {url}",
             embedding_model="(the server's)",

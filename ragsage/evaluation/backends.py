@@ -54,7 +54,7 @@ class IndexedCorpus:
     search: SearchFn
     document_ids: dict[str, tuple[str, ...]]
     index_seconds: float
-    chunks: int
+    chunks: int | None
     failures: list[str] = field(default_factory=list)
     where: str = ""
     embedding_model: str = ""

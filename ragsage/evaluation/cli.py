@@ -43,9 +43,17 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--api-timeout", type=float, default=900.0, help="seconds to wait for upload jobs"
     )
-    parser.add_argument("--embedder", choices=("hashing", "local"), help="default: hashing")
-    parser.add_argument("--chunk-size", type=int, help="tokens per chunk (default 512)")
-    parser.add_argument("--chunk-overlap", type=int, help="tokens of overlap (default 64)")
+    parser.add_argument(
+        "--embedder",
+        choices=("hashing", "local"),
+        help="default: hashing in memory, RAGSAGE_EMBEDDER with postgres",
+    )
+    parser.add_argument(
+        "--chunk-size", type=int, help="tokens per chunk (default 512, or RAGSAGE_CHUNK_SIZE)"
+    )
+    parser.add_argument(
+        "--chunk-overlap", type=int, help="tokens of overlap (default 64, or RAGSAGE_CHUNK_OVERLAP)"
+    )
     parser.add_argument("--no-contextualize", action="store_true")
     parser.add_argument("--cache-dir", default=".ragsage/eval-cache", help="embedding cache folder")
     parser.add_argument("--no-cache", action="store_true", help="do not cache embeddings")
@@ -89,11 +97,10 @@ async def eval_command(args: argparse.Namespace) -> int:
             document_ids=corpus.document_ids,
             config=_config(args, dataset, corpus),
         )
-    report = report.with_timing(
-        index_s=round(corpus.index_seconds, 3),
-        documents=float(len(dataset.documents)),
-        chunks=float(corpus.chunks),
-    )
+    indexed = {"index_s": round(corpus.index_seconds, 3), "documents": len(dataset.documents)}
+    if corpus.chunks is not None:
+        indexed["chunks"] = corpus.chunks
+    report = report.with_timing(**{name: float(value) for name, value in indexed.items()})
     if args.save:
         from ragsage.evaluation.runs import save_run
 

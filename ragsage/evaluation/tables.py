@@ -69,10 +69,8 @@ def _timing(report: EvalReport) -> str:
     t = report.timing
     index = ""
     if "index_s" in t:
-        index = (
-            f"index {t['index_s']:.1f} s ({int(t.get('documents', 0))} documents, "
-            f"{int(t.get('chunks', 0))} chunks) · "
-        )
+        chunks = f", {int(t['chunks'])} chunks" if "chunks" in t else ""
+        index = f"index {t['index_s']:.1f} s ({int(t.get('documents', 0))} documents{chunks}) · "
     return (
         f"{len(report.questions)} questions · {index}queries {t.get('query_s', 0.0):.1f} s · "
         f"latency p50 {t.get('p50_ms', 0.0):.1f} ms, p95 {t.get('p95_ms', 0.0):.1f} ms"
