@@ -511,7 +511,10 @@ def _v7(config: PostgresConfig) -> tuple[str, ...]:
     name.  The search function already counts each query term's chunks (capped)
     to choose candidates; with ``weighted`` it now also ranks by the sum of each
     matched term's ``ts_rank`` times its inverse document frequency, estimated
-    from those counts against the table's size.
+    from those counts against the table's size.  Headings are weighted like
+    text, and an optional ``target_generation`` (active or building, of the
+    caller's namespace) is searched instead of the active one — how a re-index
+    gate evaluates a generation before it goes live.
     """
     tsconfig = safe_identifier(config.text_search_config)
     role = safe_identifier(config.app_role)
@@ -521,7 +524,7 @@ def _v7(config: PostgresConfig) -> tuple[str, ...]:
         "ragsage_lexical_search(text, boolean, integer, integer, integer, text[], text[], "
         "jsonb, timestamptz, timestamptz)"
     )
-    signature = old_signature[:-1] + ", boolean)"
+    signature = old_signature[:-1] + ", boolean, integer)"
     return (
         _IDENTIFIER_WORDS,
         "ALTER TABLE ragsage_chunks DROP COLUMN lexical",
@@ -540,7 +543,7 @@ def _v7(config: PostgresConfig) -> tuple[str, ...]:
                 query_text text, with_syntax boolean, k integer, common_rows integer,
                 sample_rows integer, document_ids text[], sources text[], metadata jsonb,
                 created_after timestamptz, created_before timestamptz,
-                weighted boolean DEFAULT true)
+                weighted boolean DEFAULT true, target_generation integer DEFAULT NULL)
             RETURNS TABLE (document_id text, ordinal integer, rank real)
             LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $fn$
             #variable_conflict use_column
@@ -558,11 +561,24 @@ def _v7(config: PostgresConfig) -> tuple[str, ...]:
                 limit_rows integer := NULL;
                 total double precision;
                 scores text[] := '{{}}';
-                rank_sql text := 'ts_rank(h.lexical, $3, 1)';
+                -- ts_rank's weights for labels D, C, B, A: headings (A) count as
+                -- much as text (D).  Weighted ten times over, as by default, the
+                -- heading words repeated in every chunk of a section outranked
+                -- the one chunk that held the answer (docs/retrieval.md).
+                weights text := '{{0.1, 0.2, 0.4, 0.1}}';
+                rank_sql text := 'ts_rank(''{{0.1, 0.2, 0.4, 0.1}}'', h.lexical, $3, 1)';
             BEGIN
                 IF ns IS NULL OR ns = '' THEN RETURN; END IF;
-                SELECT g.id INTO gen FROM ragsage_generations g
-                    WHERE g.namespace = ns AND g.state = 'active';
+                IF target_generation IS NULL THEN
+                    SELECT g.id INTO gen FROM ragsage_generations g
+                        WHERE g.namespace = ns AND g.state = 'active';
+                ELSE
+                    -- Only a live generation of the caller's own namespace: a
+                    -- retired or foreign id finds nothing, as if it did not exist.
+                    SELECT g.id INTO gen FROM ragsage_generations g
+                        WHERE g.namespace = ns AND g.id = target_generation
+                        AND g.state IN ('active', 'building');
+                END IF;
                 IF gen IS NULL THEN RETURN; END IF;
                 IF with_syntax THEN
                     candidates := websearch_to_tsquery('{tsconfig}'::regconfig, query_text);
@@ -589,8 +605,8 @@ def _v7(config: PostgresConfig) -> tuple[str, ...]:
                         END IF;
                         IF hits > 0 THEN
                             scores := scores || format(
-                                '%s * ts_rank(h.lexical, %L::tsquery, 1)',
-                                ln(1.0 + (total - hits + 0.5) / (hits + 0.5)),
+                                '%s * ts_rank(%L, h.lexical, %L::tsquery, 1)',
+                                ln(1.0 + (total - hits + 0.5) / (hits + 0.5)), weights,
                                 quote_literal(term));
                         END IF;
                     END LOOP;
@@ -636,132 +652,17 @@ def _v7(config: PostgresConfig) -> tuple[str, ...]:
 
 
 def _v8(config: PostgresConfig) -> tuple[str, ...]:
-    """Held generations, and keyword search over a chosen live generation.
+    """Held generations.
 
     A re-index run with an evaluation gate must not switch by itself when its
     last document lands: ``held`` keeps a complete building generation waiting
-    for an explicit decision.  To evaluate that generation before it serves
-    anyone, keyword search takes an optional generation id; without one it
-    searches the active generation exactly as version 7 did.
+    for an explicit decision.  (Keyword search over such a generation, to
+    evaluate it before it serves anyone, is migration 7's ``target_generation``.)
     """
-    tsconfig = safe_identifier(config.text_search_config)
-    role = safe_identifier(config.app_role)
-    setting = safe_setting_name(config.isolation_variable)
-    system = SYSTEM_ROLE
-    old_signature = (
-        "ragsage_lexical_search(text, boolean, integer, integer, integer, text[], text[], "
-        "jsonb, timestamptz, timestamptz, boolean)"
-    )
-    signature = old_signature[:-1] + ", integer)"
     return (
         "ALTER TABLE ragsage_generations ADD COLUMN IF NOT EXISTS held boolean NOT NULL "
         "DEFAULT false",
         "COMMENT ON COLUMN ragsage_generations.held IS 'activation waits for an explicit decision'",
-        f"DROP FUNCTION IF EXISTS {old_signature}",
-        f"""CREATE OR REPLACE FUNCTION ragsage_lexical_search(
-                query_text text, with_syntax boolean, k integer, common_rows integer,
-                sample_rows integer, document_ids text[], sources text[], metadata jsonb,
-                created_after timestamptz, created_before timestamptz,
-                weighted boolean DEFAULT true, target_generation integer DEFAULT NULL)
-            RETURNS TABLE (document_id text, ordinal integer, rank real)
-            LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $fn$
-            #variable_conflict use_column
-            DECLARE
-                ns text := current_setting('{setting}', true);
-                gen integer;
-                terms text[];
-                rare text[] := '{{}}';
-                term text;
-                hits bigint;
-                fewest bigint := NULL;
-                rarest text;
-                candidates tsquery;
-                ranking tsquery;
-                limit_rows integer := NULL;
-                total double precision;
-                scores text[] := '{{}}';
-                rank_sql text := 'ts_rank(h.lexical, $3, 1)';
-            BEGIN
-                IF ns IS NULL OR ns = '' THEN RETURN; END IF;
-                IF target_generation IS NULL THEN
-                    SELECT g.id INTO gen FROM ragsage_generations g
-                        WHERE g.namespace = ns AND g.state = 'active';
-                ELSE
-                    -- Only a live generation of the caller's own namespace: a
-                    -- retired or foreign id finds nothing, as if it did not exist.
-                    SELECT g.id INTO gen FROM ragsage_generations g
-                        WHERE g.namespace = ns AND g.id = target_generation
-                        AND g.state IN ('active', 'building');
-                END IF;
-                IF gen IS NULL THEN RETURN; END IF;
-                IF with_syntax THEN
-                    candidates := websearch_to_tsquery('{tsconfig}'::regconfig, query_text);
-                    ranking := candidates;
-                ELSE
-                    SELECT array_agg(DISTINCT t ORDER BY t) INTO terms FROM unnest(
-                        tsvector_to_array(to_tsvector('{tsconfig}'::regconfig,
-                            query_text || ' ' || ragsage_identifier_words(query_text)))) t;
-                    IF terms IS NULL THEN RETURN; END IF;
-                    terms := terms[1:32];
-                    -- Planner statistics, not a count: an estimate is enough to
-                    -- scale IDF and costs nothing.
-                    SELECT greatest(reltuples, 2 * (common_rows + 1)) INTO total
-                        FROM pg_class WHERE oid = 'ragsage_chunks'::regclass;
-                    FOREACH term IN ARRAY terms LOOP
-                        EXECUTE 'SELECT count(*) FROM (SELECT 1 FROM ragsage_chunks c '
-                            'WHERE c.namespace = $1 AND c.generation = $2 AND c.lexical @@ $3 '
-                            'LIMIT $4) s'
-                            INTO hits USING ns, gen, quote_literal(term)::tsquery, common_rows + 1;
-                        IF hits <= common_rows THEN rare := rare || term; END IF;
-                        IF fewest IS NULL OR hits < fewest THEN
-                            fewest := hits;
-                            rarest := term;
-                        END IF;
-                        IF hits > 0 THEN
-                            scores := scores || format(
-                                '%s * ts_rank(h.lexical, %L::tsquery, 1)',
-                                ln(1.0 + (total - hits + 0.5) / (hits + 0.5)),
-                                quote_literal(term));
-                        END IF;
-                    END LOOP;
-                    IF weighted AND cardinality(scores) > 0 THEN
-                        rank_sql := array_to_string(scores, ' + ');
-                    END IF;
-                    ranking := array_to_string(
-                        ARRAY(SELECT quote_literal(t) FROM unnest(terms) t), ' | ')::tsquery;
-                    IF cardinality(rare) > 0 THEN
-                        candidates := array_to_string(
-                            ARRAY(SELECT quote_literal(t) FROM unnest(rare) t), ' | ')::tsquery;
-                    ELSE
-                        candidates := array_to_string(
-                            ARRAY(SELECT quote_literal(t) FROM unnest(terms) t), ' & ')::tsquery;
-                        EXECUTE 'SELECT count(*) FROM (SELECT 1 FROM ragsage_chunks c '
-                            'WHERE c.namespace = $1 AND c.generation = $2 AND c.lexical @@ $3 '
-                            'LIMIT $4) s'
-                            INTO hits USING ns, gen, candidates, k;
-                        IF hits < k THEN
-                            candidates := quote_literal(rarest)::tsquery;
-                        END IF;
-                        limit_rows := sample_rows;
-                    END IF;
-                END IF;
-                IF numnode(candidates) = 0 THEN RETURN; END IF;
-                RETURN QUERY EXECUTE
-                    'SELECT h.document_id, h.ordinal, (' || rank_sql || ')::real AS rank FROM ('
-                    'SELECT c.document_id, c.ordinal, c.lexical FROM ragsage_chunks c '
-                    'WHERE c.namespace = $1 AND c.generation = $2 AND c.lexical @@ $4 '
-                    'AND ($5::text[] IS NULL OR c.document_id = ANY($5)) '
-                    'AND ($6::text[] IS NULL OR c.source = ANY($6)) '
-                    'AND ($7::jsonb IS NULL OR c.metadata @> $7) '
-                    'AND ($8::timestamptz IS NULL OR c.created_at >= $8) '
-                    'AND ($9::timestamptz IS NULL OR c.created_at <= $9) '
-                    'LIMIT $10) h ORDER BY rank DESC, h.document_id, h.ordinal LIMIT $11'
-                    USING ns, gen, ranking, candidates, document_ids, sources, metadata,
-                        created_after, created_before, limit_rows, k;
-            END $fn$""",
-        f'ALTER FUNCTION {signature} OWNER TO "{system}"',
-        f"REVOKE ALL ON FUNCTION {signature} FROM PUBLIC",
-        f'GRANT EXECUTE ON FUNCTION {signature} TO "{role}"',
     )
 
 
@@ -772,8 +673,12 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "keyword search through an index-using, namespace-scoped function", _v4),
     Migration(5, "embedding generations name their embedder, for re-indexing", _v5),
     Migration(6, "vectors and tsvectors kept in the row, not out of line", _v6),
-    Migration(7, "identifier-aware keyword index, IDF-weighted keyword ranking", _v7),
-    Migration(8, "held generations; keyword search over a chosen live generation", _v8),
+    Migration(
+        7,
+        "identifier-aware keyword index; IDF-weighted keyword ranking of any live generation",
+        _v7,
+    ),
+    Migration(8, "held generations: activation waits for an evaluation gate", _v8),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 
