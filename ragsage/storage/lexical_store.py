@@ -14,7 +14,6 @@ from ragsage.errors import InvalidRequest
 from ragsage.storage.config import safe_identifier
 from ragsage.storage.rows import ACTIVE_GENERATION, CHUNK_COLUMNS, chunk_from_row
 from ragsage.storage.sessions import scoped
-from ragsage.text import STOPWORDS, words
 from ragsage.types import Chunk, Scope, ScoredChunk, SearchFilters
 
 if TYPE_CHECKING:
@@ -49,7 +48,6 @@ class PgLexicalStore:
     the rank is the sum over matched terms of ``ts_rank`` times the term's
     inverse document frequency, from those same counts, so a rare name outweighs
     a word such as "use"; otherwise it is plain ``ts_rank`` over all terms.
-    Words that only frame a request ("explain", "please") are dropped first.
     Both the column and the query also carry the parts of identifiers
     (``os.path.join`` → os, path, join; ``getLogger`` → get, logger).
     Text with search syntax (quotes, ``-word``, ``or``) goes through
@@ -95,7 +93,7 @@ class PgLexicalStore:
         wanted = filters if filters is not None and not filters.is_empty else None
         syntax = bool(_SEARCH_SYNTAX.search(query))
         params = {
-            "query": query if syntax else _without_filler(query),
+            "query": query,
             "syntax": syntax,
             "k": k,
             "common": self.common_term_rows,
@@ -137,19 +135,3 @@ class PgLexicalStore:
 
     async def delete(self, scope: Scope, document_id: str) -> None:
         return None  # the rows belong to PgVectorStore, which deletes them
-
-
-def _without_filler(query: str) -> str:
-    """``query`` minus words such as "explain" or "please" that carry no meaning.
-
-    The text-search configuration drops its own stop words, but its list has
-    none of the ways people phrase a request, which would otherwise match
-    thousands of chunks and count toward every rank.
-    """
-    kept = [token for token in query.split() if not _is_filler(token)]
-    return " ".join(kept) if kept else query
-
-
-def _is_filler(token: str) -> bool:
-    parts = words(token)
-    return bool(parts) and all(part in STOPWORDS for part in parts)
