@@ -15,8 +15,11 @@ from api.errors import ApiError
 from api.routes.common import cleaned, int_arg, json_body
 from api.schemas import DocumentList, DocumentOut, DocumentUpload, UploadFields, UploadResponse
 from api.services import services
+from ragsage.errors import InvalidRequest
 from ragsage.jobs import documents
 from ragsage.keys import Role
+
+MAX_CURSOR_CHARS = 512
 
 blueprint = Blueprint("documents", __name__)
 
@@ -85,6 +88,8 @@ def list_all() -> Any:
     who = require(Role.READ)
     limit = int_arg("limit", 50, 1, 200)
     cursor = request.args.get("cursor") or None
+    if cursor is not None and ("\x00" in cursor or len(cursor) > MAX_CURSOR_CHARS):
+        raise InvalidRequest("cursor is not one this API issued; pass next_cursor unchanged")
     here = services()
 
     async def read() -> list[documents.DocumentRecord]:

@@ -170,8 +170,13 @@ async def _ingest(runtime: Runtime, scope: Scope, job: Job, progress: _Progress)
     source = await _stored_source(
         runtime, scope, job, "the uploaded bytes are missing (deleted meanwhile?)"
     )
+    # Dated by its upload, as the document listing is.
     prepared = await pipeline.prepare(
-        scope, source, document_id=job.document_id, on_stage=progress.enter
+        scope,
+        source,
+        document_id=job.document_id,
+        created_at=job.created_at,
+        on_stage=progress.enter,
     )
     progress.enter("store")
     async with runtime.database.session(scope) as session:
@@ -238,7 +243,11 @@ async def _reindex(runtime: Runtime, scope: Scope, job: Job, progress: _Progress
             runtime, scope, job, "neither resolved pages nor the bytes are stored"
         )
         prepared = await pipeline.prepare(
-            scope, source, document_id=job.document_id, on_stage=progress.enter
+            scope,
+            source,
+            document_id=job.document_id,
+            created_at=document.created_at,
+            on_stage=progress.enter,
         )
     progress.enter("store")
     async with runtime.database.session(scope) as session:

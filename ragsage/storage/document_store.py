@@ -52,7 +52,10 @@ class PgDocumentStore:
                     "ON CONFLICT (namespace, id) DO UPDATE SET "
                     "content_hash = excluded.content_hash, "
                     "title = excluded.title, source = excluded.source, "
-                    "metadata = excluded.metadata, created_at = excluded.created_at, "
+                    # created_at stays: finishing an ingest must not move a document
+                    # in the newest-first listing (a page being read would skip or
+                    # repeat it).
+                    "metadata = excluded.metadata, "
                     "status = 'ready', error = NULL, updated_at = now()"
                 ),
                 {

@@ -11,10 +11,12 @@ from typing import Any
 import httpx
 import pytest
 
+from ragsage.jobs import documents
 from ragsage.keys import Role, revoke_key
 from ragsage.storage import Database
 from ragsage.types import Scope
 
+from . import helpers
 from .api_harness import ApiServer, make_key, with_database
 from .test_worker import _document
 from .worker_harness import Deployment
@@ -201,6 +203,26 @@ def test_pagination_of_documents_and_jobs(running: Deployment, api: ApiServer) -
     jobs = client.get("/v1/jobs", params={"limit": 3}).json()
     rest = client.get("/v1/jobs", params={"limit": 3, "cursor": jobs["next_cursor"]}).json()
     assert len(jobs["jobs"]) == 3 and len(rest["jobs"]) == 2
+
+    refused = client.get("/v1/documents", params={"cursor": "doc_\x00"})
+    assert refused.status_code == 400 and "cursor" in refused.json()["error"]["message"]
+
+
+async def test_finishing_an_ingest_keeps_the_upload_time(db: Database) -> None:
+    # The listing pages newest first by upload time; if finishing an ingest
+    # reset it, a document could move between two pages being read.
+    kit = helpers.kit()
+    await helpers.ingest(
+        db, kit, Scope(ACME), "Paris hotels are booked by the travel desk.", "a.md"
+    )
+    async with db.session(Scope(ACME)) as session:
+        (before,) = await documents.list_documents(session)
+    await helpers.ingest(
+        db, kit, Scope(ACME), "Paris hotels are booked by the travel desk.", "a.md"
+    )
+    async with db.session(Scope(ACME)) as session:
+        (after,) = await documents.list_documents(session)
+    assert after.updated_at > before.updated_at and after.created_at == before.created_at
 
 
 def test_health_readiness_and_metrics(running: Deployment, api: ApiServer) -> None:
