@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragsage.query.options import MAX_EXPANSION, MAX_QUERY_CHARS, MAX_TOP_K
+from ragsage.query.options import DEFAULT_HYBRID_ALPHA, MAX_EXPANSION, MAX_QUERY_CHARS, MAX_TOP_K
 
 
 class Strict(BaseModel):
@@ -34,7 +34,7 @@ class RetrievalOptionsBody(Strict):
 
     top_k: int = Field(default=5, ge=1, le=MAX_TOP_K)
     filters: Filters | None = None
-    hybrid_alpha: float = Field(default=0.5, ge=0.0, le=1.0)
+    hybrid_alpha: float = Field(default=DEFAULT_HYBRID_ALPHA, ge=0.0, le=1.0)
     rerank: bool = True
     recency_bias: bool = False
     recency_half_life_days: float = Field(default=30.0, gt=0, le=36500)

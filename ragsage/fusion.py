@@ -6,8 +6,10 @@ see docs/retrieval.md):
 * ``rrf`` — weighted reciprocal-rank fusion.  Ranks, not scores, are fused:
   cosine similarities and keyword ranks live on unrelated scales, and a rank is
   the one thing both lists agree on.
-* ``score`` — weighted fusion of each list's scores after min-max scaling
-  to [0, 1].  It keeps how far apart the hits are, which ranks throw away.
+* ``score`` — weighted fusion of each list's scores, each divided by its
+  list's best.  It keeps how far apart the hits are, which ranks throw away.
+  (Min-max scaling measured 0.007 nDCG@10 higher but gives each list's last
+  hit nothing at all, so no later factor, such as recency, could lift it.)
 
 Either way the fused score says nothing about absolute relevance; the query
 engine's relevance floor reads the raw per-stage scores, which fusion keeps.
@@ -56,14 +58,14 @@ def score_fusion(
 ) -> list[ScoredChunk]:
     """Fuse two scored lists: score = α·scaled_dense + (1-α)·scaled_lexical.
 
-    Each list's scores are min-max scaled to [0, 1] over that list (a list whose
-    scores are all equal scales to 1), and a chunk missing from a list gets 0
-    from it.
+    Each list's scores are divided by that list's highest (negative scores
+    count as 0; a list of zeros scales to 1), and a chunk missing from a list
+    gets 0 from it.
     """
     _check_alpha(alpha)
     return _combine(
         [
-            (weight, ranked, _min_max(ranked))
+            (weight, ranked, _max_scaled(ranked))
             for weight, ranked in ((alpha, dense), (1.0 - alpha, lexical))
         ]
     )
@@ -90,13 +92,10 @@ def _check_alpha(alpha: float) -> None:
         raise ValueError(f"alpha must be between 0 and 1, got {alpha}")
 
 
-def _min_max(ranked: Sequence[ScoredChunk]) -> list[float]:
-    scores = [candidate.score for candidate in ranked]
-    if not scores:
-        return []
-    low, high = min(scores), max(scores)
-    span = high - low
-    return [1.0 if span <= 0 else (score - low) / span for score in scores]
+def _max_scaled(ranked: Sequence[ScoredChunk]) -> list[float]:
+    scores = [max(candidate.score, 0.0) for candidate in ranked]
+    high = max(scores, default=0.0)
+    return [score / high if high > 0 else 1.0 for score in scores]
 
 
 def _combine(

@@ -66,7 +66,7 @@ class Settings:
     provider_max_retries: int = 2
     local_model_dir: str = ""
     # Retrieval
-    fusion: str = "rrf"
+    fusion: str = "score"
     keyword_weighting: str = "idf"
     # Ingestion
     chunk_size: int = 512

@@ -13,6 +13,7 @@ from ragsage.cli.local import ingest_command, query_command, search_command
 from ragsage.cli.service import migrate_command, register_keys
 from ragsage.errors import RagsageError
 from ragsage.evaluation.cli import register as register_eval
+from ragsage.query.options import DEFAULT_HYBRID_ALPHA
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -27,7 +28,12 @@ def _common(parser: argparse.ArgumentParser) -> None:
 def _retrieval(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("question")
     parser.add_argument("--top-k", type=int, default=5)
-    parser.add_argument("--alpha", type=float, default=0.5, help="1 = dense only, 0 = lexical only")
+    parser.add_argument(
+        "--alpha",
+        type=float,
+        default=DEFAULT_HYBRID_ALPHA,
+        help=f"1 = dense only, 0 = lexical only (default {DEFAULT_HYBRID_ALPHA})",
+    )
     parser.add_argument("--no-rerank", action="store_true")
     parser.add_argument("--context", type=int, default=0, help="neighbouring chunks to add")
 

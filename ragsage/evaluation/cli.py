@@ -14,11 +14,13 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragsage.query.options import DEFAULT_HYBRID_ALPHA
+
 if TYPE_CHECKING:
     from ragsage.evaluation.backends import IndexConfig, IndexedCorpus
     from ragsage.evaluation.datasets import Dataset
 
-RETRIEVAL_ALPHA = {"hybrid": 0.5, "dense": 1.0, "lexical": 0.0}
+RETRIEVAL_ALPHA = {"hybrid": DEFAULT_HYBRID_ALPHA, "dense": 1.0, "lexical": 0.0}
 BACKENDS = ("memory", "postgres", "api")
 
 

@@ -49,6 +49,7 @@ from ragsage.ports import (
     VectorStore,
 )
 from ragsage.query import QueryConfig, QueryEngine, RetrievalOptions
+from ragsage.query.options import DEFAULT_HYBRID_ALPHA
 from ragsage.query.results import ChunkContext
 from ragsage.types import Chunk, RawSource, Scope, SearchFilters
 
@@ -408,7 +409,7 @@ class RAG:
         *,
         top_k: int = 5,
         filters: FiltersArg = None,
-        hybrid_alpha: float = 0.5,
+        hybrid_alpha: float = DEFAULT_HYBRID_ALPHA,
         rerank: bool = False,
         recency_bias: bool = False,
         recency_half_life_days: float = 30.0,
@@ -440,7 +441,7 @@ class RAG:
         *,
         top_k: int = 5,
         filters: FiltersArg = None,
-        hybrid_alpha: float = 0.5,
+        hybrid_alpha: float = DEFAULT_HYBRID_ALPHA,
         rerank: bool = False,
         recency_bias: bool = False,
         recency_half_life_days: float = 30.0,

@@ -59,7 +59,8 @@ def test_score_fusion_keeps_how_far_apart_the_hits_are() -> None:
     assert ids(fused) == ["a", "b", "c"]
     # Reciprocal ranks see a tie between a and b and break it on the id.
     assert ids(reciprocal_rank_fusion(dense, lexical))[:2] == ["a", "b"]
-    assert fused[0].score == pytest.approx(0.5 * (0.70 / 0.71) + 0.5 * 1.0)
+    assert fused[0].score == pytest.approx(0.5 * (0.80 / 0.81) + 0.5 * 1.0)
+    assert fused[2].score == pytest.approx(0.5 * (0.10 / 0.81))
 
 
 def test_score_fusion_with_alpha_one_is_the_dense_order() -> None:
