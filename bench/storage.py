@@ -9,7 +9,8 @@ RAGSAGE_DATABASE_URL names a server whose role may create databases.  Prints:
   maintained on insert), next to a raw COPY of the same rows into a bare table;
 * dense search p50/p95 at ef_search 40 and 100, and recall@10 of each against
   exact search (the same query with index scans disabled);
-* lexical search p50/p95 for two- and three-word queries.
+* lexical search p50/p95 for two-, three- and eight-word queries, IDF-weighted
+  and plain.
 
 Vectors are random unit vectors around a few hundred cluster centres, so
 nearest neighbours are meaningful; texts draw words from a Zipf-like
@@ -166,15 +167,20 @@ async def dense(db: Database, queries: list[tuple[float, ...]], dim: int, ef: in
 
 
 async def lexical(db: Database, rng: random.Random) -> None:
-    store = PgLexicalStore(db, text_search_config="english")
-    for words in (2, 3):
-        timings = []
-        for _ in range(100):
-            query = " ".join(f"term{rng.randrange(40, 2000)}" for _ in range(words))
-            started = time.perf_counter()
-            await store.search(SCOPE, query, k=20)
-            timings.append((time.perf_counter() - started) * 1000)
-        print(f"lexical search, {words} words: {percentiles(timings)}")
+    # Two- and three-term keyword queries, then eight-term ones shaped like a
+    # question (mostly common words, a few rare), ranked with IDF weighting
+    # (the default) and with plain ts_rank.
+    for weighted in (True, False):
+        store = PgLexicalStore(db, text_search_config="english", weighted=weighted)
+        for words, low in ((2, 40), (3, 40), (8, 1)):
+            timings = []
+            for _ in range(100):
+                query = " ".join(f"term{rng.randrange(low, 2000)}" for _ in range(words))
+                started = time.perf_counter()
+                await store.search(SCOPE, query, k=20)
+                timings.append((time.perf_counter() - started) * 1000)
+            ranking = "idf" if weighted else "plain"
+            print(f"lexical search ({ranking}), {words} words: {percentiles(timings)}")
 
 
 async def run(url: str, chunks: int, dim: int, queries: int) -> None:
