@@ -560,6 +560,10 @@ def _v7(config: PostgresConfig) -> tuple[str, ...]:
                 ranking tsquery;
                 limit_rows integer := NULL;
                 total double precision;
+                common_terms text[];
+                common_freqs real[];
+                seen_at integer;
+                rare_hits bigint[] := '{{}}';
                 scores text[] := '{{}}';
                 -- ts_rank's weights for labels D, C, B, A: headings (A) count as
                 -- much as text (D).  Weighted ten times over, as by default, the
@@ -593,12 +597,30 @@ def _v7(config: PostgresConfig) -> tuple[str, ...]:
                     -- scale IDF and costs nothing.
                     SELECT greatest(reltuples, 2 * (common_rows + 1)) INTO total
                         FROM pg_class WHERE oid = 'ragsage_chunks'::regclass;
+                    -- Counting a common term's chunks costs a bitmap of all of them
+                    -- (the GIN index cannot stop early): tens of milliseconds at
+                    -- 100k chunks.  ANALYZE already knows the most common lexemes
+                    -- and their share of rows, so those are not counted at all.
+                    SELECT st.most_common_elems::text::text[], st.most_common_elem_freqs
+                        INTO common_terms, common_freqs FROM pg_stats st
+                        WHERE st.schemaname = 'public' AND st.tablename = 'ragsage_chunks'
+                        AND st.attname = 'lexical';
                     FOREACH term IN ARRAY terms LOOP
-                        EXECUTE 'SELECT count(*) FROM (SELECT 1 FROM ragsage_chunks c '
-                            'WHERE c.namespace = $1 AND c.generation = $2 AND c.lexical @@ $3 '
-                            'LIMIT $4) s'
-                            INTO hits USING ns, gen, quote_literal(term)::tsquery, common_rows + 1;
-                        IF hits <= common_rows THEN rare := rare || term; END IF;
+                        seen_at := array_position(common_terms, term);
+                        IF seen_at IS NOT NULL
+                            AND common_freqs[seen_at] * total > common_rows THEN
+                            hits := ceil(common_freqs[seen_at] * total);
+                        ELSE
+                            EXECUTE 'SELECT count(*) FROM (SELECT 1 FROM ragsage_chunks c '
+                                'WHERE c.namespace = $1 AND c.generation = $2 '
+                                'AND c.lexical @@ $3 LIMIT $4) s'
+                                INTO hits
+                                USING ns, gen, quote_literal(term)::tsquery, common_rows + 1;
+                        END IF;
+                        IF hits <= common_rows THEN
+                            rare := rare || term;
+                            rare_hits := rare_hits || hits;
+                        END IF;
                         IF fewest IS NULL OR hits < fewest THEN
                             fewest := hits;
                             rarest := term;
@@ -616,8 +638,15 @@ def _v7(config: PostgresConfig) -> tuple[str, ...]:
                     ranking := array_to_string(
                         ARRAY(SELECT quote_literal(t) FROM unnest(terms) t), ' | ')::tsquery;
                     IF cardinality(rare) > 0 THEN
-                        candidates := array_to_string(
-                            ARRAY(SELECT quote_literal(t) FROM unnest(rare) t), ' | ')::tsquery;
+                        -- The rarest terms first, while the chunks they bring stay
+                        -- within sample_rows: ranking every chunk that holds any
+                        -- distinctive term is what made long questions slow.
+                        candidates := array_to_string(ARRAY(
+                            SELECT quote_literal(r.t) FROM (
+                                SELECT u.t, u.n,
+                                    sum(u.n) OVER (ORDER BY u.n, u.t) - u.n AS before
+                                FROM unnest(rare, rare_hits) AS u(t, n)) r
+                            WHERE r.before < sample_rows ORDER BY r.n, r.t), ' | ')::tsquery;
                     ELSE
                         candidates := array_to_string(
                             ARRAY(SELECT quote_literal(t) FROM unnest(terms) t), ' & ')::tsquery;

@@ -16,7 +16,7 @@ from ragsage.types import Chunk, EmbeddedChunk, Scope, SearchFilters
 from ..unit.engine.conftest import HANDBOOK
 from . import helpers
 
-ACME = Scope("acme")
+ACME, GLOBEX = Scope("acme"), Scope("globex")
 
 
 async def test_bad_vectors_are_refused_with_a_clear_message(db: Database) -> None:
@@ -178,3 +178,27 @@ async def test_common_terms_rank_but_do_not_pick_candidates(db: Database) -> Non
 
     unlimited = PgLexicalStore(db, text_search_config="english")
     assert len(await unlimited.search(ACME, "project status zeppelin", k=10)) == 7
+
+
+async def test_terms_the_statistics_call_common_are_not_counted_but_still_rank(
+    db: Database,
+) -> None:
+    kit = helpers.kit()
+    for number in range(40):
+        body = f"# Note {number}\n\nThe project status is green for milestone{number}."
+        await helpers.ingest(db, kit, ACME, body, f"note{number}.md")
+    await helpers.ingest(
+        db, kit, ACME, "# Escalation\n\nProject status red: the zeppelin contract slipped.", "z.md"
+    )
+    async with db.owner_connection() as connection:
+        await connection.execute(text("ANALYZE ragsage_chunks"))
+        await connection.commit()
+    lexical = PgLexicalStore(db, text_search_config="english", common_term_rows=3)
+
+    # "project" and "status" are judged common from ANALYZE's figures alone.
+    (hit,) = await lexical.search(ACME, "project status zeppelin", k=10)
+    assert hit.chunk.source == "z.md" and hit.keyword_score and hit.keyword_score > 0
+    # Nothing but common terms still finds every chunk holding them all.
+    assert len(await lexical.search(ACME, "project status", k=50)) == 41
+    # Another namespace's statistics never bring its rows in.
+    assert await lexical.search(GLOBEX, "project status zeppelin", k=10) == []
