@@ -25,14 +25,16 @@ PARSE_CACHE_VERSION = 1
 
 
 def parser_fingerprint(parser: object) -> str:
-    """Identify the parser behind an entry by its class's import path.
+    """Identify the parser behind an entry by its class's import path and version.
 
-    A parser whose output changes between releases without changing class is
-    not caught; that costs at most one stale generation and is bounded by the
-    entry TTL the deployment's cache applies.
+    A parser whose output changes shape between releases raises its
+    ``cache_version`` attribute so entries it wrote before miss.  One that
+    forgets is only caught by the entry TTL the deployment's cache applies.
     """
     cls = type(parser)
-    return f"{cls.__module__}.{cls.__qualname__}"
+    version = getattr(parser, "cache_version", None)
+    suffix = f"@{version}" if version is not None else ""
+    return f"{cls.__module__}.{cls.__qualname__}{suffix}"
 
 
 def parse_cache_key(content_hash: str, parser: object) -> str:

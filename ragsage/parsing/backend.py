@@ -27,6 +27,10 @@ class HeuristicBackend:
     ``limits`` bounds the work one document may cause (see :class:`ParseLimits`).
     """
 
+    # Raised whenever parse output changes for bytes it already read, so cached
+    # parses miss (version 2: Python source has its own reader, not plain text).
+    cache_version = 2
+
     def __init__(
         self,
         *,

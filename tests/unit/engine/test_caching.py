@@ -4,6 +4,7 @@ import pytest
 
 from ragsage.caching import PARSE_CACHE_VERSION, decode_parsed, encode_parsed, parse_cache_key
 from ragsage.fakes import FakeDocumentParser
+from ragsage.parsing import HeuristicBackend
 from ragsage.types import Page, PageImage, PageLayout, PageRoute, ParsedDocument
 
 
@@ -31,6 +32,16 @@ def test_the_key_is_the_content_hash_and_parser_not_the_name() -> None:
     assert "ragsage.fakes.parsing.FakeDocumentParser" in key
     assert f":v{PARSE_CACHE_VERSION}:" in key
     assert parse_cache_key("abc123", object()) != key
+
+
+def test_a_new_parser_version_misses_what_the_old_one_cached() -> None:
+    class NewerParser(FakeDocumentParser):
+        cache_version = 7
+
+    older = parse_cache_key("abc123", FakeDocumentParser())
+    newer = parse_cache_key("abc123", NewerParser())
+    assert newer != older and "@7:" in newer
+    assert "@2:" in parse_cache_key("abc123", HeuristicBackend())
 
 
 @pytest.mark.parametrize(
