@@ -109,6 +109,12 @@ def lexical_terms(text: str) -> list[str]:
     return terms(f"{text} {identifier_words(text)}")
 
 
+def _indexed_text(chunk: Chunk) -> str:
+    # The heading path too, as the Postgres column has it: a method's chunk is
+    # found by its class and module, a section's by its title.
+    return " ".join((*chunk.heading_path, chunk.text))
+
+
 class _Bm25Index:
     """One namespace's inverted index."""
 
@@ -119,7 +125,7 @@ class _Bm25Index:
         self.by_document: dict[str, list[str]] = defaultdict(list)
 
     def add(self, chunk: Chunk) -> None:
-        counts = Counter(lexical_terms(chunk.text))
+        counts = Counter(lexical_terms(_indexed_text(chunk)))
         self.chunks[chunk.id] = chunk
         self.lengths[chunk.id] = sum(counts.values())
         self.by_document[chunk.document_id].append(chunk.id)
@@ -130,7 +136,7 @@ class _Bm25Index:
         for chunk_id in self.by_document.pop(document_id, []):
             chunk = self.chunks.pop(chunk_id)
             self.lengths.pop(chunk_id)
-            for term in set(lexical_terms(chunk.text)):
+            for term in set(lexical_terms(_indexed_text(chunk))):
                 posting = self.postings.get(term)
                 if posting is not None:
                     posting.pop(chunk_id, None)
@@ -139,7 +145,7 @@ class _Bm25Index:
 
 
 class FakeLexicalStore:
-    """BM25 keyword search (k1=1.2, b=0.75) over chunk text; a miss scores nothing."""
+    """BM25 keyword search (k1=1.2, b=0.75) over heading path and text; a miss scores nothing."""
 
     def __init__(self, *, k1: float = 1.2, b: float = 0.75) -> None:
         self.k1, self.b = k1, b
