@@ -40,6 +40,10 @@ def build_server(tools: Sequence[Tool]) -> Server[Any]:
     ) -> types.ListToolsResult:
         return listing
 
+    # Citation numbers per client session, first seen first: a model that
+    # searches twice must not be handed two different sources both called [1].
+    numbering: dict[str | None, dict[str, int]] = {}
+
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
@@ -50,6 +54,7 @@ def build_server(tools: Sequence[Tool]) -> Server[Any]:
         else:
             # The backends block on HTTP or a database; keep the event loop serving.
             text = await anyio.to_thread.run_sync(tool, params.arguments or {})
+            text = _numbered(text, numbering.setdefault(session_key(ctx.request), {}))
         return _result(text)
 
     return Server(
@@ -59,6 +64,31 @@ def build_server(tools: Sequence[Tool]) -> Server[Any]:
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+
+
+def session_key(request: object) -> str | None:
+    """Which client session a tool call belongs to.
+
+    Over streamable HTTP each client session has an ``Mcp-Session-Id`` header;
+    over stdio the process serves exactly one client, so there is one session
+    (``None``).
+    """
+    headers = getattr(request, "headers", None)
+    value = headers.get("mcp-session-id") if headers is not None else None
+    return value if isinstance(value, str) else None
+
+
+def _numbered(text: str, seen: dict[str, int]) -> str:
+    """``text`` with each search result's citation renumbered in the session's order."""
+    payload = json.loads(text)
+    results = payload.get("results") if isinstance(payload, dict) else None
+    if not isinstance(results, list):
+        return text
+    for result in results:
+        chunk_id = result.get("chunk_id") if isinstance(result, dict) else None
+        if isinstance(chunk_id, str):
+            result["citation"] = seen.setdefault(chunk_id, len(seen) + 1)
+    return json.dumps(payload)
 
 
 def _result(text: str) -> types.CallToolResult:

@@ -11,7 +11,7 @@ from mcp import Client
 from mcp.types import TextContent
 
 from ragsage.agent import cli
-from ragsage.agent.mcp_server import build_server
+from ragsage.agent.mcp_server import build_server, session_key
 from ragsage.agent.tools import build_tools
 from ragsage.cli import main
 from ragsage.errors import InvalidRequest
@@ -111,3 +111,33 @@ def test_an_unreachable_api_stops_the_command_at_start_up(
     err = capsys.readouterr().err
     assert "cannot reach ragsage API at http://127.0.0.1:9" in err
     assert "rsk_test_key_123" not in err
+
+
+async def test_citation_numbers_run_on_across_a_session() -> None:
+    server = build_server(build_tools(sample()))
+    async with Client(server) as client:
+        first = json.loads(text_of(await client.call_tool("rag_search", {"query": "encryption"})))
+        second = json.loads(
+            text_of(await client.call_tool("rag_search", {"query": "holiday laptops"}))
+        )
+    numbers = {r["chunk_id"]: r["citation"] for r in first["results"]}
+    assert sorted(numbers.values()) == list(range(1, len(numbers) + 1))
+    for result in second["results"]:
+        # A chunk seen before keeps its number; a new one gets the next free one.
+        assert result["citation"] == numbers.setdefault(result["chunk_id"], len(numbers) + 1)
+    assert len(numbers) > len(first["results"])  # the second search brought new sources
+
+    # A new stdio client is a new process, hence a new server.
+    async with Client(build_server(build_tools(sample()))) as fresh:
+        again = json.loads(text_of(await fresh.call_tool("rag_search", {"query": "holiday"})))
+    assert [r["citation"] for r in again["results"]] == [1, 2, 3]
+
+
+def test_http_sessions_are_told_apart_by_their_session_header() -> None:
+    class Request:
+        def __init__(self, headers: dict[str, str]) -> None:
+            self.headers = headers
+
+    assert session_key(Request({"mcp-session-id": "a1"})) == "a1"
+    assert session_key(Request({})) is None
+    assert session_key(None) is None
