@@ -236,6 +236,12 @@ class GenerationOut(BaseModel):
     pending: int
     total: int
     failures: list[dict[str, str]]
+    held: bool = Field(
+        default=False, description="started with an evaluation gate: it switches only on request"
+    )
+    complete: bool = Field(
+        default=False, description="a building generation that already holds every document"
+    )
 
 
 class ReindexStatus(BaseModel):

@@ -356,6 +356,7 @@ def test_roles_limit_what_a_key_may_do(api: ApiServer, running: Deployment) -> N
         generations = admin.get("/v1/reindex").json()["generations"]
         active = next(g for g in generations if g["state"] == "active")
         if active["embedding_model"] == "ragsage-hashing-128":
+            assert not active["held"] and not active["complete"]  # live, not waiting
             break
         assert time.monotonic() < deadline, generations
         time.sleep(0.3)
