@@ -41,10 +41,10 @@ class PgLexicalStore:
     miss; ranking every chunk that holds any term makes a common word cost tens
     of milliseconds on a large corpus.  So candidates come from the query's
     *distinctive* terms only — those in at most ``common_term_rows`` chunks of
-    the namespace, counted with a capped index scan (terms that ``ANALYZE``'s
-    statistics already show to be common are not counted at all), rarest
-    first while their chunks stay within ``common_sample_rows`` — while every
-    term still counts toward the rank.  A query made only of common terms ranks the chunks
+    the namespace, counted with a capped index scan, rarest first while their
+    chunks stay within ``common_sample_rows`` — while every term still counts
+    toward the rank.  Nothing but the namespace's own rows feeds these counts
+    or the weights below, so another tenant's documents never move a ranking.  A query made only of common terms ranks the chunks
     holding all of them when there are enough, else the rarest term's; either
     way at most ``common_sample_rows`` chunks.  With ``weighted`` (the default)
     the rank is the sum over matched terms of ``ts_rank`` times the term's

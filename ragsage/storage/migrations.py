@@ -511,7 +511,8 @@ def _v7(config: PostgresConfig) -> tuple[str, ...]:
     name.  The search function already counts each query term's chunks (capped)
     to choose candidates; with ``weighted`` it now also ranks by the sum of each
     matched term's ``ts_rank`` times its inverse document frequency, estimated
-    from those counts against the table's size.  Headings are weighted like
+    from those namespace-scoped counts against a fixed scale (never table-wide
+    statistics, which would let one tenant's text move another's ranking).  Headings are weighted like
     text, and an optional ``target_generation`` (active or building, of the
     caller's namespace) is searched instead of the active one — how a re-index
     gate evaluates a generation before it goes live.
@@ -560,9 +561,6 @@ def _v7(config: PostgresConfig) -> tuple[str, ...]:
                 ranking tsquery;
                 limit_rows integer := NULL;
                 total double precision;
-                common_terms text[];
-                common_freqs real[];
-                seen_at integer;
                 rare_hits bigint[] := '{{}}';
                 scores text[] := '{{}}';
                 -- ts_rank's weights for labels D, C, B, A: headings (A) count as
@@ -593,30 +591,16 @@ def _v7(config: PostgresConfig) -> tuple[str, ...]:
                             query_text || ' ' || ragsage_identifier_words(query_text)))) t;
                     IF terms IS NULL THEN RETURN; END IF;
                     terms := terms[1:32];
-                    -- Planner statistics, not a count: an estimate is enough to
-                    -- scale IDF and costs nothing.
-                    SELECT greatest(reltuples, 2 * (common_rows + 1)) INTO total
-                        FROM pg_class WHERE oid = 'ragsage_chunks'::regclass;
-                    -- Counting a common term's chunks costs a bitmap of all of them
-                    -- (the GIN index cannot stop early): tens of milliseconds at
-                    -- 100k chunks.  ANALYZE already knows the most common lexemes
-                    -- and their share of rows, so those are not counted at all.
-                    SELECT st.most_common_elems::text::text[], st.most_common_elem_freqs
-                        INTO common_terms, common_freqs FROM pg_stats st
-                        WHERE st.schemaname = 'public' AND st.tablename = 'ragsage_chunks'
-                        AND st.attname = 'lexical';
+                    -- IDF from the namespace's own capped counts against a fixed
+                    -- scale, never from table-wide figures (row estimates, ANALYZE's
+                    -- common lexemes): those mix every tenant's text, so one tenant's
+                    -- documents would move another's ranking and scores.
+                    total := 10 * (common_rows + 1);
                     FOREACH term IN ARRAY terms LOOP
-                        seen_at := array_position(common_terms, term);
-                        IF seen_at IS NOT NULL
-                            AND common_freqs[seen_at] * total > common_rows THEN
-                            hits := ceil(common_freqs[seen_at] * total);
-                        ELSE
-                            EXECUTE 'SELECT count(*) FROM (SELECT 1 FROM ragsage_chunks c '
-                                'WHERE c.namespace = $1 AND c.generation = $2 '
-                                'AND c.lexical @@ $3 LIMIT $4) s'
-                                INTO hits
-                                USING ns, gen, quote_literal(term)::tsquery, common_rows + 1;
-                        END IF;
+                        EXECUTE 'SELECT count(*) FROM (SELECT 1 FROM ragsage_chunks c '
+                            'WHERE c.namespace = $1 AND c.generation = $2 AND c.lexical @@ $3 '
+                            'LIMIT $4) s'
+                            INTO hits USING ns, gen, quote_literal(term)::tsquery, common_rows + 1;
                         IF hits <= common_rows THEN
                             rare := rare || term;
                             rare_hits := rare_hits || hits;

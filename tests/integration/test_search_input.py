@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import text
 
 from ragsage.errors import InvalidRequest
+from ragsage.identity import document_id_for
 from ragsage.query import RetrievalOptions
 from ragsage.storage import Database, EmbeddingModelMismatch, PgLexicalStore, PgVectorStore
 from ragsage.types import Chunk, EmbeddedChunk, Scope, SearchFilters
@@ -180,25 +181,30 @@ async def test_common_terms_rank_but_do_not_pick_candidates(db: Database) -> Non
     assert len(await unlimited.search(ACME, "project status zeppelin", k=10)) == 7
 
 
-async def test_terms_the_statistics_call_common_are_not_counted_but_still_rank(
+async def test_one_namespace_never_moves_another_namespaces_keyword_scores(
     db: Database,
 ) -> None:
     kit = helpers.kit()
-    for number in range(40):
+    for number in range(12):
         body = f"# Note {number}\n\nThe project status is green for milestone{number}."
         await helpers.ingest(db, kit, ACME, body, f"note{number}.md")
     await helpers.ingest(
         db, kit, ACME, "# Escalation\n\nProject status red: the zeppelin contract slipped.", "z.md"
     )
+    lexical = PgLexicalStore(db, text_search_config="english", common_term_rows=3)
+
+    async def scores() -> list[tuple[str, float | None]]:
+        hits = await lexical.search(ACME, "project status zeppelin", k=20)
+        return [(hit.chunk.id, hit.keyword_score) for hit in hits]
+
+    alone = await scores()
+    # Another tenant floods the table with the word ACME searches by.
+    for number in range(40):
+        body = f"Zeppelin flight {number}: the zeppelin project status is on time."
+        await helpers.ingest(db, kit, GLOBEX, body, f"flight{number}.md")
     async with db.owner_connection() as connection:
         await connection.execute(text("ANALYZE ragsage_chunks"))
         await connection.commit()
-    lexical = PgLexicalStore(db, text_search_config="english", common_term_rows=3)
 
-    # "project" and "status" are judged common from ANALYZE's figures alone.
-    (hit,) = await lexical.search(ACME, "project status zeppelin", k=10)
-    assert hit.chunk.source == "z.md" and hit.keyword_score and hit.keyword_score > 0
-    # Nothing but common terms still finds every chunk holding them all.
-    assert len(await lexical.search(ACME, "project status", k=50)) == 41
-    # Another namespace's statistics never bring its rows in.
-    assert await lexical.search(GLOBEX, "project status zeppelin", k=10) == []
+    assert alone[0][0].startswith(document_id_for("z.md"))
+    assert await scores() == alone
