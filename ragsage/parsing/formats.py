@@ -90,8 +90,10 @@ def route(source: RawSource) -> DocumentFormat:
     """
     declared = _from_media_type(source.media_type)
     by_name = _EXTENSIONS.get(PurePosixPath(source.filename.lower()).suffix)
-    # Clients label source files text/plain as often as not; the name is more specific.
-    if declared is DocumentFormat.TEXT and by_name is DocumentFormat.PYTHON:
+    # Clients label source files text/plain as often as not; the name is more
+    # specific.  An explicit Markdown label is a choice, and stands.
+    plain = (source.media_type or "").split(";")[0].strip().lower() == "text/plain"
+    if plain and by_name is DocumentFormat.PYTHON:
         return by_name
     if declared is not None:
         return declared

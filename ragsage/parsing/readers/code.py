@@ -54,13 +54,15 @@ def read_python(source: RawSource) -> ParsedDocument:
     try:
         text = _decode(source.content)
         tree = ast.parse(text, filename=source.filename, type_comments=False)
-    except (SyntaxError, ValueError, UnicodeDecodeError, LookupError) as exc:
+        # ast counts lines by "\n" only; splitlines() would also split on form
+        # feeds and the like, and every later section would slip by a line.
+        lines = text.split("\n")
+        root = _Section(_module_title(module, tree), 0, 1, len(lines))
+        root.children = _sections(tree.body, lines, 1)
+        blocks: list[str] = []
+        _render(root, lines, blocks)
+    except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError) as exc:
         return _unstructured(source, module, _reason(exc))
-    lines = text.splitlines()
-    root = _Section(_module_title(module, tree), 0, 1, len(lines))
-    root.children = _sections(tree.body, lines, 1)
-    blocks: list[str] = []
-    _render(root, lines, blocks)
     return ParsedDocument(
         pages=(Page(number=1, text="\n\n".join(blocks)),),
         title=module,
@@ -236,6 +238,8 @@ def _reason(exc: BaseException) -> str:
         return f"not valid Python (line {exc.lineno}: {exc.msg})"
     if isinstance(exc, UnicodeDecodeError | LookupError):
         return f"source encoding could not be read ({exc})"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply to parse"
     return f"source could not be parsed ({exc})"
 
 

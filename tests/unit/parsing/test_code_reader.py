@@ -227,3 +227,24 @@ async def test_a_method_chunk_carries_its_class_and_module_through_ingestion() -
     )
     assert result.document.title == "kitchen.tea"
     assert result.document.metadata["format"] == "python"
+
+
+def test_form_feeds_do_not_shift_code_out_of_its_section() -> None:
+    source = "import os\n\x0c\ndef a():\n    return 1\n\x0c\ndef b():\n    return 2\n"
+    text = _read(source, "m.py")
+    sections = text.split("\n## ")
+    assert "def a():\n    return 1" in next(s for s in sections if s.startswith("def a()"))
+    assert "def b():\n    return 2" in next(s for s in sections if s.startswith("def b()"))
+
+
+def test_code_nested_too_deeply_to_parse_is_indexed_whole() -> None:
+    parsed = HeuristicBackend().parse(RawSource(b"x = 1" + b"+1" * 100_000, "deep.py"))
+    assert parsed.metadata["parse_warning"] == "nested too deeply to parse"
+    assert parsed.pages[0].text.startswith("# module deep")
+
+
+def test_a_markdown_label_stands_even_on_a_py_name() -> None:
+    assert route(RawSource(b"# Setup\n\nRun it.", "notes/setup.py", "text/markdown")) == (
+        DocumentFormat.TEXT
+    )
+    assert route(RawSource(b"x = 1\n", "setup.py", "text/plain")) == DocumentFormat.PYTHON
