@@ -14,9 +14,12 @@ from ragsage.types import ScoredChunk
 _MAX_GRADE = 10.0
 # "3: 7", "[3] 7.5", "Passage 3 - 7/10", "3) 7": a passage number, then its grade.
 _GRADE_LINE = re.compile(
-    r"^\W*(?:passage\s*)?\[?(\d{1,4})\]?\s*(?:[:=)\-–]|\.(?=\s)|\bis\b)?\s*(-?\d+(?:\.\d+)?)",
+    r"^\W*(?:passage\s*)?\[?(\d{1,4})\]?\s*(?:->|=>|→|[:=)\-–]|\.(?=\s)|\bis\b)?\s*"
+    r"(-?\d+(?:\.\d+)?)",
     re.IGNORECASE,
 )
+
+_MARKUP = re.compile(r"[*_`]")
 
 
 def grading_prompt(query: str, passages: Sequence[str]) -> str:
@@ -38,7 +41,8 @@ def parse_grades(reply: str, count: int) -> dict[int, float]:
     """
     grades: dict[int, float] = {}
     for line in reply.splitlines():
-        match = _GRADE_LINE.match(line.strip())
+        # Chat models dress grades in Markdown ("**1**: 8"); the marks carry nothing.
+        match = _GRADE_LINE.match(_MARKUP.sub("", line).strip())
         if match is None:
             continue
         number, grade = int(match.group(1)), float(match.group(2))
