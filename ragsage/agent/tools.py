@@ -135,6 +135,8 @@ def _parse_arguments(tool: str, arguments: str | Mapping[str, Any] | None) -> di
             arguments = json.loads(arguments)
         except ValueError as exc:
             raise ArgumentError(f"{tool}: the arguments are not valid JSON ({exc})") from exc
+        except RecursionError as exc:
+            raise ArgumentError(f"{tool}: the arguments are nested too deeply") from exc
     if not isinstance(arguments, Mapping):
         raise ArgumentError(
             f"{tool}: the arguments must be a JSON object, got {_json_type(arguments)}"

@@ -271,3 +271,10 @@ def test_the_tool_accepts_exactly_what_its_published_schema_accepts(
     # which carry the tool's name, must match the schema's verdict.
     refused = str(payload.get("error", "")).startswith("rag_search: ")
     assert refused != schema_ok, payload
+
+
+def test_arguments_nested_too_deeply_are_an_error_payload_not_a_crash() -> None:
+    search = build_tools(sample())[0]
+    assert json.loads(search("[" * 100_000)) == {
+        "error": "rag_search: the arguments are nested too deeply"
+    }
