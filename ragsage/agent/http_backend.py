@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from types import TracebackType
 from typing import Any
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote
 
 import httpx
 
 from ragsage import __version__
 from ragsage.errors import InvalidRequest, RagsageError
+from ragsage.urls import without_credentials
 
 
 class ApiClientError(RagsageError):
@@ -49,7 +50,7 @@ class HttpToolBackend:
         if not api_key.strip():
             raise InvalidRequest("an API key is required to call the ragsage API")
         self.base_url = base_url.rstrip("/")
-        self._shown_url = _without_credentials(self.base_url)
+        self._shown_url = without_credentials(self.base_url)
         self._client = httpx.Client(
             base_url=self.base_url,
             timeout=timeout,
@@ -184,13 +185,3 @@ def _reason(response: httpx.Response) -> str:
         if isinstance(item, dict)
     ]
     return f"{message} ({'; '.join(parts)})" if parts else message
-
-
-def _without_credentials(url: str) -> str:
-    """``url`` with any ``user:password@`` removed, for messages."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit(parts._replace(netloc=netloc))

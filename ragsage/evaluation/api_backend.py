@@ -23,6 +23,7 @@ from ragsage.evaluation.datasets import Dataset
 from ragsage.evaluation.errors import EvalBackendError
 from ragsage.query import RetrievalOptions, RetrievalResult, SearchHit
 from ragsage.types import Chunk
+from ragsage.urls import without_credentials
 
 _FINISHED = ("succeeded", "failed", "cancelled")
 
@@ -110,7 +111,8 @@ async def _call(client: httpx.AsyncClient, method: str, path: str, **kwargs: Any
     try:
         response = await client.request(method, path, **kwargs)
     except httpx.HTTPError as exc:
-        raise EvalBackendError(f"{method} {client.base_url}{path} failed: {exc}") from exc
+        shown = without_credentials(str(client.base_url))
+        raise EvalBackendError(f"{method} {shown}{path} failed: {exc}") from exc
     if response.status_code >= 400:
         try:
             message = response.json()["error"]["message"]

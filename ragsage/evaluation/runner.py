@@ -104,6 +104,8 @@ class EvalReport:
 def retrieval_depth(ks: Sequence[int], mrr_depth: int | None = None) -> int:
     """How many chunks to ask for so every requested cut-off can be scored."""
     checked = check_ks(ks)
+    if mrr_depth is not None and mrr_depth < 1:
+        raise ValueError(f"the MRR depth must be at least 1, got {mrr_depth}")
     depth = max(*checked, NDCG_K, mrr_depth or 0)
     if depth > MAX_TOP_K:
         raise ValueError(f"the deepest cut-off is {depth}, but search returns at most {MAX_TOP_K}")

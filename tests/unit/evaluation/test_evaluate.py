@@ -56,3 +56,11 @@ async def test_document_ids_map_engine_ids_back_to_the_dataset() -> None:
     renamed = {"d9": ("d9",), "d1": ("elsewhere",), "d2": ("d1",)}
     report = await evaluate(search, QUESTIONS[:1], ks=[5], document_ids=renamed)
     assert report.metrics["mrr"] == pytest.approx(1 / 3)
+
+
+@pytest.mark.parametrize("depth", [0, -1])
+def test_an_mrr_depth_below_one_is_refused(depth: int) -> None:
+    from ragsage.evaluation.runner import retrieval_depth
+
+    with pytest.raises(ValueError, match="MRR depth must be at least 1"):
+        retrieval_depth((10,), depth)
