@@ -44,9 +44,10 @@ class PgLexicalStore:
     the namespace, counted with a capped index scan, rarest first while their
     chunks stay within ``common_sample_rows`` — while every term still counts
     toward the rank.  Nothing but the namespace's own rows feeds these counts
-    or the weights below, so another tenant's documents never move a ranking.  A query made only of common terms ranks the chunks
-    holding all of them when there are enough, else the rarest term's; either
-    way at most ``common_sample_rows`` chunks.  With ``weighted`` (the default)
+    or the weights below, so another tenant's documents never move a ranking.
+    A query made only of common terms ranks the chunks holding all of them
+    when there are enough, else the rarest term's; either way at most
+    ``common_sample_rows`` chunks.  With ``weighted`` (the default)
     the rank is the sum over matched terms of ``ts_rank`` times the term's
     inverse document frequency, from those same counts, so a rare name outweighs
     a word such as "use"; otherwise it is plain ``ts_rank`` over all terms.

@@ -512,10 +512,10 @@ def _v7(config: PostgresConfig) -> tuple[str, ...]:
     to choose candidates; with ``weighted`` it now also ranks by the sum of each
     matched term's ``ts_rank`` times its inverse document frequency, estimated
     from those namespace-scoped counts against a fixed scale (never table-wide
-    statistics, which would let one tenant's text move another's ranking).  Headings are weighted like
-    text, and an optional ``target_generation`` (active or building, of the
-    caller's namespace) is searched instead of the active one — how a re-index
-    gate evaluates a generation before it goes live.
+    statistics, which would let one tenant's text move another's ranking).
+    Headings are weighted like text, and an optional ``target_generation``
+    (active or building, of the caller's namespace) is searched instead of the
+    active one — how a re-index gate evaluates a generation before it goes live.
     """
     tsconfig = safe_identifier(config.text_search_config)
     role = safe_identifier(config.app_role)
