@@ -94,3 +94,47 @@ def test_tracking_and_tools_over_postgres(rag: RAG) -> None:
     sources = rag.end_run()
     assert payload["results"][0]["citation"] == 1
     assert sources[0].chunk_id == payload["results"][0]["chunk_id"]
+
+
+def test_a_document_written_during_a_reindex_is_queued_for_the_new_generation(
+    rag: RAG, settings: Settings
+) -> None:
+    import asyncio
+
+    from sqlalchemy import text
+
+    from ragsage.jobs import reindex
+    from ragsage.runtime import build_database
+    from ragsage.types import Scope
+
+    rag.index_text(HANDBOOK, document_id="handbook", source="handbook.md")
+
+    async def start_and_read(document_id: str | None = None) -> list[tuple[str, int]]:
+        database = build_database(settings)
+        try:
+            async with database.session(Scope("acme")) as session:
+                if document_id is None:
+                    await reindex.start(
+                        session,
+                        Scope("acme"),
+                        embedder="hashing",
+                        model="ragsage-hashing-64",
+                        dim=64,
+                    )
+                rows = await session.execute(
+                    text(
+                        "SELECT document_id, generation FROM ragsage_jobs "
+                        "WHERE kind = 'reindex' ORDER BY document_id"
+                    )
+                )
+                return [(str(row[0]), int(row[1])) for row in rows]
+        finally:
+            await database.dispose()
+
+    before = asyncio.run(start_and_read())
+    rag.index_text("Visitors sign in at the front desk.", document_id="visitors", source="v.md")
+    after = asyncio.run(start_and_read("visitors"))
+    # Without that job the re-index would wait for "visitors" forever.
+    (generation,) = {g for _, g in before}
+    assert [d for d, _ in before] == ["handbook"]
+    assert after == [("handbook", generation), ("visitors", generation)]
