@@ -97,6 +97,9 @@ def match_documents(dataset: Dataset, held: Mapping[str, str]) -> DatasetMatch:
         engine_id = _find(
             document.id, held, unique_name=names[PurePosixPath(document.id).name] == 1
         )
+        if engine_id is None and document.filename != document.id:
+            # A BEIR entry is uploaded as a file named after its id (d1 -> d1.md).
+            engine_id = _find(document.filename, held, unique_name=False)
         if engine_id is None:
             missing.append(document.id)
             continue

@@ -82,3 +82,14 @@ def test_an_ambiguous_upload_path_matches_nothing() -> None:
     dataset = load_dataset(DATASET)
     held = {"a/hr/probation.md": "doc-a", "b/hr/probation.md": "doc-b"}
     assert match_documents(dataset, held).document_ids == {}
+
+
+def test_beir_entries_match_the_files_they_were_uploaded_as() -> None:
+    beir = Path(__file__).resolve().parents[2] / "fixtures" / "eval" / "beir-tiny"
+    dataset = load_dataset(beir)
+    held = {f"{document.id}.md": f"engine-{document.id}" for document in dataset.documents}
+    match = match_documents(dataset, held)
+    assert match.missing == ()
+    assert match.document_ids == {
+        f"engine-{document.id}": (document.id,) for document in dataset.documents
+    }
