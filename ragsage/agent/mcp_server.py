@@ -10,6 +10,7 @@ is flagged as an error result so the client's model knows the call did not work.
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +24,8 @@ from ragsage import __version__
 from ragsage.agent.tools import Tool, prompt_section
 
 SERVER_NAME = "ragsage"
+# Sessions whose citation numbers are remembered; an HTTP server sees many.
+MAX_SESSIONS = 1000
 
 
 def build_server(tools: Sequence[Tool]) -> Server[Any]:
@@ -42,7 +45,7 @@ def build_server(tools: Sequence[Tool]) -> Server[Any]:
 
     # Citation numbers per client session, first seen first: a model that
     # searches twice must not be handed two different sources both called [1].
-    numbering: dict[str | None, dict[str, int]] = {}
+    numbering: OrderedDict[str | None, dict[str, int]] = OrderedDict()
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -54,7 +57,7 @@ def build_server(tools: Sequence[Tool]) -> Server[Any]:
         else:
             # The backends block on HTTP or a database; keep the event loop serving.
             text = await anyio.to_thread.run_sync(tool, params.arguments or {})
-            text = _numbered(text, numbering.setdefault(session_key(ctx.request), {}))
+            text = _numbered(text, _session_numbers(numbering, session_key(ctx.request)))
         return _result(text)
 
     return Server(
@@ -76,6 +79,17 @@ def session_key(request: object) -> str | None:
     headers = getattr(request, "headers", None)
     value = headers.get("mcp-session-id") if headers is not None else None
     return value if isinstance(value, str) else None
+
+
+def _session_numbers(
+    numbering: OrderedDict[str | None, dict[str, int]], key: str | None
+) -> dict[str, int]:
+    """The session's citation numbers; the least recently used sessions are forgotten."""
+    seen = numbering.pop(key, None) or {}
+    numbering[key] = seen
+    while len(numbering) > MAX_SESSIONS:
+        numbering.popitem(last=False)
+    return seen
 
 
 def _numbered(text: str, seen: dict[str, int]) -> str:

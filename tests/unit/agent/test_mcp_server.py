@@ -141,3 +141,16 @@ def test_http_sessions_are_told_apart_by_their_session_header() -> None:
     assert session_key(Request({"mcp-session-id": "a1"})) == "a1"
     assert session_key(Request({})) is None
     assert session_key(None) is None
+
+
+def test_only_the_most_recent_sessions_are_remembered() -> None:
+    from collections import OrderedDict
+
+    from ragsage.agent.mcp_server import MAX_SESSIONS, _session_numbers
+
+    numbering: OrderedDict[str | None, dict[str, int]] = OrderedDict()
+    _session_numbers(numbering, "first")["chunk"] = 1
+    for number in range(MAX_SESSIONS):
+        _session_numbers(numbering, f"s{number}")
+    assert len(numbering) == MAX_SESSIONS and "first" not in numbering
+    assert _session_numbers(numbering, "s5") is numbering["s5"]
