@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import random
 import re
 import shutil
@@ -28,6 +27,8 @@ from pathlib import Path
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from ragsage.evaluation.writing import QAQuestion as Question
+from ragsage.evaluation.writing import split_of, write_qa_dataset
 from ragsage.ingestion import IngestionConfig
 from ragsage.parsing import HeuristicBackend
 from ragsage.text import words
@@ -76,17 +77,6 @@ class Entry:
     anchor: str
     title: str
     body: str
-
-
-@dataclass(frozen=True, slots=True)
-class Question:
-    """One line of questions.jsonl before its split is assigned."""
-
-    id: str
-    question: str
-    document: str
-    answer: str
-    kind: str
 
 
 # --- extraction: pure functions over one page's HTML --------------------------------------
@@ -475,48 +465,22 @@ def choose(questions: list[Question], limit: int, per_document: int, seed: int) 
     return sorted(taken, key=lambda q: q.id)
 
 
-def split_of(question_id: str) -> str:
-    """dev or test, half and half, fixed by the id's SHA-1."""
-    return "dev" if _stable(question_id) % 2 == 0 else "test"
-
-
 def write_dataset(
     out: Path, root: Path, pages: list[str], questions: list[Question], source: str
 ) -> int:
     """Replace ``out`` with the dataset; the number of bytes written."""
-    if out.exists() and any(out.iterdir()) and not (out / "dataset.json").is_file():
-        raise SystemExit(f"error: {out} is not empty and holds no dataset.json; not replacing it")
-    shutil.rmtree(out, ignore_errors=True)
-    for page in pages:
-        target = out / "documents" / page
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes((root / page).read_bytes())
-    meta = {
-        "name": "python-docs",
-        "format": "qa-spans",
-        "description": (
+    return write_qa_dataset(
+        out,
+        root,
+        pages,
+        questions,
+        name="python-docs",
+        description=(
             f"{len(pages)} pages of the Python 3 documentation; {len(questions)} questions "
             "(summary, identifier, faq, glossary), split dev/test by SHA-1 of the id"
         ),
-        "source": source,
-    }
-    (out / "dataset.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    lines = [
-        json.dumps(
-            {
-                "id": q.id,
-                "question": q.question,
-                "document": q.document,
-                "answers": [q.answer],
-                "split": split_of(q.id),
-                "kind": q.kind,
-            },
-            ensure_ascii=False,
-        )
-        for q in questions
-    ]
-    (out / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return sum(path.stat().st_size for path in out.rglob("*") if path.is_file())
+        source=source,
+    )
 
 
 def build(args: argparse.Namespace) -> int:

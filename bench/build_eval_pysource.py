@@ -22,11 +22,8 @@ from __future__ import annotations
 
 import argparse
 import ast
-import hashlib
-import json
 import random
 import re
-import shutil
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -34,6 +31,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ragsage.evaluation.writing import QAQuestion as Question
+from ragsage.evaluation.writing import split_of, write_qa_dataset
 from ragsage.ingestion import IngestionConfig
 from ragsage.parsing import HeuristicBackend
 from ragsage.parsing.limits import DEFAULT_LIMITS
@@ -70,17 +69,6 @@ GENERIC_OPENINGS = (
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'])")
 _ABBREVIATION = re.compile(r"(?:\be\.g|\bi\.e|\betc|\bvs|\bcf)\.$", re.IGNORECASE)
 _Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
-
-
-@dataclass(frozen=True, slots=True)
-class Question:
-    """One line of questions.jsonl before its split is assigned."""
-
-    id: str
-    question: str
-    document: str
-    answer: str
-    kind: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,49 +220,23 @@ def choose(questions: list[Question], limit: int, per_document: int, seed: int) 
     return sorted(taken, key=lambda q: q.id)
 
 
-def split_of(question_id: str) -> str:
-    """dev or test, half and half, fixed by the id's SHA-1."""
-    return "dev" if int(hashlib.sha1(question_id.encode()).hexdigest()[:8], 16) % 2 == 0 else "test"
-
-
 def write_dataset(
     out: Path, root: Path, documents: list[str], questions: list[Question], source: str
 ) -> int:
     """Replace ``out`` with the dataset; the number of bytes written."""
-    if out.exists() and any(out.iterdir()) and not (out / "dataset.json").is_file():
-        raise SystemExit(f"error: {out} is not empty and holds no dataset.json; not replacing it")
-    shutil.rmtree(out, ignore_errors=True)
-    for document in documents:
-        target = out / "documents" / document
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes((root / document).read_bytes())
-    meta = {
-        "name": "python-source",
-        "format": "qa-spans",
-        "description": (
+    return write_qa_dataset(
+        out,
+        root,
+        documents,
+        questions,
+        name="python-source",
+        description=(
             f"{len(documents)} standard-library modules; {len(questions)} questions "
             "(docstring, identifier) answered by a definition's header, split dev/test "
             "by SHA-1 of the id"
         ),
-        "source": source,
-    }
-    (out / "dataset.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    lines = [
-        json.dumps(
-            {
-                "id": q.id,
-                "question": q.question,
-                "document": q.document,
-                "answers": [q.answer],
-                "split": split_of(q.id),
-                "kind": q.kind,
-            },
-            ensure_ascii=False,
-        )
-        for q in questions
-    ]
-    (out / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return sum(path.stat().st_size for path in out.rglob("*") if path.is_file())
+        source=source,
+    )
 
 
 def build(args: argparse.Namespace) -> int:

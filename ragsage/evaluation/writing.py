@@ -1,0 +1,69 @@
+"""Writing a QA-span dataset: what the development-set builders in bench/ share."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class QAQuestion:
+    """One line of questions.jsonl before its split is assigned."""
+
+    id: str
+    question: str
+    document: str
+    answer: str
+    kind: str
+
+
+def split_of(question_id: str) -> str:
+    """``dev`` or ``test``, fixed by a hash of the id so the split never drifts."""
+    bucket = int(hashlib.sha1(question_id.encode()).hexdigest()[:8], 16)
+    return "dev" if bucket % 2 == 0 else "test"
+
+
+def write_qa_dataset(
+    out: Path,
+    root: Path,
+    documents: Sequence[str],
+    questions: Sequence[QAQuestion],
+    *,
+    name: str,
+    description: str,
+    source: str,
+) -> int:
+    """Replace ``out`` with a QA-span dataset copied from ``root``; the bytes written.
+
+    A folder that holds files but no ``dataset.json`` is refused rather than
+    deleted: it is not a dataset this wrote.
+    """
+    if out.exists() and any(out.iterdir()) and not (out / "dataset.json").is_file():
+        raise SystemExit(f"error: {out} is not empty and holds no dataset.json; not replacing it")
+    shutil.rmtree(out, ignore_errors=True)
+    for document in documents:
+        target = out / "documents" / document
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes((root / document).read_bytes())
+    meta = {"name": name, "format": "qa-spans", "description": description, "source": source}
+    (out / "dataset.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    lines = [
+        json.dumps(
+            {
+                "id": q.id,
+                "question": q.question,
+                "document": q.document,
+                "answers": [q.answer],
+                "split": split_of(q.id),
+                "kind": q.kind,
+            },
+            ensure_ascii=False,
+        )
+        for q in questions
+    ]
+    (out / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return sum(path.stat().st_size for path in out.rglob("*") if path.is_file())
