@@ -7,25 +7,9 @@ import pytest
 
 from ragsage import RAG
 
+from ..engine.conftest import HANDBOOK as HANDBOOK
+
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "docs"
-
-HANDBOOK = """# Employee handbook
-
-## Holidays
-
-Every employee receives 28 days of paid holiday per year. Unused holiday days may be
-carried over into the first quarter of the next year, up to a maximum of five days.
-
-## Expenses
-
-Travel expenses are reimbursed within 14 days when the receipt is uploaded to the
-finance portal. Meals abroad are covered up to 40 euros per day.
-
-## Security
-
-Laptops must use full-disk encryption. Report a lost device to the security desk
-within one hour, day or night.
-"""
 
 
 @pytest.fixture
