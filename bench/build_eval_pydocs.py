@@ -28,7 +28,7 @@ from pathlib import Path
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from ragsage.evaluation.writing import QAQuestion as Question
-from ragsage.evaluation.writing import split_of, write_qa_dataset
+from ragsage.evaluation.writing import positive_int, split_table, write_qa_dataset
 from ragsage.ingestion import IngestionConfig
 from ragsage.parsing import HeuristicBackend
 from ragsage.text import words
@@ -513,9 +513,7 @@ def build(args: argparse.Namespace) -> int:
         f"after dedup: {len(unique)}, kept: {len(questions)} "
         f"({whole} with the answer inside one default chunk)"
     )
-    table = Counter((q.kind, split_of(q.id)) for q in questions)
-    for kind in FAMILY_SHARES:
-        print(f"  {kind:<11} dev {table[(kind, 'dev')]:>4}  test {table[(kind, 'test')]:>4}")
+    print("\n".join(split_table(questions, list(FAMILY_SHARES))))
     print(f"wrote {args.out} ({size:,} bytes)")
     return 0
 
@@ -535,23 +533,16 @@ def main(argv: list[str] | None = None) -> int:
         default=DEFAULT_OUT,
         help=f"dataset directory, replaced (default {DEFAULT_OUT})",
     )
-    parser.add_argument("--max-pages", type=_positive, default=160)
-    parser.add_argument("--max-questions", type=_positive, default=600)
+    parser.add_argument("--max-pages", type=positive_int, default=160)
+    parser.add_argument("--max-questions", type=positive_int, default=600)
     parser.add_argument(
         "--max-per-document",
-        type=_positive,
+        type=positive_int,
         default=30,
         help="questions of one kind from one page (default 30)",
     )
     parser.add_argument("--seed", type=int, default=11)
     return build(parser.parse_args(argv))
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
 
 
 if __name__ == "__main__":

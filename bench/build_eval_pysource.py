@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ragsage.evaluation.writing import QAQuestion as Question
-from ragsage.evaluation.writing import split_of, write_qa_dataset
+from ragsage.evaluation.writing import positive_int, split_table, write_qa_dataset
 from ragsage.ingestion import IngestionConfig
 from ragsage.parsing import HeuristicBackend
 from ragsage.parsing.limits import DEFAULT_LIMITS
@@ -273,9 +273,7 @@ def build(args: argparse.Namespace) -> int:
         f"candidates: {len(found)}, answer inside one chunk both ways: {len(findable)}, "
         f"after dedup: {len(unique)}, kept: {len(questions)}"
     )
-    table = Counter((q.kind, split_of(q.id)) for q in questions)
-    for kind in KINDS:
-        print(f"  {kind:<10} dev {table[(kind, 'dev')]:>4}  test {table[(kind, 'test')]:>4}")
+    print("\n".join(split_table(questions, list(KINDS))))
     print(f"wrote {args.out} ({size:,} bytes)")
     return 0
 
@@ -291,26 +289,19 @@ def main(argv: list[str] | None = None) -> int:
         default=DEFAULT_OUT,
         help=f"dataset directory, replaced (default {DEFAULT_OUT})",
     )
-    parser.add_argument("--max-files", type=_positive, default=90)
+    parser.add_argument("--max-files", type=positive_int, default=90)
     parser.add_argument(
-        "--max-bytes", type=_positive, default=80_000, help="skip larger modules (default 80000)"
+        "--max-bytes", type=positive_int, default=80_000, help="skip larger modules (default 80000)"
     )
-    parser.add_argument("--max-questions", type=_positive, default=800)
+    parser.add_argument("--max-questions", type=positive_int, default=800)
     parser.add_argument(
         "--max-per-document",
-        type=_positive,
+        type=positive_int,
         default=8,
         help="questions of one kind from one file (default 8)",
     )
     parser.add_argument("--seed", type=int, default=11)
     return build(parser.parse_args(argv))
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
 
 
 if __name__ == "__main__":

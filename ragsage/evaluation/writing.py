@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import shutil
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,3 +69,20 @@ def write_qa_dataset(
     ]
     (out / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return sum(path.stat().st_size for path in out.rglob("*") if path.is_file())
+
+
+def split_table(questions: Sequence[QAQuestion], kinds: Sequence[str]) -> list[str]:
+    """One line per question family: how many questions each split holds."""
+    table = Counter((q.kind, split_of(q.id)) for q in questions)
+    return [
+        f"  {kind:<11} dev {table[(kind, 'dev')]:>4}  test {table[(kind, 'test')]:>4}"
+        for kind in kinds
+    ]
+
+
+def positive_int(text: str) -> int:
+    """An ``argparse`` type for the builders' size caps."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value

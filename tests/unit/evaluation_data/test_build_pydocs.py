@@ -10,6 +10,7 @@ from types import ModuleType
 
 import pytest
 
+from ragsage.evaluation.writing import split_of
 from ragsage.text import words
 
 SCRIPT = Path(__file__).resolve().parents[3] / "bench" / "build_eval_pydocs.py"
@@ -173,9 +174,9 @@ def test_choose_caps_each_page_and_is_repeatable() -> None:
 
 
 def test_split_is_fixed_by_id_and_roughly_even() -> None:
-    splits = [builder.split_of(f"summary:page.html#item{n}") for n in range(400)]
+    splits = [split_of(f"summary:page.html#item{n}") for n in range(400)]
 
-    assert splits == [builder.split_of(f"summary:page.html#item{n}") for n in range(400)]
+    assert splits == [split_of(f"summary:page.html#item{n}") for n in range(400)]
     assert 160 < splits.count("dev") < 240
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ragsage.evaluation.writing import split_of
 from ragsage.text import words
 
 SCRIPT = Path(__file__).resolve().parents[3] / "bench" / "build_eval_pysource.py"
@@ -137,5 +138,5 @@ def test_the_script_writes_a_qa_span_dataset_with_a_fixed_split(tmp_path: Path) 
     lines = [json.loads(line) for line in (out / "questions.jsonl").read_text().splitlines()]
     assert {q["kind"] for q in lines} == {"docstring", "identifier"}
     assert all(q["document"] == "pkg/files.py" for q in lines)
-    assert all(q["split"] == builder.split_of(q["id"]) for q in lines)
-    assert builder.split_of("docstring:pkg/files.py:copytree") in {"dev", "test"}
+    assert all(q["split"] == split_of(q["id"]) for q in lines)
+    assert split_of("docstring:pkg/files.py:copytree") in {"dev", "test"}
