@@ -5,13 +5,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.jobs import store
+from ragsage.types import Scope
+
+if TYPE_CHECKING:
+    from ragsage.ingestion import IngestionPipeline, IngestResult, PreparedDocument
+    from ragsage.runtime import Runtime
 
 _COLUMNS = (
     "id, external_id, filename, title, media_type, size_bytes, status, error, content_hash, "
@@ -167,3 +172,23 @@ async def retry_job(session: AsyncSession, job_id: UUID) -> bool:
         return False
     await store.set_pending_status(session, row[0], "queued", None)
     return True
+
+
+async def write_version(
+    session: AsyncSession,
+    runtime: Runtime,
+    scope: Scope,
+    pipeline: IngestionPipeline,
+    prepared: PreparedDocument,
+) -> IngestResult:
+    """Write a prepared document version in the caller's transaction.
+
+    Chunks, registry row and the resolved pages a later re-index starts from go
+    in together: a chunk row refers to its document's, a check deferred to commit.
+    """
+    vectors, lexical, documents = runtime.stores(session, embedder=pipeline.embedder)
+    result = await pipeline.store(
+        scope, prepared, vector_store=vectors, lexical_store=lexical, document_store=documents
+    )
+    await store.save_pages(session, scope.namespace, prepared.document.content_hash, prepared.pages)
+    return result

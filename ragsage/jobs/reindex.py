@@ -172,6 +172,36 @@ async def queue_document(
     return job_id
 
 
+async def queue_for_building(
+    session: AsyncSession,
+    scope: Scope,
+    *,
+    document_id: str,
+    content_hash: str,
+    filename: str,
+    media_type: str | None,
+    metadata: dict[str, Any],
+) -> UUID | None:
+    """Queue a just-written document version for the building generation, if any.
+
+    A re-index switches only once every ready document is in its generation, so
+    every write during one needs this job too, or the switch waits forever.
+    """
+    building = await building_generation(session)
+    if building is None:
+        return None
+    return await queue_document(
+        session,
+        scope,
+        building,
+        document_id=document_id,
+        content_hash=content_hash,
+        filename=filename,
+        media_type=media_type,
+        metadata=metadata,
+    )
+
+
 async def building_generation(session: AsyncSession) -> Generation | None:
     return next((g for g in await live_generations(session) if g.state == "building"), None)
 

@@ -20,7 +20,7 @@ import psycopg
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from ragsage.errors import DocumentError, InputError, RagsageError
-from ragsage.jobs import reindex, store
+from ragsage.jobs import documents, reindex, store
 from ragsage.jobs.records import Job
 from ragsage.observability.logs import bind_log_context, log_context
 from ragsage.runtime import Runtime
@@ -183,11 +183,7 @@ async def _ingest(runtime: Runtime, scope: Scope, job: Job, progress: _Progress)
         if not await store.lock_running(session, job.id, job.attempts):
             raise LeaseLost(str(job.id))
         previous = await store.current_hash(session, job.document_id)
-        vectors, lexical, documents = runtime.stores(session, embedder=pipeline.embedder)
-        result = await pipeline.store(
-            scope, prepared, vector_store=vectors, lexical_store=lexical, document_store=documents
-        )
-        await store.save_pages(session, scope.namespace, job.content_hash, prepared.pages)
+        result = await documents.write_version(session, runtime, scope, pipeline, prepared)
         await store.finish_document(session, job, previous, warnings=result.warnings)
         summary = store.result_summary(
             result.chunks, result.pages, result.vision_pages, result.parse_cache_hit
@@ -195,21 +191,16 @@ async def _ingest(runtime: Runtime, scope: Scope, job: Job, progress: _Progress)
         if result.warnings:
             summary["warnings"] = list(result.warnings)
         await store.succeed(session, job.id, timings=result.timing_ms, result=summary)
-        follow_up: tuple[UUID, ...] = ()
-        building = await reindex.building_generation(session)
-        if building is not None:
-            follow_up = (
-                await reindex.queue_document(
-                    session,
-                    scope,
-                    building,
-                    document_id=job.document_id,
-                    content_hash=job.content_hash,
-                    filename=job.filename,
-                    media_type=job.media_type,
-                    metadata=dict(job.metadata),
-                ),
-            )
+        queued = await reindex.queue_for_building(
+            session,
+            scope,
+            document_id=job.document_id,
+            content_hash=job.content_hash,
+            filename=job.filename,
+            media_type=job.media_type,
+            metadata=dict(job.metadata),
+        )
+        follow_up = (queued,) if queued is not None else ()
     return JobOutcome(
         job.id,
         "succeeded",

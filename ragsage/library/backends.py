@@ -112,40 +112,25 @@ class PostgresBackend:
         return self.runtime.pipeline(await self.runtime.embedder_for_scope(self.scope))
 
     async def write(self, pipeline: IngestionPipeline, prepared: PreparedDocument) -> None:
-        from ragsage.jobs import reindex, store
+        from ragsage.jobs import documents, reindex, store
 
         document = prepared.document
         async with self.runtime.database.session(self.scope) as session:
             previous = await store.current_hash(session, document.id)
-            vectors, lexical, documents = self.runtime.stores(session, embedder=pipeline.embedder)
-            await pipeline.store(
-                self.scope,
-                prepared,
-                vector_store=vectors,
-                lexical_store=lexical,
-                document_store=documents,
-            )
-            await store.save_pages(
-                session, self.scope.namespace, document.content_hash, prepared.pages
-            )
+            await documents.write_version(session, self.runtime, self.scope, pipeline, prepared)
             if previous is not None and previous != document.content_hash:
                 await store.delete_unreferenced(session, previous)
-            building = await reindex.building_generation(session)
-            if building is not None:
-                # A re-index in progress switches only once every ready document
-                # is in its generation, so this version needs a job there too.
-                # It is left queued, unsent: the workers' watchdog sends jobs
-                # nobody sent (RAGSAGE_JOB_UNSENT_GRACE).
-                await reindex.queue_document(
-                    session,
-                    self.scope,
-                    building,
-                    document_id=document.id,
-                    content_hash=document.content_hash,
-                    filename=document.source,
-                    media_type=None,
-                    metadata=dict(document.metadata),
-                )
+            # Left queued, unsent: the workers' watchdog sends jobs nobody sent
+            # (RAGSAGE_JOB_UNSENT_GRACE), as this process has no broker.
+            await reindex.queue_for_building(
+                session,
+                self.scope,
+                document_id=document.id,
+                content_hash=document.content_hash,
+                filename=document.source,
+                media_type=None,
+                metadata=dict(document.metadata),
+            )
 
     async def document(self, document_id: str) -> Document | None:
         from ragsage.storage import PgDocumentStore
