@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from ragsage.errors import RagsageError
+from ragsage.jobs.documents import write_version
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings
 from ragsage.types import RawSource, Scope
@@ -40,16 +41,8 @@ async def grow(namespace: str, paths: list[Path], limit: int) -> None:
             except RagsageError as exc:
                 print(f"skipped {path}: {exc}")
                 continue
-            # One transaction per document: its chunk rows refer to its registry row.
             async with runtime.database.session(scope) as session:
-                vectors, lexical, documents = runtime.stores(session, embedder=embedder)
-                await pipeline.store(
-                    scope,
-                    prepared,
-                    vector_store=vectors,
-                    lexical_store=lexical,
-                    document_store=documents,
-                )
+                await write_version(session, runtime, scope, pipeline, prepared)
             added += len(prepared.records)
         elapsed = time.perf_counter() - started
         print(f"added {added:,} chunks in {elapsed:.0f} s ({added / elapsed:,.0f} chunks/s)")

@@ -227,15 +227,10 @@ async def in_postgres(
         pipeline = runtime.pipeline(embedder)
 
         async def write(prepared: PreparedDocument) -> None:
+            from ragsage.jobs.documents import write_version
+
             async with runtime.database.session(scope) as session:
-                vectors, lexical, stored = runtime.stores(session, embedder=embedder)
-                await pipeline.store(
-                    scope,
-                    prepared,
-                    vector_store=vectors,
-                    lexical_store=lexical,
-                    document_store=stored,
-                )
+                await write_version(session, runtime, scope, pipeline, prepared)
 
         mapping, chunks, failures = await ingest_all(pipeline, scope, dataset.documents, write)
         elapsed = time.perf_counter() - started
