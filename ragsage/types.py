@@ -110,7 +110,10 @@ class Chunk:
     ``text`` is what a reader sees and what gets cited; ``embed_text`` is what the
     embedder sees (the text plus any context a contextualizer prepended). ``source``
     and ``created_at`` are copied from the document so stores can filter and apply
-    recency bias without a join.
+    recency bias without a join.  ``start_char``/``end_char`` are the span of the
+    page text (of the chunk's first page) the chunk was cut from; a chunk that
+    repeats a table header, or merges sections, covers that span without being a
+    verbatim slice of it.
     """
 
     id: str
@@ -123,6 +126,8 @@ class Chunk:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     source: str = ""
     created_at: datetime | None = None
+    start_char: int = 0
+    end_char: int = 0
 
 
 def chunk_id(document_id: str, ordinal: int) -> str:
@@ -209,6 +214,8 @@ def make_chunk(
     heading_path: tuple[str, ...] = (),
     page_numbers: tuple[int, ...] = (),
     metadata: Mapping[str, Any] | None = None,
+    start_char: int = 0,
+    end_char: int = 0,
 ) -> Chunk:
     """A chunk of ``document`` carrying the document's source, time and metadata.
 
@@ -229,4 +236,6 @@ def make_chunk(
         metadata=merged,
         source=document.source,
         created_at=document.created_at,
+        start_char=start_char,
+        end_char=end_char,
     )

@@ -1,4 +1,8 @@
-"""Pass one of the chunker: Markdown into structural blocks under their heading path."""
+"""Pass one of the chunker: Markdown into structural blocks under their heading path.
+
+Each block knows the span of the page text it was read from (``start`` and
+``end`` are character offsets), which the chunker passes on to its chunks.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +26,8 @@ class Block:
     text: str
     heading_path: tuple[str, ...]
     level: int = 0
+    start: int = 0
+    end: int = 0
 
 
 class HeadingStack:
@@ -44,7 +50,15 @@ class HeadingStack:
 
 def split_blocks(markdown: str, headings: HeadingStack) -> list[Block]:
     """Cut one page's Markdown into headings, paragraphs, list runs, code and tables."""
-    lines = markdown.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    # Lines split at "\n" only, a trailing "\r" ignored for matching, so that
+    # every offset is an offset into the page text exactly as it was given.
+    raw = markdown.split("\n")
+    offsets = [0] * len(raw)
+    position = 0
+    for index, line in enumerate(raw):
+        offsets[index] = position
+        position += len(line) + 1
+    lines = [line[:-1] if line.endswith("\r") else line for line in raw]
     blocks: list[Block] = []
     i = 0
     while i < len(lines):
@@ -56,16 +70,27 @@ def split_blocks(markdown: str, headings: HeadingStack) -> list[Block]:
         if heading:
             level, title = len(heading.group(1)), heading.group(2).strip()
             path = headings.enter(level, title)
-            blocks.append(Block("heading", line.strip(), path, level))
+            start, end = _trimmed(markdown, offsets[i], offsets[i] + len(line))
+            blocks.append(Block("heading", markdown[start:end], path, level, start, end))
             i += 1
             continue
-        kind, end = _block_at(lines, i)
-        text = "\n".join(lines[i:end]).strip("\n")
-        if kind != "code":
-            text = text.strip()
-        blocks.append(Block(kind, text, headings.path))
-        i = end
+        kind, stop = _block_at(lines, i)
+        start, end = offsets[i], offsets[stop - 1] + len(lines[stop - 1])
+        if kind == "code":
+            start, end = _trimmed(markdown, start, end, chars="\n\r")
+        else:
+            start, end = _trimmed(markdown, start, end)
+        blocks.append(Block(kind, markdown[start:end], headings.path, 0, start, end))
+        i = stop
     return blocks
+
+
+def _trimmed(text: str, start: int, end: int, chars: str | None = None) -> tuple[int, int]:
+    """The span without the whitespace (or ``chars``) at its two ends."""
+    inner = text[start:end]
+    lead = len(inner) - len(inner.lstrip(chars))
+    trail = len(inner) - len(inner.rstrip(chars))
+    return start + lead, max(start + lead, end - trail)
 
 
 def _block_at(lines: list[str], start: int) -> tuple[BlockKind, int]:

@@ -1,11 +1,17 @@
-"""Splitting one block that is larger than the token budget, never mid-word.
+"""Splitting one block that is larger than the token budget, never past the budget.
 
 Prose splits at sentence boundaries, then word boundaries, carrying ``overlap``
 tokens of trailing words into the next part so a sentence cut in two is still
 readable from either side.  Tables split by rows with the header repeated, and
-lists and code by items and lines; those parts are whole units already, so no
-overlap is added.  A single word (or row) that cannot fit alone becomes its own
-part flagged ``oversized``.
+a row too big alone by its cells (each written ``column: value``), then as
+prose.  Lists split between items and code between lines, re-fenced; an item
+or a line too big alone splits as prose.  A single word longer than the
+budget (a data URI, a minified line) is cut between characters, so no part is
+ever over the budget, whatever the input.
+
+Every part carries the span of the block's text it came from (``start`` and
+``end``, character offsets into the block), so a chunk knows where it sits in
+its page without anyone searching the page for it.
 """
 
 from __future__ import annotations
@@ -16,30 +22,59 @@ from dataclasses import dataclass
 
 TokenCounter = Callable[[str], int]
 
-_WORD = re.compile(r"\S+\s*")
+_WORD = re.compile(r"\S+")
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]*$")
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")
+# A token of cl100k or o200k spans at most a few dozen characters; the window
+# bounds the search for where to cut a giant word, keeping each cut cheap.
+_CHARS_PER_TOKEN_CEILING = 64
 
 
 @dataclass(frozen=True, slots=True)
 class Piece:
-    """A part of a block ready to become a chunk's text."""
+    """A part of a block ready to become a chunk's text, and the span it covers."""
 
     text: str
-    oversized: bool = False
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Line:
+    """A unit of a block and where it starts; its first ``skip`` characters are not
+    in the page (a cell's column label)."""
+
+    text: str
+    start: int
+    skip: int = 0
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.text) - self.skip
+
+    def place(self, pieces: list[Piece]) -> list[Piece]:
+        """Pieces cut from this unit's text, their spans moved onto the page."""
+        return [
+            Piece(
+                p.text,
+                self.start + max(p.start - self.skip, 0),
+                self.start + max(p.end - self.skip, 0),
+            )
+            for p in pieces
+        ]
 
 
 def split_prose(text: str, size: int, overlap: int, count: TokenCounter) -> list[Piece]:
     """Cut prose into parts of at most ``size`` tokens with ``overlap`` carried over."""
-    words = _WORD.findall(text.strip())
-    if not words:
+    spans = [(m.start(), m.end()) for m in _WORD.finditer(text)]
+    if not spans:
         return []
-    units = _units(words, size, count)
+    words = _Words(text, _cut_giant_words(text, spans, size, count), count)
+    units = _units(words, size)
     # Each unit is counted once; a part is grown on the sum of its units' counts
     # and then checked (and if need be shortened) with one exact count.
-    costs = [count("".join(words[a:b]).strip()) for a, b in units]
-
-    def tokens(start: int, end: int) -> int:
-        return count("".join(words[start:end]).strip())
+    costs = [words.tokens(a, b) for a, b in units]
+    tokens = words.tokens
 
     pieces: list[Piece] = []
     start, first = units[0][0], 0
@@ -52,45 +87,64 @@ def split_prose(text: str, size: int, overlap: int, count: TokenCounter) -> list
         while last > first and tokens(start, units[last][1]) > size:
             last -= 1
         end = units[last][1]
-        pieces.append(_piece(words, start, end, size, count))
+        while end - start > 1 and tokens(start, end) > size:
+            # Overlap carried in can tip a part over; the carried words go first.
+            start += 1
+        pieces.append(words.piece(start, end))
         first = last + 1
         if first < len(units):
-            start = _overlap_start(words, start, end, units[first][1], size, overlap, count)
+            start = _overlap_start(words, start, end, units[first][1], size, overlap)
     return pieces
 
 
 def split_table(text: str, size: int, count: TokenCounter) -> list[Piece]:
     """Cut a Markdown table into row groups, each repeating the header and separator."""
-    lines = text.split("\n")
-    head = "\n".join(lines[:2])
-    return _pack(
+    lines = _lines(text)
+    if len(lines) < 3:
+        return split_prose(text, size, 0, count)
+    head = f"{lines[0].text}\n{lines[1].text}"
+    names = [name.strip() for name in _cells(lines[0].text)]
+    pieces = _pack(
         lines[2:],
         size,
         count,
         wrap=lambda body: f"{head}\n{body}",
-        too_big=lambda row: [Piece(f"{head}\n{row}", oversized=True)],
+        too_big=lambda row: _split_row(row, names, size, count),
     )
+    if pieces and not pieces[0].text.startswith(head):
+        # The first row went cell by cell: the header leads on its own, so it is
+        # read before the rows it names.
+        pieces = [*fit_text(head, size, count), *pieces]
+    return pieces
 
 
 def split_code(text: str, size: int, count: TokenCounter) -> list[Piece]:
     """Cut a fenced code block by lines, re-fencing every part."""
-    lines = text.split("\n")
-    opener = lines[0]
-    has_closer = len(lines) > 1 and lines[-1].strip().startswith(opener.strip()[:3])
+    lines = _lines(text)
+    opener = lines[0].text
+    fence = opener.strip()[:3]
+    has_closer = len(lines) > 1 and lines[-1].text.strip().startswith(fence)
     body = lines[1:-1] if has_closer else lines[1:]
-    closer = lines[-1] if has_closer else opener.strip()[:3]
+    closer = lines[-1].text if has_closer else fence
 
     def wrap(inner: str) -> str:
         return f"{opener}\n{inner}\n{closer}"
 
-    def too_big(line: str) -> list[Piece]:
-        # The fences' tokens do not simply add to the line's, so the budget for the
-        # words shrinks until every fenced part fits (or is down to single words).
+    if not body:
+        return split_prose(text, size, 0, count)
+
+    def too_big(line: _Line) -> list[Piece]:
+        # The fences' tokens do not simply add to the line's, so the budget for
+        # the words shrinks until every fenced part fits.
         budget = max(1, size - count(wrap("")))
         while True:
-            parts = [wrap(p.text) for p in split_prose(line, budget, 0, count)]
-            if budget == 1 or all(count(part) <= size for part in parts):
-                return [Piece(part, oversized=count(part) > size) for part in parts]
+            parts = line.place(split_prose(line.text, budget, 0, count))
+            fenced = [Piece(wrap(p.text), p.start, p.end) for p in parts]
+            if all(count(p.text) <= size for p in fenced):
+                return fenced
+            if budget == 1:
+                # Not even one token fits between the fences: the bare code it is.
+                return parts
             budget -= 1
 
     return _pack(body, size, count, wrap=wrap, too_big=too_big)
@@ -98,97 +152,198 @@ def split_code(text: str, size: int, count: TokenCounter) -> list[Piece]:
 
 def split_list(text: str, size: int, count: TokenCounter) -> list[Piece]:
     """Cut a list run between items; an item too big alone splits as prose."""
-    items: list[str] = []
-    for line in text.split("\n"):
-        if items and (not line.strip() or line[:1] in " \t"):
-            items[-1] += "\n" + line
+    items: list[_Line] = []
+    for line in _lines(text):
+        if items and (not line.text.strip() or line.text[:1] in " \t"):
+            last = items[-1]
+            items[-1] = _Line(text[last.start : line.end], last.start)
         else:
             items.append(line)
+    items = [_Line(item.text.rstrip(), item.start) for item in items if item.text.strip()]
     return _pack(
-        [item.rstrip() for item in items],
+        items,
         size,
         count,
         wrap=lambda body: body,
-        too_big=lambda item: split_prose(item, size, 0, count),
+        too_big=lambda item: item.place(split_prose(item.text, size, 0, count)),
+    )
+
+
+def fit_text(text: str, size: int, count: TokenCounter) -> list[Piece]:
+    """``text`` whole when it fits, else cut as prose: for heading lines and other odd units."""
+    if count(text) <= size:
+        return [Piece(text, 0, len(text))]
+    return split_prose(text, size, 0, count)
+
+
+def _split_row(row: _Line, names: list[str], size: int, count: TokenCounter) -> list[Piece]:
+    """A table row too big for the budget, as ``column: value`` lines packed by cell."""
+    units: list[_Line] = []
+    position = 0
+    for index, cell in enumerate(_cells(row.text)):
+        position = row.text.find(cell, position)
+        value = cell.strip()
+        if value:
+            name = names[index] if index < len(names) else ""
+            label = f"{name}: " if name else ""
+            where = row.start + position + cell.index(value)
+            units.append(_Line(label + value, where, skip=len(label)))
+        position += len(cell)
+    if not units:
+        return row.place(split_prose(row.text, size, 0, count))
+    return _pack(
+        units,
+        size,
+        count,
+        wrap=lambda body: body,
+        too_big=lambda unit: unit.place(split_prose(unit.text, size, 0, count)),
     )
 
 
 def _pack(
-    units: list[str],
+    units: list[_Line],
     size: int,
     count: TokenCounter,
     *,
     wrap: Callable[[str], str],
-    too_big: Callable[[str], list[Piece]],
+    too_big: Callable[[_Line], list[Piece]],
 ) -> list[Piece]:
     pieces: list[Piece] = []
-    current: list[str] = []
+    current: list[_Line] = []
+
+    def close() -> None:
+        if current:
+            start, end = current[0].start, current[-1].end
+            pieces.append(Piece(wrap("\n".join(u.text for u in current)), start, end))
+            current.clear()
+
     for unit in units:
-        if count(wrap(unit)) > size:
-            if current:
-                pieces.append(Piece(wrap("\n".join(current))))
-                current = []
+        if count(wrap(unit.text)) > size:
+            close()
             pieces.extend(too_big(unit))
-        elif current and count(wrap("\n".join([*current, unit]))) > size:
-            pieces.append(Piece(wrap("\n".join(current))))
-            current = [unit]
+        elif current and count(wrap("\n".join([*(u.text for u in current), unit.text]))) > size:
+            close()
+            current.append(unit)
         else:
             current.append(unit)
-    if current:
-        pieces.append(Piece(wrap("\n".join(current))))
+    close()
     return pieces
 
 
-def _units(words: list[str], size: int, count: TokenCounter) -> list[tuple[int, int]]:
+def _lines(text: str) -> list[_Line]:
+    lines: list[_Line] = []
+    start = 0
+    for line in text.split("\n"):
+        lines.append(_Line(line, start))
+        start += len(line) + 1
+    return lines
+
+
+def _cells(row: str) -> list[str]:
+    inner = row.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
+    return _CELL_SPLIT.split(inner)
+
+
+class _Words:
+    """The words of a text by their spans; a run of words is read as the text has it."""
+
+    def __init__(self, text: str, spans: list[tuple[int, int]], count: TokenCounter) -> None:
+        self.text = text
+        self.spans = spans
+        self.count = count
+
+    def __len__(self) -> int:
+        return len(self.spans)
+
+    def word(self, index: int) -> str:
+        start, end = self.spans[index]
+        return self.text[start:end]
+
+    def run(self, start: int, end: int) -> str:
+        return self.text[self.spans[start][0] : self.spans[end - 1][1]]
+
+    def tokens(self, start: int, end: int) -> int:
+        return self.count(self.run(start, end)) if end > start else 0
+
+    def piece(self, start: int, end: int) -> Piece:
+        return Piece(self.run(start, end), self.spans[start][0], self.spans[end - 1][1])
+
+
+def _cut_giant_words(
+    text: str, spans: list[tuple[int, int]], size: int, count: TokenCounter
+) -> list[tuple[int, int]]:
+    """The word spans of ``text`` with any word over ``size`` tokens cut into parts that fit."""
+    out: list[tuple[int, int]] = []
+    for start, end in spans:
+        # A word of few characters cannot be over the budget; skip counting it.
+        if end - start <= size or count(text[start:end]) <= size:
+            out.append((start, end))
+            continue
+        position = start
+        while position < end:
+            stop = _longest_fit(text, position, end, size, count)
+            out.append((position, stop))
+            position = stop
+    return out
+
+
+def _longest_fit(text: str, start: int, end: int, size: int, count: TokenCounter) -> int:
+    """The end of the longest run of characters from ``start`` within ``size`` tokens."""
+    low, high = start + 1, min(end, start + size * _CHARS_PER_TOKEN_CEILING)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if count(text[start:middle]) <= size:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _units(words: _Words, size: int) -> list[tuple[int, int]]:
     """Word ranges that each fit: sentences, or word runs of a sentence too long."""
     units: list[tuple[int, int]] = []
     start = 0
-    for index, word in enumerate(words):
-        if _SENTENCE_END.search(word.rstrip()) or index == len(words) - 1:
-            units.extend(_sentence_units(words, start, index + 1, size, count))
+    last = len(words) - 1
+    for index in range(len(words)):
+        if index == last or _SENTENCE_END.search(words.word(index)):
+            units.extend(_sentence_units(words, start, index + 1, size))
             start = index + 1
     return units
 
 
-def _sentence_units(
-    words: list[str], start: int, end: int, size: int, count: TokenCounter
-) -> list[tuple[int, int]]:
-    if count("".join(words[start:end]).strip()) <= size:
+def _sentence_units(words: _Words, start: int, end: int, size: int) -> list[tuple[int, int]]:
+    if words.tokens(start, end) <= size:
         return [(start, end)]
     runs: list[tuple[int, int]] = []
     run_start = start
     while run_start < end:
-        run_end = _fill(words, run_start, end, size, count)
+        run_end = _fill(words, run_start, end, size)
         runs.append((run_start, run_end))
         run_start = run_end
     return runs
 
 
-def _fill(words: list[str], start: int, end: int, size: int, count: TokenCounter) -> int:
+def _fill(words: _Words, start: int, end: int, size: int) -> int:
     """The end of the longest word run from ``start`` that fits ``size`` (at least one word)."""
-    # Per-word counts estimate the run cheaply; the exact count of the joined
+    # Per-word counts estimate the run cheaply; the exact count of the run's
     # text then trims it, since tokens can merge across a word boundary.
     used = 0
     stop = start
     while stop < end:
-        cost = count(words[stop].strip())
+        cost = words.tokens(stop, stop + 1)
         if stop > start and used + cost > size:
             break
         used += cost
         stop += 1
-    while stop - start > 1 and count("".join(words[start:stop]).strip()) > size:
+    while stop - start > 1 and words.tokens(start, stop) > size:
         stop -= 1
     return stop
 
 
 def _overlap_start(
-    words: list[str],
-    floor: int,
-    end: int,
-    next_end: int,
-    size: int,
-    overlap: int,
-    count: TokenCounter,
+    words: _Words, floor: int, end: int, next_end: int, size: int, overlap: int
 ) -> int:
     """Where the next part starts: the most trailing words that fit ``overlap``.
 
@@ -197,24 +352,15 @@ def _overlap_start(
     """
     if overlap <= 0:
         return end
-
-    def fits(start: int) -> bool:
-        return count("".join(words[start:end]).strip()) <= overlap
-
     # Binary search: a longer suffix never has fewer tokens.
     low, high = floor + 1, end  # high (no overlap) always fits
     while low < high:
         middle = (low + high) // 2
-        if fits(middle):
+        if words.tokens(middle, end) <= overlap:
             high = middle
         else:
             low = middle + 1
     start = high
-    while start < end and count("".join(words[start:next_end]).strip()) > size:
+    while start < end and words.tokens(start, next_end) > size:
         start += 1
     return start
-
-
-def _piece(words: list[str], start: int, end: int, size: int, count: TokenCounter) -> Piece:
-    text = "".join(words[start:end]).strip()
-    return Piece(text, oversized=end - start == 1 and count(text) > size)

@@ -7,6 +7,11 @@ from ragsage.parsing import HeuristicBackend, make_token_counter
 from ragsage.ports import Chunker, DocumentParser
 from ragsage.types import Page
 from tests.unit.parsing.conftest import make_document
+from tests.unit.parsing.coverage import (
+    assert_nothing_lost,
+    assert_spans_hold,
+    assert_within_budget,
+)
 
 count = make_token_counter()
 BACKEND = HeuristicBackend()
@@ -22,15 +27,39 @@ def test_backend_satisfies_both_ports():
     assert isinstance(BACKEND, Chunker)
 
 
-def test_small_sections_become_one_chunk_each_with_their_heading_path():
-    text = "# Guide\n\nIntro.\n\n## Setup\n\nInstall it.\n\nThen run it.\n\n# Appendix\n\nMore."
-    chunks = chunk(text, size=100)
+def test_sections_of_a_fair_size_become_one_chunk_each_with_their_heading_path():
+    text = (
+        "# Guide\n\nThis guide explains the setup.\n\n## Setup\n\nInstall the package."
+        "\n\nThen run the command.\n\n# Appendix\n\nMore notes follow here."
+    )
+    chunks = chunk(text, size=16)
     assert [(c.text, c.heading_path) for c in chunks] == [
-        ("Intro.", ("Guide",)),
-        ("Install it.\n\nThen run it.", ("Guide", "Setup")),
-        ("More.", ("Appendix",)),
+        ("This guide explains the setup.", ("Guide",)),
+        ("Install the package.\n\nThen run the command.", ("Guide", "Setup")),
+        ("More notes follow here.", ("Appendix",)),
     ]
     assert [c.id for c in chunks] == ["doc_1:0", "doc_1:1", "doc_1:2"]
+    assert [text[c.start_char : c.end_char] for c in chunks] == [c.text for c in chunks]
+
+
+def test_small_sections_join_up_to_the_budget_with_their_headings_in_the_text():
+    sections = "".join(f"## Option {n}\n\nSets flag {n}.\n\n" for n in range(40))
+    chunks = chunk("# Flags\n\n" + sections, size=100)
+    # Forty one-line sections, a few chunks (each grows while under a quarter of the budget).
+    assert 5 <= len(chunks) <= 15, [c.text for c in chunks]
+    first = chunks[0]
+    assert first.heading_path == ("Flags", "Option 0")
+    assert first.text.startswith("Sets flag 0.\n\n## Option 1\n\nSets flag 1.")
+    assert all(count(c.text) <= 100 for c in chunks)
+
+
+def test_a_section_does_not_join_a_deeper_one_it_climbed_out_of():
+    text = "# A\n\n## A1\n\nshort.\n\n# B\n\nother."
+    chunks = chunk(text, size=100)
+    assert [(c.text, c.heading_path) for c in chunks] == [
+        ("short.", ("A", "A1")),
+        ("other.", ("B",)),
+    ]
 
 
 def test_a_heading_with_no_body_is_kept_as_text():
@@ -73,11 +102,37 @@ def test_oversized_prose_splits_at_sentences_with_overlap():
         assert count(second.text) <= 40
 
 
-def test_a_giant_word_is_its_own_flagged_chunk():
+def test_a_giant_word_is_cut_into_parts_that_fit():
     url = "https://example.com/" + "a1b2c3" * 200
-    chunks = chunk(f"See the link below.\n\n{url}\n\nThat was it.", size=30)
-    assert [c.text for c in chunks] == ["See the link below.", url, "That was it."]
-    assert [c.metadata.get("oversized", False) for c in chunks] == [False, True, False]
+    text = f"See the link below.\n\n{url}\n\nThat was it."
+    chunks = chunk(text, size=30)
+    assert chunks[0].text == "See the link below." and chunks[-1].text == "That was it."
+    middle = chunks[1:-1]
+    assert len(middle) > 1 and "".join(c.text for c in middle) == url
+    assert all(count(c.text) <= 30 for c in chunks)
+    assert [text[c.start_char : c.end_char] for c in chunks] == [c.text for c in chunks]
+
+
+def test_a_table_row_too_big_splits_by_cells_then_sentences():
+    long_cell = " ".join(f"Clause {n} applies to every tenant." for n in range(40))
+    table = f"| Term | Meaning |\n| --- | --- |\n| short | fine |\n| lease | {long_cell} |"
+    chunks = chunk(table, size=40)
+    assert chunks[0].text == "| Term | Meaning |\n| --- | --- |\n| short | fine |"
+    assert chunks[1].text.startswith("Term: lease")
+    assert chunks[2].text.startswith("Meaning: Clause 0 applies") or "Meaning:" in chunks[1].text
+    assert all(count(c.text) <= 40 for c in chunks)
+    assert_nothing_lost([Page(1, table)], chunks)
+
+
+def test_a_huge_code_block_splits_at_lines_and_is_refenced():
+    lines = [f"    total += values[{n}]  # step {n}" for n in range(300)]
+    text = "```python\n" + "\n".join(lines) + "\n```"
+    chunks = chunk(text, size=64)
+    assert len(chunks) > 5
+    for part in chunks:
+        assert part.text.startswith("```python\n") and part.text.endswith("\n```")
+        assert count(part.text) <= 64
+    assert [line for c in chunks for line in c.text.split("\n")[1:-1]] == lines
 
 
 def test_chunks_never_span_pages_and_cite_their_page():
@@ -120,33 +175,12 @@ block = st.one_of(phrase, phrase, heading, bullets, table, code)
 page = st.lists(block, min_size=1, max_size=10).map("\n\n".join)
 
 
-def _is_subsequence(needle, haystack):
-    it = iter(haystack)
-    return all(any(word == other for other in it) for word in needle)
-
-
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pages=st.lists(page, min_size=1, max_size=3), size=st.integers(8, 80), data=st.data())
 def test_chunker_properties(pages, size, data):
     overlap = data.draw(st.integers(0, size - 1))
-    chunks = chunk([Page(n, text) for n, text in enumerate(pages, 1)], size, overlap)
-
-    assert [c.ordinal for c in chunks] == list(range(len(chunks)))
-    assert len({c.id for c in chunks}) == len(chunks)
-    for c in chunks:
-        assert c.text.strip()
-        if not c.metadata.get("oversized"):
-            assert count(c.text) <= size
-
-    # Body words come out in order (overlap only repeats some); heading words live
-    # in heading paths, or in the text when a heading had no body.
-    body, titles = [], []
-    for text in pages:
-        for line in text.split("\n"):
-            (titles if line.startswith("#") else body).extend(line.split())
-    out = [word for c in chunks for word in c.text.split()]
-    assert _is_subsequence(body, out)
-    known = set(out) | {w for c in chunks for h in c.heading_path for w in h.split()}
-    assert set(titles) - {"#", "##", "###", "####"} <= known
-    # Never cut mid-word: every word of a chunk is a word of the input.
-    assert set(out) <= set(body) | set(titles)
+    page_list = [Page(n, text) for n, text in enumerate(pages, 1)]
+    chunks = chunk(page_list, size, overlap)
+    assert_within_budget(chunks, size, count)
+    assert_nothing_lost(page_list, chunks)
+    assert_spans_hold(page_list, chunks)

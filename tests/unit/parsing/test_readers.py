@@ -42,13 +42,20 @@ def test_docx_keeps_headings_lists_and_a_whole_table(parse, backend):
     parsed = parse("handbook.docx")
     assert parsed.title == "Employee handbook"
     chunks = backend.chunk(make_document(), parsed.pages, size=200, overlap=0)
-    by_path = {chunk.heading_path: chunk.text for chunk in chunks}
-    leave = by_path[("Employee handbook", "Leave")]
+    # Two short sections: the second joins the first, its heading written in the text.
+    (only,) = chunks
+    assert only.heading_path == ("Employee handbook", "Leave")
+    leave, expenses = only.text.split("\n\n## Expenses\n\n")
     assert "twenty-five days" in leave
     assert "- Book leave in the portal\n- Tell your team lead" in leave
-    expenses = by_path[("Employee handbook", "Expenses")]
     assert "| Item | Limit |\n| --- | --- |\n| Hotel | 150 EUR |\n| Meal | 40 EUR |" in expenses
     assert expenses.endswith("Receipts are required for every item.")
+    # Apart, each section keeps its own heading path.
+    apart = backend.chunk(make_document(), parsed.pages, size=60, overlap=0)
+    assert [c.heading_path for c in apart] == [
+        ("Employee handbook", "Leave"),
+        ("Employee handbook", "Expenses"),
+    ]
 
 
 def test_pptx_gives_one_page_per_slide_with_notes_and_table(parse, backend):
@@ -74,7 +81,7 @@ def test_html_drops_page_chrome_and_keeps_structure(parse, backend):
     assert "This release brings faster search and a new API." in text
     assert "- Stop the workers.\n- Run the migrations." in text
     assert "```\nragsage migrate --yes\n```" in text
-    chunks = backend.chunk(make_document(), parsed.pages, size=200, overlap=0)
+    chunks = backend.chunk(make_document(), parsed.pages, size=40, overlap=0)
     paths = [chunk.heading_path for chunk in chunks]
     assert paths == [
         ("Release 2.0",),
@@ -82,6 +89,9 @@ def test_html_drops_page_chrome_and_keeps_structure(parse, backend):
         ("Release 2.0", "Compatibility"),
     ]
     assert chunks[2].text.startswith("| Version | Supported |\n| --- | --- |")
+    # Each chunk knows the span of the page it was cut from.
+    for chunk in chunks:
+        assert text[chunk.start_char : chunk.end_char] == chunk.text
 
 
 def test_html_declared_by_media_type_parses_the_same(backend):
