@@ -53,6 +53,8 @@ def chunk(value: Chunk) -> ChunkOut:
         page_numbers=list(value.page_numbers),
         metadata=dict(value.metadata),
         created_at=value.created_at,
+        start_char=value.start_char,
+        end_char=value.end_char,
     )
 
 

@@ -106,6 +106,8 @@ class ChunkOut(BaseModel):
     page_numbers: list[int]
     metadata: dict[str, Any]
     created_at: datetime | None
+    start_char: int
+    end_char: int
 
 
 class SearchResultOut(BaseModel):

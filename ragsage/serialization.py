@@ -50,6 +50,8 @@ def chunk_to_dict(chunk: Chunk) -> dict[str, Any]:
         "metadata": dict(chunk.metadata),
         "source": chunk.source,
         "created_at": _time_to_str(chunk.created_at),
+        "start_char": chunk.start_char,
+        "end_char": chunk.end_char,
     }
 
 
@@ -65,4 +67,6 @@ def chunk_from_dict(data: dict[str, Any]) -> Chunk:
         metadata=dict(data.get("metadata") or {}),
         source=str(data.get("source", "")),
         created_at=_time_from_str(data.get("created_at")),
+        start_char=int(data.get("start_char") or 0),
+        end_char=int(data.get("end_char") or 0),
     )

@@ -28,8 +28,9 @@ class HeuristicBackend:
     """
 
     # Raised whenever parse output changes for bytes it already read, so cached
-    # parses miss (version 2: Python source has its own reader, not plain text).
-    cache_version = 2
+    # parses miss (version 2: Python source has its own reader, not plain text;
+    # version 3: HTML loses its site chrome and reads layout tables as text).
+    cache_version = 3
 
     def __init__(
         self,

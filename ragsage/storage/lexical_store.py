@@ -12,7 +12,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.errors import InvalidRequest
 from ragsage.storage.config import safe_identifier
-from ragsage.storage.rows import ACTIVE_GENERATION, CHUNK_COLUMNS, chunk_from_row
+from ragsage.storage.rows import (
+    ACTIVE_GENERATION,
+    CHUNK_COLUMN_COUNT,
+    CHUNK_COLUMNS,
+    chunk_from_row,
+)
 from ragsage.storage.sessions import scoped
 from ragsage.types import Chunk, Scope, ScoredChunk, SearchFilters
 
@@ -131,7 +136,9 @@ class PgLexicalStore:
             )
             return [
                 ScoredChunk(
-                    chunk=chunk_from_row(row), score=float(row[9]), keyword_score=float(row[9])
+                    chunk=chunk_from_row(row),
+                    score=float(row[CHUNK_COLUMN_COUNT]),
+                    keyword_score=float(row[CHUNK_COLUMN_COUNT]),
                 )
                 for row in rows
             ]

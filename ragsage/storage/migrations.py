@@ -679,6 +679,19 @@ def _v8(config: PostgresConfig) -> tuple[str, ...]:
     )
 
 
+def _v9(config: PostgresConfig) -> tuple[str, ...]:
+    """Chunk spans: where in its page each chunk was cut from.
+
+    Rows written before this migration read back as the span 0..0, "unknown";
+    a constant default makes the new columns free to add on a full table.
+    """
+    return (
+        "ALTER TABLE ragsage_chunks ADD COLUMN IF NOT EXISTS start_char integer NOT NULL DEFAULT 0",
+        "ALTER TABLE ragsage_chunks ADD COLUMN IF NOT EXISTS end_char integer NOT NULL DEFAULT 0",
+        "COMMENT ON COLUMN ragsage_chunks.start_char IS 'offset of the chunk in its page text'",
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "generations, documents and chunks under Row-Level Security", _v1),
     Migration(2, "uploads: document status, blobs, jobs, resolved pages, system functions", _v2),
@@ -692,6 +705,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         _v7,
     ),
     Migration(8, "held generations: activation waits for an evaluation gate", _v8),
+    Migration(9, "chunk spans: start_char and end_char in the page text", _v9),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -10,13 +10,15 @@ from ragsage.types import Chunk, SearchFilters, chunk_id
 
 CHUNK_COLUMNS = (
     "c.document_id, c.ordinal, c.text, c.embed_text, c.heading_path, c.page_numbers, "
-    "c.metadata, c.source, c.created_at"
+    "c.metadata, c.source, c.created_at, c.start_char, c.end_char"
 )
+# How many columns :data:`CHUNK_COLUMNS` reads; a query's own columns follow them.
+CHUNK_COLUMN_COUNT = 11
 ACTIVE_GENERATION = "(SELECT g.id FROM ragsage_generations g WHERE g.state = 'active')"
 
 
 def chunk_from_row(row: Sequence[Any]) -> Chunk:
-    """A :class:`Chunk` from the first nine columns of :data:`CHUNK_COLUMNS`."""
+    """A :class:`Chunk` from the first :data:`CHUNK_COLUMN_COUNT` columns of a row."""
     document_id, ordinal = str(row[0]), int(row[1])
     return Chunk(
         id=chunk_id(document_id, ordinal),
@@ -29,6 +31,8 @@ def chunk_from_row(row: Sequence[Any]) -> Chunk:
         metadata=dict(row[6] or {}),
         source=row[7],
         created_at=row[8],
+        start_char=int(row[9] or 0),
+        end_char=int(row[10] or 0),
     )
 
 

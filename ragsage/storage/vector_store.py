@@ -21,7 +21,7 @@ from ragsage.storage.generations import (
     write_generation,
 )
 from ragsage.storage.isolation import EF_SEARCH_KEY
-from ragsage.storage.rows import CHUNK_COLUMNS, chunk_from_row, filter_sql
+from ragsage.storage.rows import CHUNK_COLUMN_COUNT, CHUNK_COLUMNS, chunk_from_row, filter_sql
 from ragsage.storage.sessions import scoped
 from ragsage.types import EmbeddedChunk, Scope, ScoredChunk, SearchFilters
 
@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 
 _COLUMNS = (
     "namespace, generation, document_id, ordinal, text, embed_text, heading_path, headings, "
-    "page_numbers, metadata, source, created_at, embedding_model, embedding_dim, embedding"
+    "page_numbers, metadata, source, created_at, embedding_model, embedding_dim, embedding, "
+    "start_char, end_char"
 )
 # COPY cannot write into a table under Row-Level Security, so rows are copied into
 # a temporary staging table and moved with one INSERT ... SELECT, which the
@@ -40,7 +41,7 @@ _STAGING = """CREATE TEMP TABLE IF NOT EXISTS ragsage_chunk_staging (
     namespace text, generation integer, document_id text, ordinal integer, text text,
     embed_text text, heading_path text[], headings text, page_numbers integer[],
     metadata jsonb, source text, created_at timestamptz, embedding_model text,
-    embedding_dim integer, embedding vector
+    embedding_dim integer, embedding vector, start_char integer, end_char integer
 ) ON COMMIT DELETE ROWS"""
 _COPY = f"COPY ragsage_chunk_staging ({_COLUMNS}) FROM STDIN (FORMAT BINARY)"
 # Binary COPY skips formatting each float as text, which costs ~40x more per row.
@@ -60,6 +61,8 @@ _COPY_TYPES = (
     "text",
     "int4",
     "vector",
+    "int4",
+    "int4",
 )
 _MOVE = f"INSERT INTO ragsage_chunks ({_COLUMNS}) SELECT {_COLUMNS} FROM ragsage_chunk_staging"
 
@@ -151,6 +154,8 @@ class PgVectorStore:
                             self.embedding_model,
                             self.embedding_dim,
                             Vector(list(record.vector)),
+                            chunk.start_char,
+                            chunk.end_char,
                         )
                     )
             await session.execute(text(_MOVE))
@@ -202,7 +207,9 @@ class PgVectorStore:
             )
             found = [
                 ScoredChunk(
-                    chunk=chunk_from_row(row), score=float(row[9]), vector_score=float(row[9])
+                    chunk=chunk_from_row(row),
+                    score=float(row[CHUNK_COLUMN_COUNT]),
+                    vector_score=float(row[CHUNK_COLUMN_COUNT]),
                 )
                 for row in rows
             ]
