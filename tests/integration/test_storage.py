@@ -3,6 +3,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import text
 
+from ragsage.fakes import FakeEngineKit
+from ragsage.parsing import HeuristicBackend
 from ragsage.storage import (
     LATEST_VERSION,
     MIGRATIONS,
@@ -16,8 +18,6 @@ from ragsage.storage import (
     schema_version,
 )
 from ragsage.storage.migrations import SERVICE_TABLES, TENANT_TABLES, Migration
-from ragsage.fakes import FakeEngineKit
-from ragsage.parsing import HeuristicBackend
 from ragsage.types import RawSource, Scope
 
 from ..unit.engine.conftest import HANDBOOK
