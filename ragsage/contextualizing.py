@@ -1,22 +1,37 @@
 """Contextual retrieval without a model call: situate a chunk from structure already known.
 
-The chunker puts each chunk's heading path on it and the pipeline hands over the
-document's full text, which is enough to say which document, which section, and
-what is written just before and after, deterministically and offline.
+The chunker puts each chunk's heading path and its span in the page on it, and
+the pipeline hands over the pages, which is enough to say which document,
+which section, and what is written just before and after, deterministically
+and offline.
+
+All the chunks of a document are situated in one pass: the pages' paragraphs
+are indexed once, each chunk finds its neighbours by binary search on its
+span, and a neighbour too long for the budget is cut to the part nearest the
+chunk before any token is counted, so the cost grows with the document, not
+with the document times its chunks.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import Callable
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from ragsage.parsing.tokens import DEFAULT_ENCODING, make_token_counter
-from ragsage.types import Chunk, Document
+from ragsage.types import Chunk, Document, Page
 
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 _HEADING_LINE = re.compile(r"^ {0,3}#{1,6}\s")
 _SPACE = re.compile(r"\s+")
+_PAGE_SEPARATOR = "\n\n"  # how the pipeline's full text joins pages
+# No token of the encodings used here is longer than this many characters on
+# average over a sentence, so this many characters per token of budget always
+# hold more text than the budget can take.
+_CHARS_PER_TOKEN = 16
 
 
 class HeadingWindowContextualizer:
@@ -24,11 +39,11 @@ class HeadingWindowContextualizer:
 
     The text it returns is a short header (the document title, the chunk's
     heading path, and up to ``window`` neighbouring paragraphs from each side of
-    the chunk in ``full_text``) followed by the chunk text unchanged.
-    ``max_context_tokens`` is a hard ceiling on everything put before the chunk,
-    counted in ``encoding_name`` (the chunker's encoding by default, so one token
-    means the same thing across the pipeline).  When the ceiling bites, the
-    farthest paragraphs go first, then whole sentences; no word is ever cut.
+    the chunk) followed by the chunk text unchanged.  ``max_context_tokens`` is
+    a hard ceiling on everything put before the chunk, counted in
+    ``encoding_name`` (the chunker's encoding by default, so one token means
+    the same thing across the pipeline).  When the ceiling bites, the farthest
+    paragraphs go first, then whole sentences; no word is ever cut.
     ``window=0`` gives title and heading context only.  Deterministic, no I/O.
     """
 
@@ -49,24 +64,167 @@ class HeadingWindowContextualizer:
         self._count = make_token_counter(encoding_name)
 
     async def contextualize(self, document: Document, chunk: Chunk, *, full_text: str) -> str:
-        """The chunk's text to embed: a bounded context header, then the chunk verbatim."""
-        return self.context_for(document, chunk, full_text) + chunk.text
+        """One chunk's text to embed, found in ``full_text`` by search (the port's form)."""
+        index = _ParagraphIndex([Page(1, full_text)])
+        located = _located_in(chunk, full_text)
+        return self._context(document, chunk, index, located) + chunk.text
+
+    async def contextualize_pages(
+        self, document: Document, chunks: Sequence[Chunk], pages: Sequence[Page]
+    ) -> list[str]:
+        """Every chunk's text to embed, situated by its span in one pass over ``pages``.
+
+        The work is pure CPU, so it runs on a worker thread: the event loop (and
+        a job's lease heartbeat on it) keeps running meanwhile.
+        """
+        return await asyncio.to_thread(self.texts, document, chunks, pages)
+
+    def texts(
+        self, document: Document, chunks: Sequence[Chunk], pages: Sequence[Page]
+    ) -> list[str]:
+        """The synchronous body of :meth:`contextualize_pages`, for a worker thread."""
+        index = _ParagraphIndex(pages)
+        out = []
+        for chunk in chunks:
+            span = index.span_of(chunk)
+            out.append(self._context(document, chunk, index, span) + chunk.text)
+        return out
 
     def context_for(self, document: Document, chunk: Chunk, full_text: str) -> str:
         """Only the prefix: empty, or header lines ending in a blank line."""
+        index = _ParagraphIndex([Page(1, full_text)])
+        return self._context(document, chunk, index, _located_in(chunk, full_text))
+
+    def _context(
+        self,
+        document: Document,
+        chunk: Chunk,
+        index: _ParagraphIndex,
+        span: tuple[int, int] | None,
+    ) -> str:
         budget = _Budget(self._count, self.max_context_tokens)
         for line in _header_lines(document, chunk):
             budget.try_add_header(line)
-        before, after = _neighbours(full_text, chunk.text, self.window)
-        sides = ((before, budget.before, True), (after, budget.after, False))
-        open_sides = {True: True, False: True}
-        for distance in range(self.window):
-            for paragraphs, chosen, is_before in sides:
-                if open_sides[is_before] and distance < len(paragraphs):
-                    open_sides[is_before] = budget.try_add(
-                        chosen, paragraphs[distance], keep_end=is_before
-                    )
+        if self.window and span is not None and chunk.text.strip():
+            reach = max(1, self.max_context_tokens) * _CHARS_PER_TOKEN
+            before = index.before(span[0], self.window, reach)
+            after = index.after(span[1], self.window, reach)
+            sides = ((before, budget.before, True), (after, budget.after, False))
+            open_sides = {True: True, False: True}
+            for distance in range(self.window):
+                for paragraphs, chosen, is_before in sides:
+                    if open_sides[is_before] and distance < len(paragraphs):
+                        open_sides[is_before] = budget.try_add(
+                            chosen, paragraphs[distance], keep_end=is_before
+                        )
         return budget.render()
+
+
+@dataclass(frozen=True, slots=True)
+class _Paragraph:
+    start: int  # offsets in the pages joined as the pipeline joins them
+    end: int
+    text: str  # the raw text of the paragraph
+    heading: bool
+
+
+class _ParagraphIndex:
+    """The pages' paragraphs in order, with spans, for neighbour lookups by offset."""
+
+    def __init__(self, pages: Sequence[Page]) -> None:
+        self.bases: dict[int, int] = {}
+        self.pages: dict[int, str] = {}
+        self.paragraphs: list[_Paragraph] = []
+        base = 0
+        for page in pages:
+            if not page.text.strip():
+                continue
+            self.bases.setdefault(page.number, base)
+            self.pages.setdefault(page.number, page.text)
+            start = 0
+            for found in _PARAGRAPH_BREAK.finditer(page.text):
+                self._add(page.text, base, start, found.start())
+                start = found.end()
+            self._add(page.text, base, start, len(page.text))
+            base += len(page.text) + len(_PAGE_SEPARATOR)
+        self.starts = [p.start for p in self.paragraphs]
+        self.ends = [p.end for p in self.paragraphs]
+
+    def _add(self, text: str, base: int, start: int, end: int) -> None:
+        body = text[start:end]
+        if body.strip():
+            heading = bool(_HEADING_LINE.match(body.strip()))
+            self.paragraphs.append(_Paragraph(base + start, base + end, body, heading))
+
+    def span_of(self, chunk: Chunk) -> tuple[int, int] | None:
+        """The chunk's span in the joined pages: from its offsets, else by search in its page."""
+        page = chunk.page_numbers[0] if chunk.page_numbers else None
+        if page is None or page not in self.bases:
+            return None
+        base = self.bases[page]
+        if chunk.end_char > chunk.start_char:
+            return base + chunk.start_char, base + chunk.end_char
+        located = _located_in(chunk, self.pages[page])
+        return None if located is None else (base + located[0], base + located[1])
+
+    def before(self, offset: int, window: int, reach: int) -> list[str]:
+        """Up to ``window`` paragraphs ending before ``offset``, nearest first, flattened."""
+        out: list[str] = []
+        i = bisect_right(self.starts, offset) - 1
+        while i >= 0 and len(out) < window:
+            paragraph = self.paragraphs[i]
+            i -= 1
+            if paragraph.heading:
+                continue
+            # The paragraph the chunk starts inside gives only what precedes the chunk.
+            cut = min(paragraph.end, offset) - paragraph.start
+            first = max(0, cut - reach)
+            flat = _flatten(paragraph.text[first:cut], cut_before=first > 0, cut_after=False)
+            if flat:
+                out.append(flat)
+        return out
+
+    def after(self, offset: int, window: int, reach: int) -> list[str]:
+        """Up to ``window`` paragraphs starting after ``offset``, nearest first, flattened."""
+        out: list[str] = []
+        i = bisect_left(self.ends, offset + 1)
+        while i < len(self.paragraphs) and len(out) < window:
+            paragraph = self.paragraphs[i]
+            i += 1
+            if paragraph.heading:
+                continue
+            cut = max(paragraph.start, offset) - paragraph.start
+            last = min(len(paragraph.text), cut + reach)
+            flat = _flatten(
+                paragraph.text[cut:last], cut_before=False, cut_after=last < len(paragraph.text)
+            )
+            if flat:
+                out.append(flat)
+        return out
+
+
+def _flatten(text: str, *, cut_before: bool, cut_after: bool) -> str:
+    """Whitespace collapsed; a word the window cut through at its far side is left out."""
+    words = text.split()
+    if cut_before and words and not text[:1].isspace():
+        words = words[1:]
+    if cut_after and words and not text[-1:].isspace():
+        words = words[:-1]
+    return " ".join(words)
+
+
+def _located_in(chunk: Chunk, text: str) -> tuple[int, int] | None:
+    """Where the chunk sits in ``text``, by search: for chunks that carry no span."""
+    if not chunk.text.strip():
+        return None
+    start = text.find(chunk.text)
+    if start >= 0:
+        return start, start + len(chunk.text)
+    # A chunk rebuilt from its block (a table part with its header repeated)
+    # is not verbatim in the text; its first line still anchors it.
+    first_line = chunk.text.strip().split("\n", 1)[0]
+    start = text.find(first_line) if first_line else -1
+    return None if start < 0 else (start, start + len(first_line))
 
 
 class _Budget:
@@ -102,13 +260,28 @@ class _Budget:
             return True
         chosen.pop()
         # Keep the sentences nearest the chunk: a preceding paragraph's last ones.
+        # Each sentence is counted once; the sum is checked with one exact count
+        # and shortened a sentence at a time only if joins added tokens.
+        # The estimate may overshoot by the label and joins; the exact check trims.
+        room = self.limit - self.count(self.render()) + 4
         sentences = _SENTENCE_BREAK.split(paragraph)
-        for keep in range(len(sentences) - 1, 0, -1):
-            part = sentences[-keep:] if keep_end else sentences[:keep]
-            chosen.append(" ".join(part))
+        if keep_end:
+            sentences.reverse()
+        kept: list[str] = []
+        used = 0
+        for sentence in sentences[:-1] if len(sentences) > 1 else []:
+            cost = self.count(sentence) + 1
+            if used + cost > room:
+                break
+            kept.append(sentence)
+            used += cost
+        while kept:
+            part = " ".join(reversed(kept)) if keep_end else " ".join(kept)
+            chosen.append(part)
             if self.fits():
                 return False
             chosen.pop()
+            kept.pop()
         return False
 
 
@@ -120,31 +293,3 @@ def _header_lines(document: Document, chunk: Chunk) -> list[str]:
     if chunk.heading_path:
         lines.append("Section: " + " > ".join(chunk.heading_path))
     return lines
-
-
-def _neighbours(full_text: str, text: str, window: int) -> tuple[list[str], list[str]]:
-    """Up to ``window`` paragraphs each side of the chunk's place in the text, nearest first."""
-    if window == 0 or not text.strip():
-        return [], []
-    start = full_text.find(text)
-    length = len(text)
-    if start < 0:
-        # A chunk rebuilt from its block (a table part with its header repeated)
-        # is not verbatim in the text; its first line still anchors it.
-        first_line = text.strip().split("\n", 1)[0]
-        start, length = full_text.find(first_line), len(first_line)
-        if start < 0 or not first_line:
-            return [], []
-    before = _paragraphs(full_text[:start])[::-1][:window]
-    after = _paragraphs(full_text[start + length :])[:window]
-    return before, after
-
-
-def _paragraphs(text: str) -> list[str]:
-    """Prose paragraphs with whitespace collapsed; heading lines are already in the header."""
-    out = []
-    for block in _PARAGRAPH_BREAK.split(text):
-        flat = _SPACE.sub(" ", block).strip()
-        if flat and not _HEADING_LINE.match(block.strip()):
-            out.append(flat)
-    return out

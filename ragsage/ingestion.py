@@ -30,6 +30,7 @@ from ragsage.ports import (
     LexicalStore,
     LLMClient,
     PageClassifier,
+    PageContextualizer,
     Span,
     Tracer,
     VectorStore,
@@ -440,6 +441,12 @@ class IngestionPipeline:
     async def _contextualize(
         self, document: Document, chunks: list[Chunk], pages: Sequence[Page]
     ) -> list[Chunk]:
+        if isinstance(self.contextualizer, PageContextualizer):
+            texts = await self.contextualizer.contextualize_pages(document, chunks, pages)
+            return [
+                replace(chunk, embed_text=text or chunk.text)
+                for chunk, text in zip(chunks, texts, strict=True)
+            ]
         full_text = "\n\n".join(page.text for page in pages if page.text.strip())
 
         async def one(chunk: Chunk) -> Chunk:

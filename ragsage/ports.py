@@ -69,6 +69,19 @@ class Contextualizer(Protocol):
 
 
 @runtime_checkable
+class PageContextualizer(Protocol):
+    """A Contextualizer that situates all of a document's chunks at once, from its pages.
+
+    The pipeline prefers this form when an adapter offers it: an adapter that
+    indexes the pages once avoids searching the whole text for every chunk.
+    """
+
+    async def contextualize_pages(
+        self, document: Document, chunks: Sequence[Chunk], pages: Sequence[Page]
+    ) -> list[str]: ...
+
+
+@runtime_checkable
 class Embedder(Protocol):
     """Turns texts into vectors of one fixed width.
 

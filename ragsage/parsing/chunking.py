@@ -66,6 +66,7 @@ def chunk_pages(
     headings = HeadingStack()
     for page in pages:
         if page.text.strip():
+            packer.page_texts[page.number] = page.text
             for block in split_blocks(page.text, headings):
                 packer.add(block, page.number)
             packer.flush()
@@ -94,6 +95,7 @@ class _Packer:
     # Headings of small sections joining the open chunk: written before its next part.
     joining: list[tuple[Block, int]] = field(default_factory=list)
     joining_tokens: int = 0
+    page_texts: dict[int, str] = field(default_factory=dict)
 
     def add(self, block: Block, page: int) -> None:
         if block.kind == "heading":
@@ -171,6 +173,7 @@ class _Packer:
             while (
                 take < len(headings)
                 and headings[take][1] == page
+                and self._adjacent(headings[take - 1][0], headings[take][0], page)
                 and self.count(_joined_headings(headings[: take + 1])) <= self.size
             ):
                 take += 1
@@ -184,6 +187,11 @@ class _Packer:
             for span in spans:
                 self._emit([span], last.heading_path, page, covers_headings=False)
             headings = headings[take:]
+
+    def _adjacent(self, first: Block, second: Block, page: int) -> bool:
+        """True when only blank space lies between two headings, so one span covers both."""
+        between = self.page_texts.get(page, "")[first.end : second.start]
+        return first.end <= second.start and not between.strip()
 
     def _split(self, block: Block) -> list[Piece]:
         if block.kind == "table":

@@ -33,7 +33,10 @@ _CHROME_WORDS = frozenset(
         "skip",
     }
 )
-_NAMED_CONTAINERS = frozenset({"div", "section", "table", "ul", "ol", "dl", "p", "a"})
+_NAMED_CONTAINERS = frozenset({"div", "section", "table", "ul", "ol", "dl", "p"})
+# A link is chrome by name only when it skips to the content; a link named for
+# a contents list (Sphinx's "toc-backref") often carries a heading's own words.
+_LINK_CHROME_WORDS = frozenset({"skip"})
 # Links that only mark a heading's own anchor ("#", a pilcrow) carry no words.
 _ANCHOR_MARKS = frozenset({"#", "\u00b6", "\u00a7", "\U0001f517"})
 # An article's own header or footer (its title, byline) is content, not chrome.
@@ -52,12 +55,13 @@ def is_chrome(node: Any) -> bool:
     role = (attributes.get("role") or "").strip().lower()
     if role in _CHROME_ROLES:
         return True
+    if tag == "a":
+        return node.text(deep=True).strip() in _ANCHOR_MARKS or _named(
+            attributes, _LINK_CHROME_WORDS
+        )
     if tag not in _NAMED_CONTAINERS:
         return False
-    if tag == "a" and node.text(deep=True).strip() in _ANCHOR_MARKS:
-        return True
-    names = " ".join(filter(None, (attributes.get("class"), attributes.get("id"))))
-    if names and not _CHROME_WORDS.isdisjoint(_NAME_WORD.findall(names.lower())):
+    if _named(attributes, _CHROME_WORDS):
         return True
     if tag == "table":
         summary = (attributes.get("summary") or "").lower()
@@ -82,6 +86,11 @@ def is_data_table(table: Any) -> bool:
                 return False
         widest = max(widest, sum(1 for cell in row_cells if cell.text(deep=True).strip()))
     return widest >= 2
+
+
+def _named(attributes: dict[str, str | None], words: frozenset[str]) -> bool:
+    names = " ".join(filter(None, (attributes.get("class"), attributes.get("id"))))
+    return bool(names) and not words.isdisjoint(_NAME_WORD.findall(names.lower()))
 
 
 def _inside_content(node: Any) -> bool:

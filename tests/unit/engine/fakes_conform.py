@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ragsage import fakes, ports
+from ragsage.contextualizing import HeadingWindowContextualizer
 
 
 def conformance() -> list[object]:
@@ -10,6 +11,9 @@ def conformance() -> list[object]:
     classifier: ports.PageClassifier = fakes.FakePageClassifier()
     chunker: ports.Chunker = fakes.FakeChunker()
     contextualizer: ports.Contextualizer = fakes.FakeContextualizer()
+    # An optional capability of a contextualizer: the shipped offline one has it.
+    pages: ports.PageContextualizer = HeadingWindowContextualizer()
+    both: ports.Contextualizer = HeadingWindowContextualizer()
     embedder: ports.Embedder = fakes.FakeEmbedder()
     reranker: ports.Reranker = fakes.FakeReranker()
     llm: ports.LLMClient = fakes.FakeLLMClient()
@@ -25,6 +29,8 @@ def conformance() -> list[object]:
         classifier,
         chunker,
         contextualizer,
+        pages,
+        both,
         embedder,
         reranker,
         llm,

@@ -135,6 +135,13 @@ def test_a_huge_code_block_splits_at_lines_and_is_refenced():
     assert [line for c in chunks for line in c.text.split("\n")[1:-1]] == lines
 
 
+def test_headings_without_bodies_keep_their_words_and_honest_spans():
+    text = "# aa\n\n### bb\n\n## cc\n\n# dd\n\n## ee"
+    chunks = chunk(text, size=50)
+    assert_nothing_lost([Page(1, text)], chunks)
+    assert_spans_hold([Page(1, text)], chunks)
+
+
 def test_chunks_never_span_pages_and_cite_their_page():
     pages = [Page(1, "# Intro\n\nFirst page text."), Page(2, "Second page text."), Page(3, "")]
     chunks = chunk(pages, size=100)

@@ -1,7 +1,9 @@
+import re
+
 from ragsage.contextualizing import HeadingWindowContextualizer
-from ragsage.parsing import make_token_counter
-from ragsage.ports import Contextualizer
-from ragsage.types import make_chunk
+from ragsage.parsing import HeuristicBackend, make_token_counter
+from ragsage.ports import Contextualizer, PageContextualizer
+from ragsage.types import Page, make_chunk
 from tests.unit.parsing.conftest import make_document
 
 count = make_token_counter()
@@ -66,3 +68,48 @@ async def test_same_input_same_output_and_unknown_position_degrades_to_headings(
     first = await contextualizer.contextualize(DOCUMENT, chunk, full_text=FULL_TEXT)
     second = await contextualizer.contextualize(DOCUMENT, chunk, full_text=FULL_TEXT)
     assert first == second == "Document: Employee handbook\n\nText that is not in the document."
+
+
+async def test_all_chunks_at_once_from_their_spans_match_one_at_a_time():
+    backend = HeuristicBackend()
+    pages = [
+        Page(1, FULL_TEXT),
+        Page(2, ""),
+        Page(3, "# Travel\n\nTrains are booked by the office."),
+    ]
+    chunks = backend.chunk(DOCUMENT, pages, size=12, overlap=0)
+    assert len(chunks) > 4 and all(c.end_char > c.start_char for c in chunks)
+    contextualizer = HeadingWindowContextualizer(window=2, max_context_tokens=60)
+    assert isinstance(contextualizer, PageContextualizer)
+    together = await contextualizer.contextualize_pages(DOCUMENT, chunks, pages)
+    full_text = FULL_TEXT + "\n\n" + pages[2].text
+    alone = [
+        await contextualizer.contextualize(DOCUMENT, chunk, full_text=full_text) for chunk in chunks
+    ]
+    assert together == alone
+    # Neighbours cross the page break, as they do in the joined text.
+    assert "Followed by: Trains are booked" in together[-2] or "Trains" in together[-1]
+
+
+async def test_a_huge_neighbour_is_cut_near_the_chunk_and_never_mid_word():
+    sentences = " ".join(f"Clause {n} binds tenant {n}." for n in range(20_000))
+    pages = [Page(1, f"{sentences}\n\nThe short chunk.\n\n{sentences}")]
+    start = len(sentences) + 2
+    chunk = make_chunk(
+        DOCUMENT, 0, "The short chunk.", page_numbers=(1,), start_char=start, end_char=start + 16
+    )
+    contextualizer = HeadingWindowContextualizer(window=1, max_context_tokens=40)
+    (text,) = await contextualizer.contextualize_pages(DOCUMENT, [chunk], pages)
+    prefix = text[: -len(chunk.text)]
+    assert count(prefix) <= 40
+    # The sentences nearest the chunk are the ones kept.
+    assert re.search(r"Preceded by: (Clause \d+ binds tenant \d+\. )*Clause 19999 binds", prefix)
+    assert set(prefix.split()) <= set(pages[0].text.split()) | {
+        "Document:",
+        "Employee",
+        "handbook",
+        "Section:",
+        "Preceded",
+        "Followed",
+        "by:",
+    }

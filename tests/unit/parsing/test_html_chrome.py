@@ -121,3 +121,16 @@ def test_a_nested_data_table_is_read_once():
     html = f"<body><table><tr><td><h3>Box</h3>{inner}</td></tr></table></body>"
     text = read(html)
     assert text == "### Box\n\n| k | v |\n| --- | --- |\n| a | 1 |"
+
+
+def test_a_sphinx_page_keeps_its_headings_and_loses_its_bars_and_pilcrows():
+    html = (
+        '<body><div class="related" role="navigation"><h3>Navigation</h3><ul>'
+        '<li><a href="genindex.html">index</a></li><li><a href="next.html">next</a> |</li>'
+        '</ul></div><div class="body" role="main"><section id="why">'
+        '<h2><a class="toc-backref" href="#id3" role="doc-backlink">Why is it so?</a>'
+        '<a class="headerlink" href="#why" title="Link to this heading">\u00b6</a></h2>'
+        "<p>Because it is.</p></section></div>"
+        '<div class="sphinxsidebar" role="navigation"><h3>Table of Contents</h3></div></body>'
+    )
+    assert read(html) == "## Why is it so?\n\nBecause it is."
