@@ -78,15 +78,13 @@ def ingest(settings: Settings, pages: list[Path], doc_root: Path, processes: int
     try:
         time.sleep(3)  # let the pool start before the clock does
         started = time.perf_counter()
-        job_ids = [
-            str(
-                enqueuer.enqueue_document(
-                    NAMESPACE, str(path.relative_to(doc_root)), path=path
-                ).job_id
-            )
+        outcomes = [
+            enqueuer.enqueue_document(NAMESPACE, str(path.relative_to(doc_root)), path=path)
             for path in pages
         ]
         uploaded = time.perf_counter() - started
+        duplicates = sum(1 for outcome in outcomes if outcome.duplicate)
+        job_ids = [str(o.job_id) for o in outcomes if not o.duplicate and o.job_id is not None]
         jobs, pending = {}, set(job_ids)
         while pending:
             for job_id in list(pending):
@@ -96,7 +94,7 @@ def ingest(settings: Settings, pages: list[Path], doc_root: Path, processes: int
                     pending.discard(job_id)
             time.sleep(0.1)
         wall = time.perf_counter() - started
-        return wall, uploaded, list(jobs.values()), worker_peaks(worker)
+        return wall, (uploaded, duplicates), list(jobs.values()), worker_peaks(worker)
     finally:
         worker.terminate()
         worker.wait(30)
@@ -188,7 +186,11 @@ def main() -> None:
 def report(args, wall, uploaded, jobs, peaks, chunks, pages) -> None:
     states = Counter(str(job.state) for job in jobs)
     redelivered = sum(1 for job in jobs if job.deliveries > 1)
-    print(f"wall {wall:.1f} s with {args.processes} worker processes (uploads {uploaded:.1f} s)")
+    seconds, duplicates = uploaded
+    print(
+        f"wall {wall:.1f} s with {args.processes} worker processes (uploads {seconds:.1f} s; "
+        f"{duplicates} pages were byte-identical to one uploaded before)"
+    )
     print(f"jobs: {dict(states)}; delivered more than once: {redelivered}")
     for job in jobs:
         if str(job.state) != "succeeded":
