@@ -25,6 +25,9 @@ class HeuristicBackend:
     ``encoding_name`` is the tiktoken encoding chunk budgets are counted in;
     it loads on the first ``chunk`` call, so constructing the backend is free.
     ``limits`` bounds the work one document may cause (see :class:`ParseLimits`).
+    ``join_sections`` lets a chunk under that share of the budget take in the
+    next small section (0, the default, keeps sections apart; see
+    ``docs/parsing.md`` for why).
     """
 
     # Raised whenever parse output changes for bytes it already read, so cached
@@ -38,7 +41,11 @@ class HeuristicBackend:
         encoding_name: str = DEFAULT_ENCODING,
         limits: ParseLimits | None = None,
         classifier: LayoutPageClassifier | None = None,
+        join_sections: float = 0.0,
     ) -> None:
+        if not 0.0 <= join_sections <= 1.0:
+            raise ValueError(f"join_sections must be between 0 and 1, got {join_sections}")
+        self.join_sections = join_sections
         self.encoding_name = encoding_name
         self.limits = limits or DEFAULT_LIMITS
         self.classifier = classifier or LayoutPageClassifier()
@@ -81,7 +88,14 @@ class HeuristicBackend:
         self, document: Document, pages: Sequence[Page], *, size: int, overlap: int
     ) -> Sequence[Chunk]:
         """Structure-aware chunks of the resolved pages, ordinals dense across all of them."""
-        return chunk_pages(document, pages, size=size, overlap=overlap, count=self._count)
+        return chunk_pages(
+            document,
+            pages,
+            size=size,
+            overlap=overlap,
+            count=self._count,
+            join_below=self.join_sections,
+        )
 
     def _readers(self) -> dict[DocumentFormat, Callable[[RawSource], ParsedDocument]]:
         # Readers are imported here, not at module top, so each format library

@@ -8,11 +8,11 @@ too big alone is cut by :mod:`ragsage.parsing.splitting` down to single
 characters if it must.
 
 A heading closes the chunk before it, so each chunk carries the path of the
-section it came from, unless that chunk is still small (under a quarter of the
-budget): then the sibling or deeper section that follows joins it, its heading
-line written into the text, so a page of one-line sections does not become a
-heap of tiny chunks (source code aside, where every definition stays its own
-unit).  A page break always closes a chunk, so every chunk cites
+section it came from.  Asked to (``join_below``), a chunk still small takes in
+the sibling or deeper section that follows, its heading line written into the
+text, so a page of one-line sections does not become a heap of tiny chunks
+(source code aside, where every definition stays its own unit); the joined
+chunk keeps the first section's path.  A page break always closes a chunk, so every chunk cites
 exactly one page.  Heading lines otherwise live in ``heading_path``, not in the
 text, except for a heading with no body of its own, which becomes a chunk so
 that no words of the page are lost.
@@ -40,8 +40,6 @@ from ragsage.parsing.splitting import (
 from ragsage.types import Chunk, Document, Page, make_chunk
 
 _SEPARATOR = "\n\n"
-# A chunk smaller than this share of the budget takes in the next section.
-_MERGE_SHARE = 0.25
 # Formats whose headings are definitions (a function, a class): each is a unit
 # a search should return by itself, so sections there never join.
 _DEFINITION_FORMATS = frozenset({"python"})
@@ -54,14 +52,19 @@ def chunk_pages(
     size: int,
     overlap: int,
     count: TokenCounter,
+    join_below: float = 0.0,
 ) -> list[Chunk]:
-    """Structure-aware chunks of ``pages``, ordinals dense from 0 across all of them."""
+    """Structure-aware chunks of ``pages``, ordinals dense from 0 across all of them.
+
+    ``join_below`` is the share of the budget under which a chunk takes in the
+    next sibling section (0, the default, keeps every section apart).
+    """
     if size < 1:
         raise InvalidRequest(f"chunk size must be at least 1 token, got {size}")
     if not 0 <= overlap < size:
         raise InvalidRequest(f"chunk overlap must be in [0, {size}), got {overlap}")
     joins = document.metadata.get("format") not in _DEFINITION_FORMATS
-    merge_below = int(size * _MERGE_SHARE) if joins else 0
+    merge_below = int(size * join_below) if joins else 0
     packer = _Packer(document, size, overlap, count, merge_below=merge_below)
     headings = HeadingStack()
     for page in pages:

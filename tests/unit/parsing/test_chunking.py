@@ -17,9 +17,12 @@ count = make_token_counter()
 BACKEND = HeuristicBackend()
 
 
-def chunk(text_or_pages, size, overlap=0):
+JOINING = HeuristicBackend(join_sections=0.25)
+
+
+def chunk(text_or_pages, size, overlap=0, backend=BACKEND):
     pages = text_or_pages if isinstance(text_or_pages, list) else [Page(1, text_or_pages)]
-    return list(BACKEND.chunk(make_document(), pages, size=size, overlap=overlap))
+    return list(backend.chunk(make_document(), pages, size=size, overlap=overlap))
 
 
 def test_backend_satisfies_both_ports():
@@ -42,9 +45,15 @@ def test_sections_of_a_fair_size_become_one_chunk_each_with_their_heading_path()
     assert [text[c.start_char : c.end_char] for c in chunks] == [c.text for c in chunks]
 
 
-def test_small_sections_join_up_to_the_budget_with_their_headings_in_the_text():
+def test_small_sections_stay_apart_by_default():
     sections = "".join(f"## Option {n}\n\nSets flag {n}.\n\n" for n in range(40))
     chunks = chunk("# Flags\n\n" + sections, size=100)
+    assert [c.heading_path for c in chunks] == [("Flags", f"Option {n}") for n in range(40)]
+
+
+def test_small_sections_join_when_asked_with_their_headings_in_the_text():
+    sections = "".join(f"## Option {n}\n\nSets flag {n}.\n\n" for n in range(40))
+    chunks = chunk("# Flags\n\n" + sections, size=100, backend=JOINING)
     # Forty one-line sections, a few chunks (each grows while under a quarter of the budget).
     assert 5 <= len(chunks) <= 15, [c.text for c in chunks]
     first = chunks[0]
@@ -55,7 +64,7 @@ def test_small_sections_join_up_to_the_budget_with_their_headings_in_the_text():
 
 def test_a_section_does_not_join_a_deeper_one_it_climbed_out_of():
     text = "# A\n\n## A1\n\nshort.\n\n# B\n\nother."
-    chunks = chunk(text, size=100)
+    chunks = chunk(text, size=100, backend=JOINING)
     assert [(c.text, c.heading_path) for c in chunks] == [
         ("short.", ("A", "A1")),
         ("other.", ("B",)),
@@ -137,9 +146,10 @@ def test_a_huge_code_block_splits_at_lines_and_is_refenced():
 
 def test_headings_without_bodies_keep_their_words_and_honest_spans():
     text = "# aa\n\n### bb\n\n## cc\n\n# dd\n\n## ee"
-    chunks = chunk(text, size=50)
-    assert_nothing_lost([Page(1, text)], chunks)
-    assert_spans_hold([Page(1, text)], chunks)
+    for backend in (BACKEND, JOINING):
+        chunks = chunk(text, size=50, backend=backend)
+        assert_nothing_lost([Page(1, text)], chunks)
+        assert_spans_hold([Page(1, text)], chunks)
 
 
 def test_chunks_never_span_pages_and_cite_their_page():
@@ -187,7 +197,8 @@ page = st.lists(block, min_size=1, max_size=10).map("\n\n".join)
 def test_chunker_properties(pages, size, data):
     overlap = data.draw(st.integers(0, size - 1))
     page_list = [Page(n, text) for n, text in enumerate(pages, 1)]
-    chunks = chunk(page_list, size, overlap)
-    assert_within_budget(chunks, size, count)
-    assert_nothing_lost(page_list, chunks)
-    assert_spans_hold(page_list, chunks)
+    for backend in (BACKEND, JOINING):
+        chunks = chunk(page_list, size, overlap, backend=backend)
+        assert_within_budget(chunks, size, count)
+        assert_nothing_lost(page_list, chunks)
+        assert_spans_hold(page_list, chunks)
