@@ -20,17 +20,15 @@ import random
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 import httpx
 from sqlalchemy import text
+from stack import local_stack
 
 from api.cli import gunicorn_argv
-from ragsage.embedded.postgres import EmbeddedPostgres
-from ragsage.embedded.redis import EmbeddedRedis
 from ragsage.keys import Role, create_key
 from ragsage.query import RetrievalOptions
 from ragsage.runtime import build_runtime
@@ -177,46 +175,31 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=400)
     args = parser.parse_args()
     rng = random.Random(3)
-    with tempfile.TemporaryDirectory() as directory:
-        base = Path(directory)
-        postgres, redis = EmbeddedPostgres(base / "pg"), EmbeddedRedis(base / "redis")
-        postgres.start()
-        redis.start()
-        try:
-            owner = postgres.ensure_database("bench")
-            settings = Settings.from_env(
-                {},
-                database_url=owner,
-                app_database_url=owner.replace("postgres@", "ragsage_app@", 1),
-                redis_url=redis.url(0),
-                embedding_dim=384,
+    with local_stack("bench") as stack:
+        settings, base = stack.settings, stack.directory
+        for size in sorted(args.sizes):
+            print(f"corpus of {size:,} chunks:")
+            asyncio.run(load(settings, size, rng))
+            key = asyncio.run(new_key(settings))
+            batch = queries(rng, args.requests)
+            local = asyncio.run(in_process(settings, batch[:200]))
+            print(
+                f"  in process:   p50 {statistics.median(local):6.1f} ms  "
+                f"p95 {percentile(local, 0.95):6.1f} ms  p99 {percentile(local, 0.99):6.1f} ms"
             )
-            for size in sorted(args.sizes):
-                print(f"corpus of {size:,} chunks:")
-                asyncio.run(load(settings, size, rng))
-                key = asyncio.run(new_key(settings))
-                batch = queries(rng, args.requests)
-                local = asyncio.run(in_process(settings, batch[:200]))
-                print(
-                    f"  in process:   p50 {statistics.median(local):6.1f} ms  "
-                    f"p95 {percentile(local, 0.95):6.1f} ms  p99 {percentile(local, 0.99):6.1f} ms"
-                )
-                server, url = serve(settings, base / f"api-{size}.log")
-                try:
-                    fire(url, key, batch[:20], 4)  # warm every worker's pools
-                    for clients in (1, 8, 32):
-                        latencies, rate = fire(url, key, batch, clients)
-                        print(
-                            f"  HTTP x{clients:<3} p50 {statistics.median(latencies):6.1f} ms  "
-                            f"p95 {percentile(latencies, 0.95):6.1f} ms  "
-                            f"p99 {percentile(latencies, 0.99):6.1f} ms  {rate:6.1f} req/s"
-                        )
-                finally:
-                    server.terminate()
-                    server.wait(30)
-        finally:
-            redis.stop()
-            postgres.stop()
+            server, url = serve(settings, base / f"api-{size}.log")
+            try:
+                fire(url, key, batch[:20], 4)  # warm every worker's pools
+                for clients in (1, 8, 32):
+                    latencies, rate = fire(url, key, batch, clients)
+                    print(
+                        f"  HTTP x{clients:<3} p50 {statistics.median(latencies):6.1f} ms  "
+                        f"p95 {percentile(latencies, 0.95):6.1f} ms  "
+                        f"p99 {percentile(latencies, 0.99):6.1f} ms  {rate:6.1f} req/s"
+                    )
+            finally:
+                server.terminate()
+                server.wait(30)
 
 
 if __name__ == "__main__":

@@ -38,9 +38,8 @@ from sqlalchemy import create_engine, text
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import site_chrome  # noqa: E402  (a sibling script, not a package)
+from stack import local_stack  # noqa: E402
 
-from ragsage.embedded.postgres import EmbeddedPostgres  # noqa: E402
-from ragsage.embedded.redis import EmbeddedRedis  # noqa: E402
 from ragsage.parsing import make_token_counter  # noqa: E402
 from ragsage.settings import Settings  # noqa: E402
 from worker.cli import celery_worker_argv  # noqa: E402
@@ -150,31 +149,15 @@ def main() -> None:
     pages = site_chrome.html_pages(args.doc_root)
     megabytes = sum(path.stat().st_size for path in pages) / 1e6
     print(f"{len(pages)} pages, {megabytes:.1f} MB of HTML under {args.doc_root}")
-    with tempfile.TemporaryDirectory() as directory:
-        base = Path(directory)
-        postgres, redis = EmbeddedPostgres(base / "pg"), EmbeddedRedis(base / "redis")
-        postgres.start()
-        redis.start()
-        try:
-            owner = postgres.ensure_database("corpus")
-            settings = Settings.from_env(
-                {},
-                database_url=owner,
-                app_database_url=owner.replace("postgres@", "ragsage_app@", 1),
-                redis_url=redis.url(0),
-                embedding_dim=384,
-                chunk_size=args.chunk_size,
-            )
-            migrator = Enqueuer(settings)
-            migrator.run(migrator.database.migrate())
-            migrator.close()
-            wall, uploaded, jobs, peaks = ingest(
-                settings, pages, args.doc_root, args.processes, base / "worker.log"
-            )
-            chunks = stored_chunks(owner)
-        finally:
-            redis.stop()
-            postgres.stop()
+    with local_stack("corpus", chunk_size=args.chunk_size) as stack:
+        settings = stack.settings
+        migrator = Enqueuer(settings)
+        migrator.run(migrator.database.migrate())
+        migrator.close()
+        wall, uploaded, jobs, peaks = ingest(
+            settings, pages, args.doc_root, args.processes, stack.directory / "worker.log"
+        )
+        chunks = stored_chunks(stack.owner_url)
     report(args, wall, uploaded, jobs, peaks, chunks, pages)
     if args.peer_python:
         with tempfile.TemporaryDirectory() as directory:

@@ -21,12 +21,11 @@ import asyncio
 import os
 import random
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
-from ragsage.embedded.postgres import EmbeddedPostgres
-from ragsage.embedded.redis import EmbeddedRedis
+from stack import local_stack
+
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings
 from ragsage.types import RawSource, Scope
@@ -117,37 +116,20 @@ def main() -> None:
     args = parser.parse_args()
     docs = documents(args.documents, args.kilobytes)
     megabytes = sum(len(d) for _, d in docs) / 1e6
-    with tempfile.TemporaryDirectory() as directory:
-        base = Path(directory)
-        postgres, redis = EmbeddedPostgres(base / "pg"), EmbeddedRedis(base / "redis")
-        postgres.start()
-        redis.start()
-        try:
-            owner = postgres.ensure_database("bench")
-            settings = Settings.from_env(
-                {},
-                database_url=owner,
-                app_database_url=owner.replace("postgres@", "ragsage_app@", 1),
-                redis_url=redis.url(0),
-                embedding_dim=384,
+    with local_stack("bench") as stack:
+        settings, base = stack.settings, stack.directory
+        print(f"{len(docs)} documents, {megabytes:.2f} MB, offline hashing embedder")
+        elapsed, chunks = asyncio.run(in_process(settings, docs))
+        base_rate = len(docs) / elapsed
+        print(f"in process:        {base_rate:6.1f} docs/s, {chunks / elapsed:7.1f} chunks/s")
+        for processes in (1, 2):
+            elapsed, chunks = through_queue(settings, docs, processes, base / f"w{processes}.log")
+            rate = len(docs) / elapsed
+            label = f"queue, {processes} worker{'s' if processes > 1 else ' '}:"
+            print(
+                f"{label} {rate:6.1f} docs/s, {chunks / elapsed:7.1f} chunks/s, "
+                f"{base_rate / rate:.2f}x the in-process time"
             )
-            print(f"{len(docs)} documents, {megabytes:.2f} MB, offline hashing embedder")
-            elapsed, chunks = asyncio.run(in_process(settings, docs))
-            base_rate = len(docs) / elapsed
-            print(f"in process:        {base_rate:6.1f} docs/s, {chunks / elapsed:7.1f} chunks/s")
-            for processes in (1, 2):
-                elapsed, chunks = through_queue(
-                    settings, docs, processes, base / f"w{processes}.log"
-                )
-                rate = len(docs) / elapsed
-                label = f"queue, {processes} worker{'s' if processes > 1 else ' '}:"
-                print(
-                    f"{label} {rate:6.1f} docs/s, {chunks / elapsed:7.1f} chunks/s, "
-                    f"{base_rate / rate:.2f}x the in-process time"
-                )
-        finally:
-            redis.stop()
-            postgres.stop()
 
 
 if __name__ == "__main__":
