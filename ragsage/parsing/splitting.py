@@ -160,13 +160,7 @@ def split_list(text: str, size: int, count: TokenCounter) -> list[Piece]:
         else:
             items.append(line)
     items = [_Line(item.text.rstrip(), item.start) for item in items if item.text.strip()]
-    return _pack(
-        items,
-        size,
-        count,
-        wrap=lambda body: body,
-        too_big=lambda item: item.place(split_prose(item.text, size, 0, count)),
-    )
+    return _pack_lines(items, size, count)
 
 
 def fit_text(text: str, size: int, count: TokenCounter) -> list[Piece]:
@@ -191,6 +185,11 @@ def _split_row(row: _Line, names: list[str], size: int, count: TokenCounter) -> 
         position += len(cell)
     if not units:
         return row.place(split_prose(row.text, size, 0, count))
+    return _pack_lines(units, size, count)
+
+
+def _pack_lines(units: list[_Line], size: int, count: TokenCounter) -> list[Piece]:
+    """Units packed one a line, unwrapped; a unit too big alone is cut as prose."""
     return _pack(
         units,
         size,
