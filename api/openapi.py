@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from api import schemas
+from api.schemas import MAX_CURSOR_CHARS
 from ragsage.query.options import MAX_EXPANSION
 
 _BODY_MODELS: tuple[type[BaseModel], ...] = (
@@ -90,8 +91,12 @@ def _query_int(name: str, low: int, high: int) -> dict[str, Any]:
     }
 
 
-def _cursor() -> dict[str, Any]:
-    return {"name": "cursor", "in": "query", "required": False, "schema": {"type": "string"}}
+def _cursor(max_length: int | None = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"}
+    if max_length is not None:
+        # A keyset cursor is a stored id: bounded, and never holding a NUL.
+        schema.update(maxLength=max_length, pattern="^[^\\x00]*$")
+    return {"name": "cursor", "in": "query", "required": False, "schema": schema}
 
 
 def _ok(model: type[BaseModel], status: int = 200) -> dict[str, Any]:
@@ -189,7 +194,7 @@ def openapi_document(server_url: str = "") -> dict[str, Any]:
             "get": _op(
                 "Documents, newest first",
                 _ok(schemas.DocumentList),
-                parameters=[_query_int("limit", 1, 200), _cursor()],
+                parameters=[_query_int("limit", 1, 200), _cursor(MAX_CURSOR_CHARS)],
             ),
         },
         "/v1/documents/{document_id}": {

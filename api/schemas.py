@@ -14,6 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragsage.query.options import DEFAULT_HYBRID_ALPHA, MAX_EXPANSION, MAX_QUERY_CHARS, MAX_TOP_K
 
+# The longest document-list cursor accepted: cursors are document ids, never this long.
+MAX_CURSOR_CHARS = 512
+
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")

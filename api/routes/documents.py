@@ -13,13 +13,18 @@ from api import convert
 from api.auth import require
 from api.errors import ApiError
 from api.routes.common import cleaned, int_arg, json_body
-from api.schemas import DocumentList, DocumentOut, DocumentUpload, UploadFields, UploadResponse
+from api.schemas import (
+    MAX_CURSOR_CHARS,
+    DocumentList,
+    DocumentOut,
+    DocumentUpload,
+    UploadFields,
+    UploadResponse,
+)
 from api.services import services
 from ragsage.errors import InvalidRequest
 from ragsage.jobs import documents
 from ragsage.keys import Role
-
-MAX_CURSOR_CHARS = 512
 
 blueprint = Blueprint("documents", __name__)
 
