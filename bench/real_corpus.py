@@ -28,22 +28,20 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
+# Run as a script, this folder is on sys.path: its sibling modules import directly.
+import site_chrome
 from sqlalchemy import create_engine, text
+from stack import local_stack
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import site_chrome  # noqa: E402  (a sibling script, not a package)
-from stack import local_stack  # noqa: E402
-
-from ragsage.parsing import make_token_counter  # noqa: E402
-from ragsage.settings import Settings  # noqa: E402
-from worker.cli import celery_worker_argv  # noqa: E402
-from worker.enqueue import Enqueuer  # noqa: E402
+from ragsage.parsing import make_token_counter
+from ragsage.settings import Settings
+from worker.cli import celery_worker_argv
+from worker.enqueue import Enqueuer
 
 ROOT = Path(__file__).resolve().parents[1]
 PEER_SCRIPT = ROOT.parent / "shared" / "bench" / "llamaindex_bench.py"

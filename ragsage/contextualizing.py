@@ -90,11 +90,6 @@ class HeadingWindowContextualizer:
             out.append(self._context(document, chunk, index, span) + chunk.text)
         return out
 
-    def context_for(self, document: Document, chunk: Chunk, full_text: str) -> str:
-        """Only the prefix: empty, or header lines ending in a blank line."""
-        index = _ParagraphIndex([Page(1, full_text)])
-        return self._context(document, chunk, index, _located_in(chunk, full_text))
-
     def _context(
         self,
         document: Document,
