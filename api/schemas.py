@@ -197,6 +197,7 @@ class JobOut(BaseModel):
     content_hash: str
     attempts: int
     deliveries: int
+    lost_deliveries: int
     error: str | None
     timings_ms: dict[str, float]
     result: dict[str, Any] | None

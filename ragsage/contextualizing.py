@@ -14,12 +14,12 @@ with the document times its chunks.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ragsage.offload import run_cpu
 from ragsage.parsing.tokens import DEFAULT_ENCODING, make_token_counter
 from ragsage.types import Chunk, Document, Page
 
@@ -74,10 +74,10 @@ class HeadingWindowContextualizer:
     ) -> list[str]:
         """Every chunk's text to embed, situated by its span in one pass over ``pages``.
 
-        The work is pure CPU, so it runs on a worker thread: the event loop (and
-        a job's lease heartbeat on it) keeps running meanwhile.
+        The work is pure CPU, so it runs off the event loop (:func:`run_cpu`),
+        which keeps serving the other coroutines of the process meanwhile.
         """
-        return await asyncio.to_thread(self.texts, document, chunks, pages)
+        return await run_cpu(self.texts, document, chunks, pages)
 
     def texts(
         self, document: Document, chunks: Sequence[Chunk], pages: Sequence[Page]

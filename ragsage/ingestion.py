@@ -20,6 +20,7 @@ from typing import TypeVar
 from ragsage.caching import decode_parsed, encode_parsed, parse_cache_key
 from ragsage.errors import DocumentError, EmptyDocument, ParseError, PermanentProviderError
 from ragsage.identity import content_hash, document_id_for
+from ragsage.offload import run_cpu
 from ragsage.ports import (
     Cache,
     Chunker,
@@ -332,10 +333,13 @@ class IngestionPipeline:
         stage("chunk")
         started = time.perf_counter()
         with root.child("chunk") as span:
-            chunks = list(
-                self.chunker.chunk(
-                    document, pages, size=self.config.chunk_size, overlap=self.config.chunk_overlap
-                )
+            chunks = await run_cpu(
+                _chunk_all,
+                self.chunker,
+                document,
+                pages,
+                self.config.chunk_size,
+                self.config.chunk_overlap,
             )
             span.set(chunks=len(chunks))
         timings["chunk_ms"] = _elapsed(started)
@@ -383,9 +387,7 @@ class IngestionPipeline:
             if cached is not None:
                 return cached, True
         try:
-            # Parsing is CPU-bound library code; a thread keeps the event loop free
-            # for the other documents a worker may be ingesting.
-            parsed = await asyncio.to_thread(self.parser.parse, source)
+            parsed = await run_cpu(self.parser.parse, source)
         except DocumentError:
             raise
         except Exception as exc:
@@ -406,7 +408,7 @@ class IngestionPipeline:
     ) -> tuple[list[Page], int]:
         """Route every page, and replace vision pages' text with a transcription."""
         with root.child("classify") as span:
-            routes = [self.classifier.classify(page) for page in parsed.pages]
+            routes = await run_cpu(_classify_all, self.classifier, parsed.pages)
             vision = [
                 page
                 for page, route in zip(parsed.pages, routes, strict=True)
@@ -479,6 +481,16 @@ class IngestionPipeline:
 
         results = await _bounded(self.config.concurrency, batches, one)
         return [record for batch in results for record in batch]
+
+
+def _chunk_all(
+    chunker: Chunker, document: Document, pages: Sequence[Page], size: int, overlap: int
+) -> list[Chunk]:
+    return list(chunker.chunk(document, pages, size=size, overlap=overlap))
+
+
+def _classify_all(classifier: PageClassifier, pages: Sequence[Page]) -> list[PageRoute]:
+    return [classifier.classify(page) for page in pages]
 
 
 def _elapsed(started: float) -> float:

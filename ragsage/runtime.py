@@ -423,8 +423,13 @@ def build_runtime(
     cache: Cache | None = None,
     tracer: Tracer | None = None,
     embedder_factory: EmbedderFactory | None = None,
+    parser: DocumentParser | None = None,
 ) -> Runtime:
-    """Every port for ``settings``; explicitly passed ports win."""
+    """Every port for ``settings``; explicitly passed ports win.
+
+    ``parser`` replaces only the reading of files (chunking stays the built-in
+    backend's): for a custom format, or a test that needs a slow parser.
+    """
     backend = HeuristicBackend()
     providers = _Providers(settings)
 
@@ -446,7 +451,7 @@ def build_runtime(
     return Runtime(
         settings=settings,
         database=database or build_database(settings),
-        parser=backend,
+        parser=parser or backend,
         chunker=backend,
         classifier=LayoutPageClassifier(),
         contextualizer=_contextualizer(settings, providers),

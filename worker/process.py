@@ -1,4 +1,4 @@
-"""What each worker process owns: one event loop, one runtime, one watchdog.
+"""What each worker process owns: one event loop, one runtime, one lease keeper.
 
 Built lazily on first use and rebuilt after a fork (a pool child must not share
 its parent's sockets or loop thread).
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from ragsage.jobs import store
+from ragsage.jobs.lease_keeper import LeaseKeeper
 from ragsage.jobs.watchdog import reclaim, stale_jobs
 from ragsage.loop import LoopThread
 from ragsage.runtime import Runtime, adapter_overrides, build_runtime
@@ -26,14 +27,16 @@ Sender = Callable[[str, UUID, float | None, str], None]
 
 @dataclass
 class ProcessRuntime:
-    """The loop and runtime of this process."""
+    """The loop, runtime and lease keeper of this process."""
 
     loop: LoopThread
     runtime: Runtime
     pid: int
+    lease: LeaseKeeper
 
     def close(self) -> None:
         try:
+            self.lease.close()
             self.loop.run(self.runtime.aclose(), timeout=10)
         finally:
             self.loop.stop()
@@ -62,7 +65,13 @@ def current(settings: Settings | None = None) -> ProcessRuntime:
                 type(getattr(runtime.llm, "transcriber", runtime.llm)).__name__,
                 "on" if runtime.cache is not None else "off",
             )
-            _current = ProcessRuntime(loop=loop, runtime=runtime, pid=os.getpid())
+            lease = LeaseKeeper(
+                lease=chosen.job_lease,
+                heartbeat=chosen.job_heartbeat,
+                # Past the hard limit the job is dead whatever this process says.
+                max_hold=chosen.job_time_limit + chosen.job_lease,
+            )
+            _current = ProcessRuntime(loop=loop, runtime=runtime, pid=os.getpid(), lease=lease)
         return _current
 
 

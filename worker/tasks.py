@@ -17,6 +17,7 @@ from celery.signals import worker_process_init, worker_process_shutdown, worker_
 from ragsage.jobs import store
 from ragsage.jobs.runner import run_job
 from ragsage.observability.logs import log_context
+from ragsage.offload import CallerThread, using
 from ragsage.types import Scope
 from worker import metrics, process
 from worker.app import INGEST_TASK, REINDEX_TASK, app, publish, settings
@@ -39,9 +40,14 @@ def _run(namespace: str, job_id: str, kind: str) -> str:
 def _run_in_context(namespace: str, job_id: str, kind: str) -> str:
     scope, identifier = Scope(namespace), UUID(job_id)
     here = process.current(settings)
+    # This thread runs the job's CPU stages, so the soft time limit (raised here
+    # by a signal) interrupts the stage itself rather than only the wait for it.
+    cpu = CallerThread(interrupts=(SoftTimeLimitExceeded,))
+    running = here.loop.submit(using(cpu, run_job(here.runtime, scope, identifier, here.lease)))
     try:
-        outcome = here.loop.run(run_job(here.runtime, scope, identifier))
+        outcome = cpu.drive(running)
     except SoftTimeLimitExceeded:
+        running.cancel()
         message = f"took longer than {settings.job_soft_time_limit:.0f} s and was stopped"
         here.loop.run(_fail(here, scope, identifier, message))
         metrics.current().observe("failed", kind, {})
@@ -77,7 +83,8 @@ async def _fail(here: process.ProcessRuntime, scope: Scope, job_id: UUID, messag
 
 @worker_process_init.connect
 def _child_started(**_: object) -> None:
-    process.current(settings)
+    # A pool child runs jobs: its lease keeper starts now, not with the first job.
+    process.current(settings).lease.start()
     metrics.start(settings.worker_metrics_port, settings.worker_metrics_host)
 
 

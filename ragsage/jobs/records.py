@@ -48,6 +48,7 @@ class Job:
     started_at: datetime | None
     finished_at: datetime | None
     generation: int | None = None
+    lost_deliveries: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready view (what the API and the CLI show)."""
@@ -65,6 +66,7 @@ class Job:
             "content_hash": self.content_hash,
             "attempts": self.attempts,
             "deliveries": self.deliveries,
+            "lost_deliveries": self.lost_deliveries,
             "error": self.error,
             "timings_ms": dict(self.timings),
             "result": dict(self.result) if self.result else None,

@@ -1,7 +1,8 @@
 """Running one ingestion job: claim, process under a lease, write once, record the outcome.
 
 The expensive part (parse, vision, chunk, embed) runs outside any transaction
-while a heartbeat renews the job's lease.  The write is one transaction that
+under a lease kept alive from outside the work (:mod:`ragsage.jobs.lease_keeper`)
+and a heartbeat that reports the stage and notices cancellation.  The write is one transaction that
 locks the job row, replaces the document's chunks, keeps its resolved pages and
 marks the job succeeded — so a crash leaves either the old version or the new
 one, and a duplicate delivery can never write twice.
@@ -21,6 +22,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 
 from ragsage.errors import DocumentError, InputError, RagsageError
 from ragsage.jobs import documents, reindex, store
+from ragsage.jobs.lease_keeper import LeaseHolder
 from ragsage.jobs.records import Job
 from ragsage.observability.logs import bind_log_context, log_context
 from ragsage.runtime import Runtime
@@ -110,7 +112,11 @@ class _Heartbeat:
             try:
                 async with self.runtime.database.session(self.scope) as session:
                     alive = await store.renew_lease(
-                        session, self.job.id, settings.job_lease, self.progress.stage
+                        session,
+                        self.job.id,
+                        self.job.attempts,
+                        settings.job_lease,
+                        self.progress.stage,
                     )
             except Exception as exc:  # noqa: BLE001 - one missed beat is survivable
                 _log.warning("heartbeat for job %s failed: %s", self.job.id, type(exc).__name__)
@@ -122,13 +128,21 @@ class _Heartbeat:
                 return
 
 
-async def run_job(runtime: Runtime, scope: Scope, job_id: UUID) -> JobOutcome:
-    """Run one delivery of an ingestion or re-index job and record the outcome on its row."""
+async def run_job(
+    runtime: Runtime, scope: Scope, job_id: UUID, lease: LeaseHolder | None = None
+) -> JobOutcome:
+    """Run one delivery of an ingestion or re-index job and record the outcome on its row.
+
+    ``lease`` keeps the claimed attempt's lease alive from outside this
+    process's event loop; without one only the heartbeat renews it.
+    """
     with log_context(namespace=scope.namespace, job_id=str(job_id)):
-        return await _run_job(runtime, scope, job_id)
+        return await _run_job(runtime, scope, job_id, lease)
 
 
-async def _run_job(runtime: Runtime, scope: Scope, job_id: UUID) -> JobOutcome:
+async def _run_job(
+    runtime: Runtime, scope: Scope, job_id: UUID, lease: LeaseHolder | None
+) -> JobOutcome:
     settings = runtime.settings
     async with runtime.database.session(scope) as session:
         job = await store.claim(session, job_id, settings.job_lease)
@@ -136,9 +150,11 @@ async def _run_job(runtime: Runtime, scope: Scope, job_id: UUID) -> JobOutcome:
             current = await store.get_job(session, job_id)
             state = current.state.value if current else "missing"
             return JobOutcome(job_id, "skipped", f"job is {state}; nothing to do")
-        if job.attempts > settings.job_max_deliveries:
+        if job.lost_deliveries >= settings.job_max_deliveries:
+            # Only deliveries that died count: retries after a recorded transient
+            # failure finished, and are bounded by job_max_attempts instead.
             message = (
-                f"{job.filename}: gave up after {job.attempts - 1} deliveries that never "
+                f"{job.filename}: gave up after {job.lost_deliveries} deliveries that never "
                 "finished (the file may crash the worker)"
             )
             await store.fail(session, job, message)
@@ -150,6 +166,8 @@ async def _run_job(runtime: Runtime, scope: Scope, job_id: UUID) -> JobOutcome:
     bind_log_context(document_id=job.document_id, kind=job.kind)
     progress = _Progress()
     process = _ingest if job.kind == "ingest" else _reindex
+    if lease is not None:
+        lease.hold(scope.namespace, job.id, job.attempts)
     work = asyncio.create_task(process(runtime, scope, job, progress))
     heartbeat = _Heartbeat(runtime, scope, job, work, progress)
     heartbeat.start()
@@ -163,6 +181,8 @@ async def _run_job(runtime: Runtime, scope: Scope, job_id: UUID) -> JobOutcome:
         return await _record_failure(runtime, scope, job, exc)
     finally:
         await heartbeat.stop()
+        if lease is not None:
+            lease.release(job.id)
 
 
 async def _ingest(runtime: Runtime, scope: Scope, job: Job, progress: _Progress) -> JobOutcome:

@@ -16,7 +16,7 @@ from ragsage.types import Page, PageRoute
 _JOB_COLUMNS = (
     "id, namespace, document_id, kind, state, stage, content_hash, filename, media_type, "
     "metadata, attempts, deliveries, error, timings, result, lease_expires_at, enqueued_at, "
-    "created_at, updated_at, started_at, finished_at, generation"
+    "created_at, updated_at, started_at, finished_at, generation, lost_deliveries"
 )
 
 
@@ -44,6 +44,7 @@ def _job(row: Sequence[Any]) -> Job:
         started_at=row[19],
         finished_at=row[20],
         generation=row[21],
+        lost_deliveries=row[22],
     )
 
 
@@ -133,13 +134,15 @@ async def claim(session: AsyncSession, job_id: UUID, lease_seconds: float) -> Jo
     """Take the job for this worker if it is queued, or running on an expired lease.
 
     Returns None when the job is finished or another worker holds a live lease:
-    a duplicate or stale message then does nothing.
+    a duplicate or stale message then does nothing.  Taking over an expired
+    lease counts the delivery that held it as lost.
     """
     row = (
         await session.execute(
             text(
                 "UPDATE ragsage_jobs SET state = 'running', stage = 'starting', "
                 "attempts = attempts + 1, deliveries = deliveries + 1, "
+                "lost_deliveries = lost_deliveries + (state = 'running')::int, "
                 "lease_expires_at = now() + make_interval(secs => :lease), "
                 "started_at = coalesce(started_at, now()), updated_at = now() "
                 "WHERE id = :id AND (state = 'queued' OR "
@@ -153,17 +156,17 @@ async def claim(session: AsyncSession, job_id: UUID, lease_seconds: float) -> Jo
 
 
 async def renew_lease(
-    session: AsyncSession, job_id: UUID, lease_seconds: float, stage: str | None
+    session: AsyncSession, job_id: UUID, attempt: int, lease_seconds: float, stage: str | None
 ) -> bool:
-    """Extend a running job's lease; False if the job is no longer this worker's."""
+    """Extend attempt ``attempt``'s lease; False if the job is no longer that attempt's."""
     row = (
         await session.execute(
             text(
                 "UPDATE ragsage_jobs SET lease_expires_at = now() + make_interval(secs => :lease), "
                 "stage = coalesce(:stage, stage), updated_at = now() "
-                "WHERE id = :id AND state = 'running' RETURNING id"
+                "WHERE id = :id AND state = 'running' AND attempts = :attempt RETURNING id"
             ),
-            {"id": job_id, "lease": lease_seconds, "stage": stage},
+            {"id": job_id, "attempt": attempt, "lease": lease_seconds, "stage": stage},
         )
     ).first()
     return row is not None

@@ -43,6 +43,7 @@ async def reclaim(runtime: Runtime, namespace: str, job_id: UUID) -> str | None:
             await session.execute(
                 text(
                     "UPDATE ragsage_jobs SET state = 'queued', lease_expires_at = NULL, "
+                    "lost_deliveries = lost_deliveries + (state = 'running')::int, "
                     "enqueued_at = NULL, stage = NULL, updated_at = now() WHERE id = :id AND ("
                     "(state = 'running' AND lease_expires_at < now()) OR (state = 'queued' AND "
                     "(enqueued_at IS NULL OR enqueued_at < now() - make_interval(secs => :after))))"

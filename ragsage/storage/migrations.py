@@ -692,6 +692,20 @@ def _v9(config: PostgresConfig) -> tuple[str, ...]:
     )
 
 
+def _v10(config: PostgresConfig) -> tuple[str, ...]:
+    """Deliveries that died: the count the poison limit reads.
+
+    ``deliveries`` counts every delivery that started a job, retries included;
+    a job is poison only when deliveries keep ending without an outcome.
+    """
+    return (
+        "ALTER TABLE ragsage_jobs ADD COLUMN IF NOT EXISTS lost_deliveries integer "
+        "NOT NULL DEFAULT 0",
+        "COMMENT ON COLUMN ragsage_jobs.lost_deliveries IS "
+        "'deliveries whose worker stopped before recording an outcome'",
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "generations, documents and chunks under Row-Level Security", _v1),
     Migration(2, "uploads: document status, blobs, jobs, resolved pages, system functions", _v2),
@@ -706,6 +720,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(8, "held generations: activation waits for an evaluation gate", _v8),
     Migration(9, "chunk spans: start_char and end_char in the page text", _v9),
+    Migration(10, "jobs count the deliveries that died, for the poison limit", _v10),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

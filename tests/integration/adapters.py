@@ -8,15 +8,22 @@ come from environment variables so each test's worker process can differ.
 from __future__ import annotations
 
 import asyncio
+import json
+import math
 import os
+import re
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ragsage.errors import PermanentProviderError, RetryableProviderError
 from ragsage.fakes.models import FakeEmbedder
+from ragsage.parsing import HeuristicBackend
 from ragsage.ports import InputType
 from ragsage.settings import Settings
+from ragsage.types import ParsedDocument, RawSource
 
 
 class FlakyEmbedder(FakeEmbedder):
@@ -38,18 +45,22 @@ class FlakyEmbedder(FakeEmbedder):
             calls = tally.tell() - 1
         if calls < self.fail_first:
             raise RetryableProviderError("embedding provider answered HTTP 503 (unavailable)")
+        if self.delay_after_failures:
+            await asyncio.sleep(self.delay_after_failures)
         return await super().embed(texts, input_type=input_type)
+
+    delay_after_failures = 0.0
 
 
 def flaky(settings: Settings) -> dict[str, Any]:
-    return {
-        "embedder": FlakyEmbedder(
-            dimension=settings.embedding_dim,
-            delay=float(os.environ.get("TEST_EMBED_DELAY", "0")),
-            fail_first=int(os.environ.get("TEST_EMBED_FAIL_FIRST", "0")),
-            counter=Path(os.environ["TEST_EMBED_COUNTER"]),
-        )
-    }
+    embedder = FlakyEmbedder(
+        dimension=settings.embedding_dim,
+        delay=float(os.environ.get("TEST_EMBED_DELAY", "0")),
+        fail_first=int(os.environ.get("TEST_EMBED_FAIL_FIRST", "0")),
+        counter=Path(os.environ["TEST_EMBED_COUNTER"]),
+    )
+    embedder.delay_after_failures = float(os.environ.get("TEST_EMBED_DELAY_AFTER_FAILURES", "0"))
+    return {"embedder": embedder}
 
 
 class CrashingEmbedder(FakeEmbedder):
@@ -99,3 +110,87 @@ def slow_second_model(settings: Settings) -> dict[str, Any]:
         return make_embedder(settings, kind, model, dim)
 
     return {"embedder_factory": factory}
+
+
+class _Ticker(threading.Thread):
+    """Ticks every 10 ms and remembers the longest pause between two ticks.
+
+    While one call holds the GIL no thread of the process runs, so the pause
+    it sees is how long the whole process (event loop and heartbeat with it)
+    was frozen.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.longest = 0.0
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        last = time.monotonic()
+        while not self.stopped.wait(0.01):
+            now = time.monotonic()
+            self.longest = max(self.longest, now - last)
+            last = now
+
+
+class BusyParser:
+    """The built-in parser, after holding the CPU for a while on files named ``slow*``.
+
+    ``how`` is ``python`` (a pure-Python loop that never yields) or ``gil``
+    (one regular-expression match that backtracks for the whole time, a single
+    C call that keeps the GIL).  What it measured goes to ``report`` as JSON:
+    how long the burn took and the longest freeze of the process.
+    """
+
+    def __init__(self, how: str, seconds: float, report: Path) -> None:
+        self.how, self.seconds, self.report = how, seconds, report
+        self.backend = HeuristicBackend()
+        self.cache_version = self.backend.cache_version
+
+    def parse(self, source: RawSource) -> ParsedDocument:
+        if source.filename.startswith("slow"):
+            ticker = _Ticker()
+            ticker.start()
+            started = time.monotonic()
+            self._burn(started + self.seconds)
+            burned = time.monotonic() - started
+            ticker.stopped.set()
+            ticker.join()
+            self.report.write_text(json.dumps({"burned": burned, "frozen": ticker.longest}))
+        return self.backend.parse(source)
+
+    def _burn(self, until: float) -> None:
+        if self.how == "python":
+            ticks = 0
+            while time.monotonic() < until:
+                ticks += 1
+                if ticks % 200_000 == 0:
+                    with self.report.with_suffix(".ticks").open("ab") as tally:
+                        tally.write(b".")
+            return
+        remaining = until - time.monotonic()
+        if remaining > 0:
+            _backtracking_match(remaining)
+
+
+def _backtracking_match(seconds: float) -> None:
+    """One ``re`` call of about ``seconds``: each extra character doubles its time."""
+    pattern = re.compile(r"(a+)+b")
+    length, took = 18, 0.0
+    while took < 0.1:
+        length += 1
+        started = time.monotonic()
+        pattern.match("a" * length)
+        took = time.monotonic() - started
+    length += max(0, math.ceil(math.log2(seconds / took)))
+    pattern.match("a" * length)
+
+
+def busy_parser(settings: Settings) -> dict[str, Any]:
+    return {
+        "parser": BusyParser(
+            os.environ.get("TEST_PARSE_HOW", "python"),
+            float(os.environ.get("TEST_PARSE_SECONDS", "10")),
+            Path(os.environ["TEST_PARSE_REPORT"]),
+        )
+    }

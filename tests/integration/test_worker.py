@@ -32,23 +32,6 @@ def _document(number: int) -> bytes:
     ).encode()
 
 
-def _count_chunks(deployment: Deployment, namespace: str, document_id: str | None = None) -> int:
-    async def count() -> int:
-        runtime = build_runtime(deployment.settings)
-        try:
-            async with runtime.database.session(Scope(namespace)) as session:
-                sql = "SELECT count(*) FROM ragsage_chunks"
-                params = {}
-                if document_id:
-                    sql += " WHERE document_id = :d"
-                    params["d"] = document_id
-                return int(await session.scalar(text(sql), params) or 0)
-        finally:
-            await runtime.aclose()
-
-    return asyncio.run(count())
-
-
 def _search(deployment: Deployment, namespace: str, query: str) -> list[str]:
     async def search() -> list[str]:
         runtime = build_runtime(deployment.settings)
@@ -80,7 +63,7 @@ def test_twenty_mixed_documents_are_ingested_and_searchable(
     assert all(j.result and j.result["chunks"] >= 1 for j in jobs.values())
     assert all({"parse_ms", "embed_ms", "store_ms"} <= set(j.timings) for j in jobs.values())
     assert _search(deployment, ACME, "valve7 gasket7")[0] == "report-7.md"
-    assert _count_chunks(deployment, ACME) == sum(j.result["chunks"] for j in jobs.values())
+    assert deployment.chunk_count(ACME) == sum(j.result["chunks"] for j in jobs.values())
 
 
 def test_the_same_bytes_twice_make_one_document(deployment: Deployment) -> None:
@@ -95,7 +78,7 @@ def test_the_same_bytes_twice_make_one_document(deployment: Deployment) -> None:
     assert again.state is JobState.SUCCEEDED and not again.needs_sending
     assert pending_twice.duplicate and pending_twice.job_id == renamed_while_pending.job_id
     deployment.wait(ACME, [str(renamed_while_pending.job_id)])
-    assert _count_chunks(deployment, ACME, first.document_id) == 1
+    assert deployment.chunk_count(ACME, first.document_id) == 1
 
 
 def test_a_corrupt_pdf_fails_its_own_job_only(deployment: Deployment) -> None:
@@ -133,7 +116,7 @@ def test_a_sigkilled_worker_job_completes_exactly_once(deployment: Deployment) -
 
     assert job.state is JobState.SUCCEEDED
     assert job.attempts == 2
-    assert _count_chunks(deployment, ACME) == job.result["chunks"] == 1  # type: ignore[index]
+    assert deployment.chunk_count(ACME) == job.result["chunks"] == 1  # type: ignore[index]
 
 
 def test_transient_provider_errors_are_retried_with_attempts_recorded(
@@ -214,7 +197,7 @@ def test_enqueue_rejects_bad_uploads_before_storing_anything(deployment: Deploym
         deployment.enqueuer.enqueue_document(ACME, "empty.md", data=b"")
     with pytest.raises(InvalidRequest, match="file name"):
         deployment.enqueuer.enqueue_document(ACME, "bad\nname.md", data=b"x")
-    assert _count_chunks(deployment, ACME) == 0
+    assert deployment.chunk_count(ACME) == 0
 
 
 __all__ = ["Enqueuer"]
@@ -246,7 +229,7 @@ def test_a_dropped_database_connection_mid_job_is_survived(
     assert asyncio.run(drop_app_connections()) >= 1
     job = deployment.wait(ACME, [job_id], timeout=60)[job_id]
     assert job.state is JobState.SUCCEEDED
-    assert _count_chunks(deployment, ACME) == 1
+    assert deployment.chunk_count(ACME) == 1
 
 
 def test_sigterm_lets_the_running_job_finish(deployment: Deployment) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -13,10 +14,13 @@ from pathlib import Path
 from typing import IO
 
 import pytest
+from sqlalchemy import text
 
 from ragsage.embedded.redis import EmbeddedRedis
 from ragsage.jobs.records import Job
+from ragsage.runtime import build_runtime
 from ragsage.settings import Settings
+from ragsage.types import Scope
 from worker.cli import celery_worker_argv
 from worker.enqueue import Enqueuer
 
@@ -118,6 +122,24 @@ class Deployment:
         )
         self.workers.append(process)
         return process
+
+    def chunk_count(self, namespace: str, document_id: str | None = None) -> int:
+        """The chunks stored for the namespace (or one of its documents), counted in SQL."""
+
+        async def count() -> int:
+            runtime = build_runtime(self.settings)
+            try:
+                async with runtime.database.session(Scope(namespace)) as session:
+                    sql = "SELECT count(*) FROM ragsage_chunks"
+                    params = {}
+                    if document_id:
+                        sql += " WHERE document_id = :d"
+                        params["d"] = document_id
+                    return int(await session.scalar(text(sql), params) or 0)
+            finally:
+                await runtime.aclose()
+
+        return asyncio.run(count())
 
     def wait(
         self,
