@@ -2,7 +2,7 @@
 
     python bench/stages.py [--sizes 100KB,1MB,10MB] [--runs 5]
                            [--kinds html-site,html-docs,markdown,pdf]
-                           [--doc-root /usr/share/doc] [--no-check]
+                           [--doc-root /usr/share/doc] [--tile] [--no-check]
 
 Every input is ONE document of the given size (1 MB = 10^6 bytes of the file as
 uploaded), since the question is whether a stage stays linear in the size of a
@@ -26,6 +26,13 @@ document:
     a born-digital PDF drawn with reportlab (running header, headings,
     paragraphs, page footers; uncompressed content streams, so its bytes follow
     its text), kept under ``~/.cache/ragsage-bench/`` so each size is drawn once.
+
+``--tile`` makes every size repeat the whole pieces (pages, files) of the
+smallest input, so that only the size changes between sizes, not the kind of
+text: the real corpora are joined in path order, and a bigger document of them
+holds other packages' pages (on Debian, 10 MB of Markdown is mostly Node.js
+changelogs, whose commit lists are far longer blocks than the first files').
+A ratio over 2 that goes away with ``--tile`` is the content, not the code.
 
 The stages are the engine's own objects with the default (offline) settings,
 built as ``ragsage.runtime.build_runtime`` builds them and called as
@@ -365,42 +372,82 @@ def pdf_document(size: int, cache_dir: Path) -> tuple[bytes, str]:
     return data, f"reportlab, drawn now and cached at {path}"
 
 
-def build_inputs(kinds: Sequence[str], sizes: Sequence[int], doc_root: Path) -> list[Input]:
-    """Every (kind, size) input, kind by kind."""
+@dataclass(frozen=True, slots=True)
+class Pieces:
+    """Where a kind's documents come from: page bodies or files, joined into one."""
+
+    stream: Callable[[], Iterator[bytes]]
+    noun: str  # what one piece is, for the origin column
+    available: int | None = None  # how many real pieces there are (None: generated)
+    note: str = ""
+
+
+def pieces_of(kind: str, doc_root: Path) -> Pieces:
+    real = doc_root.is_dir() and kind != "html-site"
+    real_pages = html_pages(doc_root) if real and kind == "html-docs" else []
+    real_markdown = markdown_files(doc_root) if real and kind == "markdown" else []
+    if kind == "html-site" or (kind == "html-docs" and not real_pages):
+        note = f" (no HTML pages under {doc_root}: the generated shape instead)"
+        return Pieces(site_bodies, "site_pages.py pages", note=note if kind == "html-docs" else "")
+    if kind == "html-docs":
+        return Pieces(
+            lambda: cycled(real_pages, lambda path: body_of(path.read_bytes())),
+            f"real pages under {doc_root}",
+            len(real_pages),
+        )
+    if real_markdown:
+        return Pieces(
+            lambda: cycled(real_markdown, read_markdown),
+            f"real Markdown files under {doc_root}",
+            len(real_markdown),
+        )
+    return Pieces(generated_markdown, "generated chapters", note=f" (no Markdown under {doc_root})")
+
+
+def tiled(pieces: Pieces, size: int) -> Pieces:
+    """The whole pieces the ``size`` input holds, over and over: same text, any length."""
+    base: list[bytes] = []
+    used = 0
+    for piece in pieces.stream():
+        if base and used + len(piece) > size:
+            break
+        base.append(piece)
+        used += len(piece)
+    label = size_label(size)
+    note = f"{pieces.note} (tiled: the first {len(base)}, those of the {label} input, repeated)"
+    return Pieces(lambda: itertools.cycle(base), pieces.noun, None, note)
+
+
+def build_inputs(
+    kinds: Sequence[str], sizes: Sequence[int], doc_root: Path, *, tile: bool = False
+) -> list[Input]:
+    """Every (kind, size) input, kind by kind; ``tile``: the smallest one's text repeated."""
     cache_dir = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ragsage-bench"
-    real_pages = html_pages(doc_root) if doc_root.is_dir() else []
-    real_markdown = markdown_files(doc_root) if doc_root.is_dir() else []
     inputs = []
     for kind in kinds:
+        if kind == "pdf":  # one uniform manual at every size, tiled or not
+            for size in sizes:
+                data, origin = pdf_document(size, cache_dir)
+                source = RawSource(data, f"pdf-{size_label(size)}.pdf", "application/pdf")
+                inputs.append(Input(kind, size_label(size), source, origin))
+            continue
+        pieces = pieces_of(kind, doc_root)
+        if tile:
+            pieces = tiled(pieces, min(sizes))
         for size in sizes:
             label = size_label(size)
-            if kind == "html-site" or (kind == "html-docs" and not real_pages):
-                data, used = join_html(site_bodies(), size, "Generated manual")
-                origin = f"{used} site_pages.py pages"
-                if kind == "html-docs":
-                    origin += f" (no HTML pages under {doc_root}: the generated shape instead)"
-                source = RawSource(data, f"{kind}-{label}.html", "text/html")
-            elif kind == "html-docs":
-                bodies = cycled(real_pages, lambda path: body_of(path.read_bytes()))
-                data, used = join_html(bodies, size, f"Pages of {doc_root}")
-                origin = f"{used} real pages of {len(real_pages)} under {doc_root}"
-                origin += " (all of them, repeated)" if used > len(real_pages) else ""
-                source = RawSource(data, f"{kind}-{label}.html", "text/html")
-            elif kind == "markdown":
-                if real_markdown:
-                    data, used = join_text(cycled(real_markdown, read_markdown), size)
-                    origin = f"{used} real Markdown files of {len(real_markdown)} under {doc_root}"
-                    origin += " (all of them, repeated)" if used > len(real_markdown) else ""
-                else:
-                    data, used = join_text(generated_markdown(), size)
-                    origin = f"{used} generated chapters (no Markdown under {doc_root})"
+            if kind == "markdown":
+                data, used = join_text(pieces.stream(), size)
                 source = RawSource(data, f"{kind}-{label}.md", "text/markdown")
-            elif kind == "pdf":
-                data, origin = pdf_document(size, cache_dir)
-                source = RawSource(data, f"{kind}-{label}.pdf", "application/pdf")
             else:
-                raise SystemExit(f"unknown kind {kind!r}; known: {', '.join(KINDS)}")
-            inputs.append(Input(kind, label, source, origin))
+                data, used = join_html(pieces.stream(), size, f"{kind} bench page")
+                source = RawSource(data, f"{kind}-{label}.html", "text/html")
+            origin = f"{used} {pieces.noun}"
+            if pieces.available is not None:
+                origin = f"{used} of the {pieces.available} {pieces.noun}"
+                if used > pieces.available:
+                    origin += " (all of them, repeated)"
+            inputs.append(Input(kind, label, source, origin + pieces.note))
     return inputs
 
 
@@ -601,6 +648,11 @@ def main() -> int:
         help=f"input kinds, comma-separated (default {','.join(KINDS)})",
     )
     parser.add_argument("--doc-root", type=Path, default=Path("/usr/share/doc"))
+    parser.add_argument(
+        "--tile",
+        action="store_true",
+        help="every size repeats the smallest input's text: size alone varies, not content",
+    )
     parser.add_argument("--no-check", action="store_true", help="print only; always exit 0")
     args = parser.parse_args()
     if args.runs < 1:
@@ -610,7 +662,7 @@ def main() -> int:
         parser.error(f"unknown kinds {', '.join(unknown)}; known: {', '.join(KINDS)}")
 
     started = time.perf_counter()
-    inputs = build_inputs(args.kinds, sorted(set(args.sizes)), args.doc_root)
+    inputs = build_inputs(args.kinds, sorted(set(args.sizes)), args.doc_root, tile=args.tile)
     print(f"inputs built in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     loop = asyncio.new_event_loop()
     try:
