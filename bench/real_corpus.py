@@ -8,7 +8,8 @@ sorted by path: on these machines Debian's package documentation folder, the
 242 pages ``../shared/bench/llamaindex_bench.py`` ingests.  An embedded Postgres
 and Redis are started in a temporary folder, one ``ragsage worker`` with
 ``--processes`` processes consumes the queue, and every page is uploaded with
-``Enqueuer.enqueue_document`` under its path relative to the root.  Offline
+``Enqueuer.enqueue_documents`` (the bulk upload) under its path relative to the
+root.  Offline
 defaults throughout (hashing embedder, heading-window contextualizer).
 
 Printed: wall time from the first upload to the last finished job; jobs by
@@ -35,13 +36,14 @@ from pathlib import Path
 
 # Run as a script, this folder is on sys.path: its sibling modules import directly.
 import site_chrome
-from sqlalchemy import create_engine, text
+from sqlalchemy import Engine, create_engine, text
 from stack import local_stack
 
+from ragsage.jobs.records import UploadOutcome
 from ragsage.parsing import make_token_counter
 from ragsage.settings import Settings
 from worker.cli import celery_worker_argv
-from worker.enqueue import Enqueuer
+from worker.enqueue import Enqueuer, upload_from_path
 
 ROOT = Path(__file__).resolve().parents[1]
 PEER_SCRIPT = ROOT.parent / "shared" / "bench" / "llamaindex_bench.py"
@@ -65,6 +67,49 @@ def worker_peaks(worker: subprocess.Popen[bytes]) -> list[int]:
     return peaks
 
 
+def busy_seconds() -> float:
+    """CPU seconds the whole machine has spent busy (all cores), from /proc/stat."""
+    fields = [int(value) for value in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle and iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds of a process, its reaped children and its live descendants."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    # utime, stime, cutime, cstime are fields 14-17 of stat (11-14 after the name).
+    own = sum(int(value) for value in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    kids = children.read_text().split() if children.exists() else []
+    return own + sum(tree_cpu(int(kid)) for kid in kids)
+
+
+def finished_jobs(engine: Engine) -> int:
+    with engine.connect() as connection:
+        return int(
+            connection.scalar(
+                text(
+                    "SELECT count(*) FROM ragsage_jobs WHERE namespace = :n "
+                    "AND state IN ('succeeded', 'failed', 'cancelled')"
+                ),
+                {"n": NAMESPACE},
+            )
+        )
+
+
+def postmaster_pid(owner_url: str) -> int:
+    engine = create_engine(owner_url.replace("postgresql://", "postgresql+psycopg://", 1))
+    try:
+        with engine.connect() as connection:
+            backend = int(connection.scalar(text("SELECT pg_backend_pid()")))
+    finally:
+        engine.dispose()
+    return int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
 def ingest(settings: Settings, pages: list[Path], doc_root: Path, processes: int, log: Path):
     env = {**os.environ, **settings.to_env()}
     argv = celery_worker_argv(settings.ingest_queue, concurrency=processes, loglevel="WARNING")
@@ -74,24 +119,42 @@ def ingest(settings: Settings, pages: list[Path], doc_root: Path, processes: int
     enqueuer = Enqueuer(settings)
     try:
         time.sleep(3)  # let the pool start before the clock does
-        started = time.perf_counter()
+        started, busy = time.perf_counter(), busy_seconds()
+        postgres = postmaster_pid(settings.database_url)
+        cpu = {"worker": tree_cpu(worker.pid), "postgres": tree_cpu(postgres), "uploader": 0.0}
+        cpu["uploader"] = time.process_time()
         outcomes = [
-            enqueuer.enqueue_document(NAMESPACE, str(path.relative_to(doc_root)), path=path)
-            for path in pages
+            outcome
+            for outcome in enqueuer.enqueue_documents(
+                NAMESPACE,
+                (upload_from_path(path, str(path.relative_to(doc_root))) for path in pages),
+            )
+            if isinstance(outcome, UploadOutcome)
         ]
         uploaded = time.perf_counter() - started
         duplicates = sum(1 for outcome in outcomes if outcome.duplicate)
         job_ids = [str(o.job_id) for o in outcomes if not o.duplicate and o.job_id is not None]
-        jobs, pending = {}, set(job_ids)
-        while pending:
-            for job_id in list(pending):
-                job = enqueuer.job_status(NAMESPACE, job_id)
-                if job is not None and job.state.finished:
-                    jobs[job_id] = job
-                    pending.discard(job_id)
-            time.sleep(0.1)
+        # One count per poll: asking after each job in turn would cost the
+        # machine more CPU than some stages do.
+        polling = create_engine(
+            settings.database_url.replace("postgresql://", "postgresql+psycopg://", 1)
+        )
+        while finished_jobs(polling) < len(job_ids):
+            time.sleep(0.2)
+        polling.dispose()
         wall = time.perf_counter() - started
-        return wall, (uploaded, duplicates), list(jobs.values()), worker_peaks(worker)
+        cores = os.cpu_count() or 1
+        used = {
+            "worker": tree_cpu(worker.pid) - cpu["worker"],
+            "postgres": tree_cpu(postgres) - cpu["postgres"],
+            "uploader": time.process_time() - cpu["uploader"],
+        }
+        print(
+            f"machine CPU busy: {(busy_seconds() - busy) / (wall * cores):.0%} of {cores} cores; "
+            + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in used.items())
+        )
+        jobs = [enqueuer.job_status(NAMESPACE, job_id) for job_id in job_ids]
+        return wall, (uploaded, duplicates), [job for job in jobs if job], worker_peaks(worker)
     finally:
         worker.terminate()
         worker.wait(30)
@@ -140,39 +203,63 @@ def run_peer(peer_python: str, doc_root: Path, workdir: Path) -> float | None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--doc-root", type=Path, default=Path("/usr/share/doc"))
-    parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument(
+        "--processes",
+        default="2",
+        help="worker processes; a comma-separated list (say 1,2) runs each in turn, "
+        "on a fresh database, and prints the wall-time ratios",
+    )
     parser.add_argument("--chunk-size", type=int, default=512)
     parser.add_argument("--peer-python", help="python of a venv holding LlamaIndex")
     args = parser.parse_args()
     pages = site_chrome.html_pages(args.doc_root)
     megabytes = sum(path.stat().st_size for path in pages) / 1e6
     print(f"{len(pages)} pages, {megabytes:.1f} MB of HTML under {args.doc_root}")
+    walls: dict[int, float] = {}
+    for processes in (int(value) for value in args.processes.split(",")):
+        walls[processes] = run_once(args, pages, processes)
+    if len(walls) > 1:
+        fewest = min(walls)
+        for processes, wall in sorted(walls.items()):
+            print(f"{processes} processes: {wall:.1f} s = {wall / walls[fewest]:.2f} x {fewest}")
+    if args.peer_python:
+        with tempfile.TemporaryDirectory() as directory:
+            peer = run_peer(args.peer_python, args.doc_root, Path(directory))
+        if peer:
+            for processes, wall in sorted(walls.items()):
+                print(
+                    f"peer (LlamaIndex) ingestion: {peer:.1f} s; ragsage with {processes} "
+                    f"processes / peer = {wall / peer:.2f}"
+                )
+
+
+def run_once(args: argparse.Namespace, pages: list[Path], processes: int) -> float:
     with local_stack("corpus", chunk_size=args.chunk_size) as stack:
         settings = stack.settings
         migrator = Enqueuer(settings)
         migrator.run(migrator.database.migrate())
         migrator.close()
         wall, uploaded, jobs, peaks = ingest(
-            settings, pages, args.doc_root, args.processes, stack.directory / "worker.log"
+            settings, pages, args.doc_root, processes, stack.directory / "worker.log"
         )
         chunks = stored_chunks(stack.owner_url)
-    report(args, wall, uploaded, jobs, peaks, chunks, pages)
-    if args.peer_python:
-        with tempfile.TemporaryDirectory() as directory:
-            peer = run_peer(args.peer_python, args.doc_root, Path(directory))
-        if peer:
-            print(f"peer (LlamaIndex) ingestion: {peer:.1f} s; ragsage / peer = {wall / peer:.2f}")
+    report(args, processes, wall, uploaded, jobs, peaks, chunks, pages)
+    return wall
 
 
-def report(args, wall, uploaded, jobs, peaks, chunks, pages) -> None:
+def report(args, processes, wall, uploaded, jobs, peaks, chunks, pages) -> None:
     states = Counter(str(job.state) for job in jobs)
     redelivered = sum(1 for job in jobs if job.deliveries > 1)
+    lost = sum(job.lost_deliveries for job in jobs)
     seconds, duplicates = uploaded
     print(
-        f"wall {wall:.1f} s with {args.processes} worker processes (uploads {seconds:.1f} s; "
+        f"wall {wall:.1f} s with {processes} worker processes (uploads {seconds:.1f} s; "
         f"{duplicates} pages were byte-identical to one uploaded before)"
     )
-    print(f"jobs: {dict(states)}; delivered more than once: {redelivered}")
+    print(
+        f"jobs: {dict(states)}; delivered more than once: {redelivered}; "
+        f"deliveries lost (re-queued by the watchdog): {lost}"
+    )
     for job in jobs:
         if str(job.state) != "succeeded":
             print(f"  {job.filename}: {job.state} {job.error}")

@@ -10,6 +10,7 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -119,22 +120,30 @@ def _worker(args: argparse.Namespace) -> NoReturn:
 
 
 def _enqueue(args: argparse.Namespace) -> int:
-    from worker.enqueue import enqueue_document, job_status
+    from worker.enqueue import Upload, enqueue_documents, job_status, upload_from_path
 
     pending: dict[str, Path] = {}
     failures = 0
-    for path in collect_files(args.paths):
-        try:
-            outcome = enqueue_document(args.namespace, path.name, path=path)
-        except OSError as exc:
+    sent: list[Path] = []
+
+    def uploads() -> Iterator[Upload]:
+        nonlocal failures
+        for path in collect_files(args.paths):
+            try:
+                upload = upload_from_path(path)
+            except OSError as exc:
+                failures += 1
+                print(f"error: {path}: cannot read ({exc.strerror or exc})", file=sys.stderr)
+                continue
+            sent.append(path)
+            yield upload
+
+    # In batches: one transaction and one broker round per few dozen files.
+    for path, outcome in zip(sent, enqueue_documents(args.namespace, uploads()), strict=True):
+        if isinstance(outcome, RagsageError):
             failures += 1
-            print(f"error: {path}: cannot read ({exc.strerror or exc})", file=sys.stderr)
-            continue
-        except RagsageError as exc:
-            failures += 1
-            print(f"error: {exc}", file=sys.stderr)
-            continue
-        if outcome.duplicate and outcome.state is JobState.SUCCEEDED:
+            print(f"error: {outcome}", file=sys.stderr)
+        elif outcome.duplicate and outcome.state is JobState.SUCCEEDED:
             print(f"unchanged {path}: already ingested as {outcome.document_id}")
         elif outcome.job_id is not None:
             pending[str(outcome.job_id)] = path

@@ -4,6 +4,7 @@
     enqueuer = Enqueuer(Settings.from_env())
     outcome = enqueuer.enqueue_document("acme", "handbook.pdf", data=pdf_bytes)
     enqueuer.job_status("acme", outcome.job_id)
+    enqueuer.enqueue_documents("acme", [Upload("a.md", a_bytes), Upload("b.md", b_bytes)])
 
 The bytes, the document row and the job row are committed in one transaction
 before the broker hears of the job, so a worker never receives a job it cannot
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import mimetypes
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -22,7 +23,7 @@ from uuid import UUID
 from celery import Celery
 from sqlalchemy import text
 
-from ragsage.errors import ConfigurationError, InvalidRequest
+from ragsage.errors import ConfigurationError, InputError, InvalidRequest
 from ragsage.jobs import store
 from ragsage.jobs.records import Job, JobState, Upload, UploadOutcome
 from ragsage.jobs.uploads import create_upload
@@ -80,6 +81,74 @@ class Enqueuer:
         if outcome.needs_sending and outcome.job_id is not None:
             self.send(namespace, outcome.job_id)
         return outcome
+
+    def enqueue_documents(
+        self,
+        namespace: str,
+        uploads: Iterable[Upload],
+        *,
+        batch_files: int = 64,
+        batch_bytes: int = 64 * 1024 * 1024,
+    ) -> list[UploadOutcome | InputError]:
+        """Accept many files: per batch, one transaction, then the sends, then one update.
+
+        The answer lists, in order, each upload's outcome or, for a file the
+        service refuses (empty, too large, a bad name), the error that says
+        why; the other files go ahead.  ``uploads`` is read lazily, so a
+        folder of any size is held in memory only a batch at a time.
+        """
+        results: list[UploadOutcome | InputError] = []
+        batch: list[Upload] = []
+        size = 0
+        for upload in uploads:
+            batch.append(upload)
+            size += len(upload.data)
+            if len(batch) >= batch_files or size >= batch_bytes:
+                results.extend(self._enqueue_batch(Scope(namespace), batch))
+                batch, size = [], 0
+        if batch:
+            results.extend(self._enqueue_batch(Scope(namespace), batch))
+        return results
+
+    def _enqueue_batch(
+        self, scope: Scope, batch: Sequence[Upload]
+    ) -> list[UploadOutcome | InputError]:
+        outcomes = self._loop.run(self._record_many(scope, batch))
+        sent: list[UUID] = []
+        try:
+            for outcome in outcomes:
+                if isinstance(outcome, UploadOutcome) and outcome.needs_sending:
+                    assert outcome.job_id is not None
+                    publish(self.celery, self.settings, scope.namespace, outcome.job_id)
+                    sent.append(outcome.job_id)
+        finally:
+            # Those the broker took are noted even if a later send failed; the
+            # rest are committed and unsent, which the watchdog repairs.
+            if sent:
+                self._loop.run(self._mark_enqueued_many(scope, sent))
+        return outcomes
+
+    async def _record_many(
+        self, scope: Scope, batch: Sequence[Upload]
+    ) -> list[UploadOutcome | InputError]:
+        results: list[UploadOutcome | InputError] = []
+        async with self.database.session(scope) as session:
+            for upload in batch:
+                try:
+                    # Refusals are decided before any statement runs, so they
+                    # never spoil the shared transaction.
+                    results.append(
+                        await create_upload(
+                            session, scope, upload, max_bytes=self.settings.max_upload_bytes
+                        )
+                    )
+                except InputError as exc:
+                    results.append(exc)
+        return results
+
+    async def _mark_enqueued_many(self, scope: Scope, job_ids: Sequence[UUID]) -> None:
+        async with self.database.session(scope) as session:
+            await store.mark_enqueued_many(session, job_ids)
 
     def send(
         self, namespace: str, job_id: UUID, countdown: float | None = None, kind: str = "ingest"
@@ -230,4 +299,25 @@ def job_status(namespace: str, job_id: UUID | str) -> Job | None:
     return default_enqueuer().job_status(namespace, job_id)
 
 
-__all__ = ["Enqueuer", "JobState", "enqueue_document", "job_status"]
+def enqueue_documents(
+    namespace: str, uploads: Iterable[Upload]
+) -> list[UploadOutcome | InputError]:
+    """:meth:`Enqueuer.enqueue_documents` on the environment's deployment."""
+    return default_enqueuer().enqueue_documents(namespace, uploads)
+
+
+def upload_from_path(path: Path, filename: str | None = None) -> Upload:
+    """An :class:`Upload` of a file's bytes, its type guessed from its name."""
+    name = filename or path.name
+    return Upload(filename=name, data=path.read_bytes(), media_type=mimetypes.guess_type(name)[0])
+
+
+__all__ = [
+    "Enqueuer",
+    "JobState",
+    "Upload",
+    "enqueue_document",
+    "enqueue_documents",
+    "job_status",
+    "upload_from_path",
+]

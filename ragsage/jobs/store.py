@@ -130,6 +130,17 @@ async def mark_enqueued(session: AsyncSession, job_id: UUID) -> None:
     )
 
 
+async def mark_enqueued_many(session: AsyncSession, job_ids: Sequence[UUID]) -> None:
+    """:func:`mark_enqueued` for many jobs in one statement."""
+    await session.execute(
+        text(
+            "UPDATE ragsage_jobs SET enqueued_at = now() "
+            "WHERE id = ANY(:ids) AND state = 'queued'"
+        ),
+        {"ids": list(job_ids)},
+    )
+
+
 async def claim(session: AsyncSession, job_id: UUID, lease_seconds: float) -> Job | None:
     """Take the job for this worker if it is queued, or running on an expired lease.
 
