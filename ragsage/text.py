@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
@@ -25,7 +26,10 @@ STOPWORDS = frozenset(
 
 def words(text: str) -> list[str]:
     """Lower-cased word tokens, punctuation dropped, apostrophes kept inside words."""
-    return [match.group(0).lower().replace("’", "'") for match in _WORD.finditer(text)]
+    found = _WORD.findall(text)
+    if "’" in text:
+        return [word.lower().replace("’", "'") for word in found]
+    return [word.lower() for word in found]
 
 
 def content_words(text: str) -> list[str]:
@@ -33,6 +37,7 @@ def content_words(text: str) -> list[str]:
     return [word for word in words(text) if word not in STOPWORDS]
 
 
+@functools.lru_cache(maxsize=1 << 17)
 def _stem(word: str) -> str:
     # Just enough folding that "policy" and "policies" or "refund" and "refunds"
     # meet; the offline adapters are not trying to be a real stemmer.
