@@ -248,5 +248,7 @@ class PgVectorStore:
             raise InvalidRequest(
                 f"vector has {len(vector)} dimensions; this store holds {self.embedding_dim}"
             )
-        if not all(math.isfinite(value) for value in vector):
+        # One C-level sum settles the common case: it is finite only if every value
+        # is (or huge values overflowed it, which the exact check then clears).
+        if not math.isfinite(sum(vector)) and not all(math.isfinite(v) for v in vector):
             raise InvalidRequest("vector contains NaN or infinite values")
