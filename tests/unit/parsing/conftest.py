@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from ragsage.parsing import HeuristicBackend, LayoutPageClassifier
+from ragsage.parsing import HeuristicBackend, LayoutPageClassifier, tokens
+from ragsage.parsing.tokens import DEFAULT_ENCODING
 from ragsage.types import Document, ParsedDocument, RawSource
 from tests.fixtures.make_fixtures import build_all
 
@@ -35,3 +36,20 @@ def parse(fixture_files, backend):
 
 def make_document(title: str = "Handbook") -> Document:
     return Document(id="doc_1", content_hash="0" * 64, title=title, source="handbook")
+
+
+def encoded_characters(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """From now on, every character handed to an encoder is added to the one element returned."""
+    seen = [0]
+    real = tokens.load_encoding
+
+    class Spy:
+        def __init__(self, encoding):
+            self.encoding = encoding
+
+        def encode_ordinary(self, text):
+            seen[0] += len(text)
+            return self.encoding.encode_ordinary(text)
+
+    monkeypatch.setattr(tokens, "load_encoding", lambda name=DEFAULT_ENCODING: Spy(real(name)))
+    return seen
