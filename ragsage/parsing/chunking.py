@@ -37,6 +37,7 @@ from ragsage.parsing.splitting import (
     split_prose,
     split_table,
 )
+from ragsage.parsing.tokens import count_within
 from ragsage.types import Chunk, Document, Page, make_chunk
 
 _SEPARATOR = "\n\n"
@@ -104,7 +105,9 @@ class _Packer:
         if block.kind == "heading":
             self._heading(block, page)
             return
-        tokens = self.count(block.text)
+        # Exact when the block fits; a block over budget is not encoded whole
+        # just to learn that, since the splitter counts its parts anyway.
+        tokens = count_within(self.count, block.text, self.size)
         if tokens > self.size:
             self.flush()
             for piece in self._split(block):
@@ -127,7 +130,7 @@ class _Packer:
         self.parts, self.tokens = [], 0
         while parts:
             take = len(parts)
-            while take > 1 and self.count(_joined(parts[:take])) > self.size:
+            while take > 1 and self._over(_joined(parts[:take])):
                 take -= 1
             self._emit(parts[:take], self.path, self.page)
             parts = parts[take:]
@@ -153,7 +156,7 @@ class _Packer:
         """The part with the joining headings before it, or alone if they no longer fit."""
         headings = [heading for heading, _ in self.joining]
         text = _SEPARATOR.join([*(h.text for h in headings), part.text])
-        joined = self.count(text)
+        joined = count_within(self.count, text, self.size)
         if self.parts and joined <= self.size and self.tokens + 1 + joined <= self.size:
             self.joining, self.joining_tokens = [], 0
             return Piece(text, headings[0].start, part.end), joined
@@ -177,7 +180,7 @@ class _Packer:
                 take < len(headings)
                 and headings[take][1] == page
                 and self._adjacent(headings[take - 1][0], headings[take][0], page)
-                and self.count(_joined_headings(headings[: take + 1])) <= self.size
+                and not self._over(_joined_headings(headings[: take + 1]))
             ):
                 take += 1
             first, last = headings[0][0], headings[take - 1][0]
@@ -190,6 +193,9 @@ class _Packer:
             for span in spans:
                 self._emit([span], last.heading_path, page, covers_headings=False)
             headings = headings[take:]
+
+    def _over(self, text: str) -> bool:
+        return count_within(self.count, text, self.size) > self.size
 
     def _adjacent(self, first: Block, second: Block, page: int) -> bool:
         """True when only blank space lies between two headings, so one span covers both."""

@@ -20,6 +20,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ragsage.parsing.tokens import SuffixCounts, TokenTally, count_within
+
 TokenCounter = Callable[[str], int]
 
 _WORD = re.compile(r"\S+")
@@ -108,7 +110,7 @@ def split_table(text: str, size: int, count: TokenCounter) -> list[Piece]:
         lines[2:],
         size,
         count,
-        wrap=lambda body: f"{head}\n{body}",
+        head=f"{head}\n",
         too_big=lambda row: _split_row(row, names, size, count),
     )
     if pieces and not pieces[0].text.startswith(head):
@@ -147,7 +149,7 @@ def split_code(text: str, size: int, count: TokenCounter) -> list[Piece]:
                 return parts
             budget -= 1
 
-    return _pack(body, size, count, wrap=wrap, too_big=too_big)
+    return _pack(body, size, count, head=f"{opener}\n", tail=f"\n{closer}", too_big=too_big)
 
 
 def split_list(text: str, size: int, count: TokenCounter) -> list[Piece]:
@@ -165,7 +167,7 @@ def split_list(text: str, size: int, count: TokenCounter) -> list[Piece]:
 
 def fit_text(text: str, size: int, count: TokenCounter) -> list[Piece]:
     """``text`` whole when it fits, else cut as prose: for heading lines and other odd units."""
-    if count(text) <= size:
+    if count_within(count, text, size) <= size:
         return [Piece(text, 0, len(text))]
     return split_prose(text, size, 0, count)
 
@@ -194,7 +196,6 @@ def _pack_lines(units: list[_Line], size: int, count: TokenCounter) -> list[Piec
         units,
         size,
         count,
-        wrap=lambda body: body,
         too_big=lambda unit: unit.place(split_prose(unit.text, size, 0, count)),
     )
 
@@ -204,27 +205,42 @@ def _pack(
     size: int,
     count: TokenCounter,
     *,
-    wrap: Callable[[str], str],
+    head: str = "",
+    tail: str = "",
     too_big: Callable[[_Line], list[Piece]],
 ) -> list[Piece]:
+    """Units packed greedily one a line between ``head`` and ``tail``, each part within ``size``.
+
+    A part's text is ``head``, its units joined by newlines, then ``tail``.
+    Whether one more unit still fits is asked of the exact count of the part
+    with it, but the units already in are not encoded again for the answer:
+    a tally keeps the count of the part up to its last cut.
+    """
     pieces: list[Piece] = []
     current: list[_Line] = []
+    alone = TokenTally(count, head)  # the head, to which each unit is tried alone
+    part = alone.copy()  # the head and the units in ``current``
 
     def close() -> None:
         if current:
             start, end = current[0].start, current[-1].end
-            pieces.append(Piece(wrap("\n".join(u.text for u in current)), start, end))
+            body = "\n".join(u.text for u in current)
+            pieces.append(Piece(f"{head}{body}{tail}", start, end))
             current.clear()
 
     for unit in units:
-        if count(wrap(unit.text)) > size:
+        if alone.within(unit.text + tail, size) > size:
             close()
             pieces.extend(too_big(unit))
-        elif current and count(wrap("\n".join([*(u.text for u in current), unit.text]))) > size:
+            continue
+        if current and part.within(f"\n{unit.text}{tail}", size) > size:
             close()
-            current.append(unit)
+        if current:
+            part.append(f"\n{unit.text}")
         else:
-            current.append(unit)
+            part = alone.copy()
+            part.append(unit.text)
+        current.append(unit)
     close()
     return pieces
 
@@ -265,6 +281,10 @@ class _Words:
 
     def tokens(self, start: int, end: int) -> int:
         return self.count(self.run(start, end)) if end > start else 0
+
+    def suffixes(self, start: int, end: int) -> SuffixCounts:
+        """Counts of ``run(i, end)`` by the offset of word ``i``, for ``start <= i < end``."""
+        return SuffixCounts(self.count, self.text, self.spans[start][0], self.spans[end - 1][1])
 
     def piece(self, start: int, end: int) -> Piece:
         return Piece(self.run(start, end), self.spans[start][0], self.spans[end - 1][1])
@@ -313,7 +333,7 @@ def _units(words: _Words, size: int) -> list[tuple[int, int]]:
 
 
 def _sentence_units(words: _Words, start: int, end: int, size: int) -> list[tuple[int, int]]:
-    if words.tokens(start, end) <= size:
+    if count_within(words.count, words.run(start, end), size) <= size:
         return [(start, end)]
     runs: list[tuple[int, int]] = []
     run_start = start
@@ -351,15 +371,20 @@ def _overlap_start(
     """
     if overlap <= 0:
         return end
-    # Binary search: a longer suffix never has fewer tokens.
+    # Binary search: a longer suffix never has fewer tokens.  A probe far from
+    # the end is over ``overlap`` by its words alone, and is not encoded.
     low, high = floor + 1, end  # high (no overlap) always fits
     while low < high:
         middle = (low + high) // 2
-        if words.tokens(middle, end) <= overlap:
+        if count_within(words.count, words.run(middle, end), overlap) <= overlap:
             high = middle
         else:
             low = middle + 1
     start = high
-    while start < end and words.tokens(start, next_end) > size:
-        start += 1
+    if start < end and count_within(words.count, words.run(start, next_end), size) > size:
+        # Carried words go one at a time until the next unit fits: every try
+        # is a suffix of the first, so the span is counted once, in parts.
+        reach = words.suffixes(start, next_end)
+        while start < end and reach(words.spans[start][0]) > size:
+            start += 1
     return start

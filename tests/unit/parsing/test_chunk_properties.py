@@ -5,14 +5,17 @@ a chunk in order, each chunk's span holds its words, and ids are unique.  For
 HTML built like a documentation site, only the navigation is gone.
 """
 
+import random
 import re
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragsage.parsing import HeuristicBackend, make_token_counter
+from ragsage.parsing.chunking import chunk_pages
 from ragsage.types import Page, RawSource
-from tests.unit.parsing.conftest import make_document
+from tests.unit.parsing.conftest import encoded_characters, make_document
 from tests.unit.parsing.coverage import (
     assert_nothing_lost,
     assert_spans_hold,
@@ -141,3 +144,87 @@ def test_pdf_text_chunks_within_budget_and_loses_nothing(pages, size, data):
     assert_nothing_lost(pages, chunks)
     assert_spans_hold(pages, chunks)
     assert {c.page_numbers for c in chunks} <= {(p.number,) for p in pages}
+
+
+# --- bounded counting: the same chunks, for work linear in a block's length ------------
+
+# Words as changelogs and code have them: URLs, hashes, paths, punctuation ending a line.
+odd_word = st.sampled_from(
+    ["deps:", "(#4821)", "`f00ba4`", "http://example.org/a/b", "//", "/usr/lib", "x.", "});"]
+)
+any_word = st.one_of(word, odd_word)
+line = st.lists(any_word, min_size=1, max_size=30).map(" ".join)
+
+
+@st.composite
+def markdown_pages(draw: st.DrawFn) -> str:
+    """Markdown whose blocks are often far over any budget, in every block kind."""
+    blocks: list[str] = []
+    for _ in range(draw(st.integers(1, 5))):
+        kind = draw(st.sampled_from(["prose", "lines", "list", "code", "table", "heading"]))
+        if kind == "prose":
+            blocks.append(draw(paragraph))
+        elif kind == "lines":  # a paragraph of lines and no sentence end, as in a changelog
+            blocks.append("\n".join(draw(st.lists(line, min_size=1, max_size=60))))
+        elif kind == "list":
+            items = draw(st.lists(line, min_size=1, max_size=60))
+            indent = draw(st.sampled_from(["", "  "]))
+            blocks.append("\n".join(f"{indent}* {item}" for item in items))
+        elif kind == "code":
+            lines = draw(st.lists(st.one_of(line, st.just(""), st.just("//")), max_size=80))
+            blocks.append("```\n" + "\n".join(lines) + "\n```")
+        elif kind == "table":
+            rows = draw(st.lists(st.tuples(line, line), max_size=40))
+            blocks.append("| a | b |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows))
+        else:
+            blocks.append("#" * draw(st.integers(1, 3)) + " " + draw(cell))
+    return "\n\n".join(blocks)
+
+
+@PROPERTY
+@given(text=markdown_pages(), size=st.integers(8, 300), overlap_share=st.floats(0, 0.5))
+def test_bounded_counting_gives_the_chunks_whole_counts_give(text, size, overlap_share):
+    # A plain function is not an EncodingCounter, so it gets none of the shortcuts.
+    pages = [Page(1, text)]
+    overlap = int(size * overlap_share)
+    bounded = chunk_pages(make_document(), pages, size=size, overlap=overlap, count=count)
+    whole = chunk_pages(
+        make_document(), pages, size=size, overlap=overlap, count=lambda text: count(text)
+    )
+    assert bounded == whole
+
+
+def giant_block(shape: str, times: int) -> str:
+    """One block of ``shape``, ``times`` as long as the shortest: the same text drawn further."""
+    rng = random.Random(11)
+    vocabulary = "release stream socket deps fix http://example.org/a/b (#4821) `f00ba4` the of"
+
+    def words(n: int) -> str:
+        return " ".join(rng.choice(vocabulary.split()) for _ in range(n))
+
+    n = 120 * times
+    if shape == "sentences":
+        return " ".join(words(14) + "." for _ in range(n))
+    if shape == "no sentence end":
+        return words(14 * n)
+    if shape == "list":
+        return "\n".join(f"* {words(14)}" for _ in range(n))
+    if shape == "code":
+        return "```\n" + "\n".join(f"    {words(7)}" for _ in range(2 * n)) + "\n```"
+    rows = "\n".join(f"| {words(7)} | {words(7)} |" for _ in range(n))
+    return f"| a | b |\n|---|---|\n{rows}"
+
+
+@pytest.mark.parametrize("shape", ["sentences", "no sentence end", "list", "code", "table"])
+def test_one_giant_block_costs_encoding_work_linear_in_its_length(shape, monkeypatch):
+    encoded = encoded_characters(monkeypatch)
+    per_character = {}
+    for times in (1, 10):
+        text = giant_block(shape, times)
+        encoded[0] = 0
+        chunks = BACKEND.chunk(make_document(), [Page(1, text)], size=512, overlap=64)
+        assert len(chunks) >= 6 * times
+        per_character[times] = encoded[0] / len(text)
+    # Each character is encoded a bounded number of times, however long its block.
+    assert per_character[10] <= 1.15 * per_character[1]
+    assert max(per_character.values()) <= 10
