@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ragsage.offload import run_cpu
-from ragsage.parsing.tokens import DEFAULT_ENCODING, make_token_counter
+from ragsage.parsing.tokens import DEFAULT_ENCODING, count_within, make_token_counter
 from ragsage.types import Chunk, Document, Page
 
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
@@ -241,7 +241,9 @@ class _Budget:
         return "\n".join(lines) + "\n\n" if lines else ""
 
     def fits(self) -> bool:
-        return self.count(self.render()) <= self.limit
+        # A candidate longer in words than the whole ceiling is refused unread,
+        # and a long one is encoded only until it is over.
+        return count_within(self.count, self.render(), self.limit) <= self.limit
 
     def try_add_header(self, line: str) -> None:
         self.header.append(line)
@@ -265,7 +267,7 @@ class _Budget:
         kept: list[str] = []
         used = 0
         for sentence in sentences[:-1] if len(sentences) > 1 else []:
-            cost = self.count(sentence) + 1
+            cost = count_within(self.count, sentence, room - used - 1) + 1
             if used + cost > room:
                 break
             kept.append(sentence)

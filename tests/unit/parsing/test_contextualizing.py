@@ -1,10 +1,14 @@
 import re
 
+import pytest
+
 from ragsage.contextualizing import HeadingWindowContextualizer
-from ragsage.parsing import HeuristicBackend, make_token_counter
+from ragsage.parsing import HeuristicBackend, make_token_counter, tokens
+from ragsage.parsing.tokens import DEFAULT_ENCODING
 from ragsage.ports import Contextualizer, PageContextualizer
 from ragsage.types import Page, make_chunk
 from tests.unit.parsing.conftest import make_document
+from tests.unit.parsing.test_chunk_properties import giant_block
 
 count = make_token_counter()
 FULL_TEXT = (
@@ -113,3 +117,51 @@ async def test_a_huge_neighbour_is_cut_near_the_chunk_and_never_mid_word():
         "Followed",
         "by:",
     }
+
+
+@pytest.mark.parametrize("shape", ["sentences", "no sentence end", "list", "table"])
+def test_a_giant_block_costs_encoding_work_bounded_by_the_budget_per_chunk(shape, monkeypatch):
+    # Neighbours inside a long block are long; a candidate with more words than
+    # the whole ceiling is refused unread, and a long one is encoded only until
+    # it is over, so no chunk costs more than a few budgets' worth of tokens.
+    encoded = encoded_tokens(monkeypatch)
+    contextualizer = HeadingWindowContextualizer(window=2, max_context_tokens=128)
+    per_chunk = {}
+    for times in (1, 10):
+        pages = [Page(1, "# Notes\n\n" + giant_block(shape, times))]
+        chunks = HeuristicBackend().chunk(DOCUMENT, pages, size=512, overlap=64)
+        encoded[0] = 0
+        texts = contextualizer.texts(DOCUMENT, chunks, pages)
+        if shape == "sentences":  # whole sentences of the neighbours still fit
+            assert any("Preceded by:" in text for text in texts)
+        per_chunk[times] = encoded[0] / len(chunks)
+    assert max(per_chunk.values()) <= 4 * 128
+    assert per_chunk[10] <= 1.15 * per_chunk[1]
+
+
+def test_bounded_counting_gives_the_texts_whole_counts_give():
+    pages = [Page(1, FULL_TEXT), Page(2, "# Notes\n\n" + giant_block("sentences", 1))]
+    chunks = HeuristicBackend().chunk(DOCUMENT, pages, size=40, overlap=8)
+    for budget in (0, 7, 30, 128, 400):
+        bounded = HeadingWindowContextualizer(window=3, max_context_tokens=budget)
+        whole = HeadingWindowContextualizer(window=3, max_context_tokens=budget)
+        whole._count = lambda text: count(text)  # a plain function: no shortcuts
+        assert bounded.texts(DOCUMENT, chunks, pages) == whole.texts(DOCUMENT, chunks, pages)
+
+
+def encoded_tokens(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """From now on, every token an encoder produces is added to the one element returned."""
+    seen = [0]
+    real = tokens.load_encoding
+
+    class Spy:
+        def __init__(self, encoding):
+            self.encoding = encoding
+
+        def encode_ordinary(self, text):
+            out = self.encoding.encode_ordinary(text)
+            seen[0] += len(out)
+            return out
+
+    monkeypatch.setattr(tokens, "load_encoding", lambda name=DEFAULT_ENCODING: Spy(real(name)))
+    return seen
