@@ -134,8 +134,7 @@ async def mark_enqueued_many(session: AsyncSession, job_ids: Sequence[UUID]) -> 
     """:func:`mark_enqueued` for many jobs in one statement."""
     await session.execute(
         text(
-            "UPDATE ragsage_jobs SET enqueued_at = now() "
-            "WHERE id = ANY(:ids) AND state = 'queued'"
+            "UPDATE ragsage_jobs SET enqueued_at = now() WHERE id = ANY(:ids) AND state = 'queued'"
         ),
         {"ids": list(job_ids)},
     )
