@@ -14,10 +14,10 @@ from tests.unit.parsing.coverage import (
 )
 
 count = make_token_counter()
-BACKEND = HeuristicBackend()
+BACKEND = HeuristicBackend(join_sections=0.0)
 
 
-JOINING = HeuristicBackend(join_sections=0.25)
+JOINING = HeuristicBackend()  # joins small sections, as the service does
 
 
 def chunk(text_or_pages, size, overlap=0, backend=BACKEND):
@@ -45,21 +45,27 @@ def test_sections_of_a_fair_size_become_one_chunk_each_with_their_heading_path()
     assert [text[c.start_char : c.end_char] for c in chunks] == [c.text for c in chunks]
 
 
-def test_small_sections_stay_apart_by_default():
+def test_small_sections_stay_apart_when_joining_is_off():
     sections = "".join(f"## Option {n}\n\nSets flag {n}.\n\n" for n in range(40))
     chunks = chunk("# Flags\n\n" + sections, size=100)
     assert [c.heading_path for c in chunks] == [("Flags", f"Option {n}") for n in range(40)]
 
 
-def test_small_sections_join_when_asked_with_their_headings_in_the_text():
+def test_small_sections_join_by_default_with_their_headings_in_the_text():
     sections = "".join(f"## Option {n}\n\nSets flag {n}.\n\n" for n in range(40))
     chunks = chunk("# Flags\n\n" + sections, size=100, backend=JOINING)
     # Forty one-line sections, a few chunks (each grows while under a quarter of the budget).
     assert 5 <= len(chunks) <= 15, [c.text for c in chunks]
     first = chunks[0]
-    assert first.heading_path == ("Flags", "Option 0")
+    # Sibling sections share only their parent, so that is the path a citation names.
+    assert first.heading_path == ("Flags",)
     assert first.text.startswith("Sets flag 0.\n\n## Option 1\n\nSets flag 1.")
     assert all(count(c.text) <= 100 for c in chunks)
+
+
+def test_a_deeper_section_joining_keeps_its_parents_path():
+    chunks = chunk("# A\n\nintro.\n\n## A1\n\nshort.", size=100, backend=JOINING)
+    assert [(c.text, c.heading_path) for c in chunks] == [("intro.\n\n## A1\n\nshort.", ("A",))]
 
 
 def test_a_section_does_not_join_a_deeper_one_it_climbed_out_of():

@@ -41,19 +41,20 @@ def test_mixed_pdf_routes_each_page_on_its_own(parse, classifier):
 def test_docx_keeps_headings_lists_and_a_whole_table(parse, backend):
     parsed = parse("handbook.docx")
     assert parsed.title == "Employee handbook"
-    chunks = HeuristicBackend(join_sections=0.25).chunk(
-        make_document(), parsed.pages, size=200, overlap=0
-    )
-    # Asked to, two short sections join: the second's heading is written in the text.
+    chunks = HeuristicBackend().chunk(make_document(), parsed.pages, size=200, overlap=0)
+    # Two short sections join, the second's heading written in the text, under
+    # the path they share.
     (only,) = chunks
-    assert only.heading_path == ("Employee handbook", "Leave")
+    assert only.heading_path == ("Employee handbook",)
     leave, expenses = only.text.split("\n\n## Expenses\n\n")
     assert "twenty-five days" in leave
     assert "- Book leave in the portal\n- Tell your team lead" in leave
     assert "| Item | Limit |\n| --- | --- |\n| Hotel | 150 EUR |\n| Meal | 40 EUR |" in expenses
     assert expenses.endswith("Receipts are required for every item.")
-    # By default each section keeps its own chunk and heading path.
-    apart = backend.chunk(make_document(), parsed.pages, size=200, overlap=0)
+    # With joining off each section keeps its own chunk and heading path.
+    apart = HeuristicBackend(join_sections=0.0).chunk(
+        make_document(), parsed.pages, size=200, overlap=0
+    )
     assert [c.heading_path for c in apart] == [
         ("Employee handbook", "Leave"),
         ("Employee handbook", "Expenses"),
@@ -83,7 +84,9 @@ def test_html_drops_page_chrome_and_keeps_structure(parse, backend):
     assert "This release brings faster search and a new API." in text
     assert "- Stop the workers.\n- Run the migrations." in text
     assert "```\nragsage migrate --yes\n```" in text
-    chunks = backend.chunk(make_document(), parsed.pages, size=200, overlap=0)
+    # Each section apart (no joining), so the paths show the structure read.
+    separate = HeuristicBackend(join_sections=0.0)
+    chunks = separate.chunk(make_document(), parsed.pages, size=200, overlap=0)
     paths = [chunk.heading_path for chunk in chunks]
     assert paths == [
         ("Release 2.0",),
