@@ -200,6 +200,34 @@ def test_enqueue_rejects_bad_uploads_before_storing_anything(deployment: Deploym
     assert deployment.chunk_count(ACME) == 0
 
 
+def test_bulk_enqueue_answers_each_file_in_place_and_runs_the_good_ones(
+    deployment: Deployment,
+) -> None:
+    from ragsage.errors import EmptyDocument
+    from worker.enqueue import Upload
+
+    deployment.worker().start()
+    uploads = [
+        Upload(f"bulk-{n}.md", _document(40 + n), media_type="text/markdown") for n in range(5)
+    ]
+    uploads.insert(2, Upload("empty.md", b""))
+    uploads.append(Upload("again.md", _document(40)))  # the same bytes as bulk-0.md
+    # Batches of two: refusals, duplicates and sends all cross batch boundaries.
+    outcomes = deployment.enqueuer.enqueue_documents(ACME, uploads, batch_files=2)
+
+    assert len(outcomes) == len(uploads)
+    refused = outcomes[2]
+    assert isinstance(refused, EmptyDocument) and "empty.md" in str(refused)
+    accepted = [o for o in outcomes if not isinstance(o, Exception)]
+    assert len(accepted) == 6
+    fresh = [o for o in accepted if not o.duplicate]
+    assert len(fresh) == 5 and accepted[-1].duplicate
+    assert accepted[-1].document_id == accepted[0].document_id
+    jobs = deployment.wait(ACME, [str(o.job_id) for o in fresh])
+    assert all(job.state is JobState.SUCCEEDED for job in jobs.values())
+    assert _search(deployment, ACME, "valve43")[0] == "bulk-3.md"
+
+
 __all__ = ["Enqueuer"]
 
 
