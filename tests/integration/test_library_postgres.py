@@ -19,7 +19,15 @@ HANDBOOK = """# Employee handbook
 
 ## Holidays
 
-Every employee receives 28 days of paid holiday per year.
+Every employee receives 28 days of paid holiday per year. Holidays are requested in the
+people portal at least two weeks ahead, and a manager answers within three working days.
+Up to five unused days carry over into the first months of the next year; the rest lapse
+on the last day of March. Public holidays of the office's country come on top and are not
+counted against the allowance. Part-time staff receive the allowance in proportion to their
+contracted hours, rounded up to the next half day. Parental leave, sick leave and
+compassionate leave are separate from holidays and described in their own chapters.
+Whoever leaves the company is paid for holiday earned and not taken, pro rata to the
+leaving date, with the final salary.
 
 ## Security
 

@@ -124,6 +124,7 @@ async def _check_v3(database: Database) -> None:
     from ragsage.jobs import store
     from ragsage.keys import Role, authenticate, create_key
 
+    await database.migrate()  # today's job and key code reads the latest schema
     async with database.session(ACME) as session:
         (job,) = await store.list_jobs(session)
         assert job.filename == "v2.md" and job.state.value == "queued"
@@ -280,6 +281,29 @@ async def _check_v9(database: Database) -> None:
     assert (hit.chunk.start_char, hit.chunk.end_char) == (0, 0)
 
 
+async def _check_v10(database: Database) -> None:
+    from types import SimpleNamespace
+
+    from ragsage.jobs import store
+    from ragsage.jobs.watchdog import reclaim
+    from ragsage.settings import Settings
+
+    async with database.session(ACME) as session:
+        (job,) = await store.list_jobs(session)
+        # A job from before the count starts with no lost deliveries ...
+        assert (job.filename, job.lost_deliveries, job.deliveries) == ("v2.md", 0, 0)
+        claimed = await store.claim(session, job.id, 0.0)  # a lease that is over at once
+        assert claimed is not None and claimed.lost_deliveries == 0
+    # ... and one whose lease ran out while running counts as lost once, however found.
+    # The watchdog needs only these two parts of a runtime.
+    runtime = SimpleNamespace(database=database, settings=Settings())
+    assert await reclaim(runtime, ACME.namespace, job.id) == "ingest"  # type: ignore[arg-type]
+    async with database.session(ACME) as session:
+        again = await store.claim(session, job.id, 60.0)
+        assert again is not None
+        assert (again.attempts, again.deliveries, again.lost_deliveries) == (2, 2, 1)
+
+
 UPGRADES = {
     2: (_seed_v1, _check_v2),
     3: (_seed_v2, _check_v3),
@@ -289,6 +313,7 @@ UPGRADES = {
     7: (_seed_v3, _check_v7),
     8: (_seed_v3, _check_v8),
     9: (_seed_v3, _check_v9),
+    10: (_seed_v2, _check_v10),
 }
 
 
