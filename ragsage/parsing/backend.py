@@ -26,9 +26,9 @@ class HeuristicBackend:
     it loads on the first ``chunk`` call, so constructing the backend is free.
     ``limits`` bounds the work one document may cause (see :class:`ParseLimits`).
     ``join_sections`` lets a chunk under that share of the budget take in the
-    next small section, which then shares the heading path both sections have
-    in common (0 keeps every section apart; ``docs/parsing.md`` gives the
-    figures behind the default of a quarter).
+    next small section, whose heading is written into the text (0 keeps every
+    section apart; ``docs/parsing.md`` gives the figures behind the default of
+    a quarter).
     """
 
     # Raised whenever parse output changes for bytes it already read, so cached

@@ -12,7 +12,7 @@ section it came from.  Asked to (``join_below``), a chunk still small takes in
 the sibling or deeper section that follows, its heading line written into the
 text, so a page of one-line sections does not become a heap of tiny chunks
 (source code aside, where every definition stays its own unit); the joined
-chunk's path is the part of the sections' paths they share.  A page break
+chunk keeps the first section's path, whose heading is not in its text.  A page break
 always closes a chunk, so every chunk cites exactly one page.  Heading lines
 otherwise live in ``heading_path``, not in the text, except for a heading with
 no body of its own, which becomes a chunk so that no words of the page are lost.
@@ -120,10 +120,6 @@ class _Packer:
             self.flush()
         if not self.parts:
             self.path, self.page, self.level = block.heading_path, page, self.section_level
-        elif block.heading_path != self.path:
-            # A section joined this chunk: the chunk belongs to what both sections
-            # share, so a citation never names a heading only part of it sits under.
-            self.path = _shared_path(self.path, block.heading_path)
         self.parts.append(part)
         self.tokens += tokens + (1 if len(self.parts) > 1 else 0)
 
@@ -238,15 +234,6 @@ class _Packer:
                 end_char=parts[-1].end,
             )
         )
-
-
-def _shared_path(first: tuple[str, ...], second: tuple[str, ...]) -> tuple[str, ...]:
-    shared = 0
-    for mine, theirs in zip(first, second, strict=False):
-        if mine != theirs:
-            break
-        shared += 1
-    return first[:shared]
 
 
 def _joined(parts: Sequence[Piece]) -> str:

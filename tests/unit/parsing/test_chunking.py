@@ -57,13 +57,12 @@ def test_small_sections_join_by_default_with_their_headings_in_the_text():
     # Forty one-line sections, a few chunks (each grows while under a quarter of the budget).
     assert 5 <= len(chunks) <= 15, [c.text for c in chunks]
     first = chunks[0]
-    # Sibling sections share only their parent, so that is the path a citation names.
-    assert first.heading_path == ("Flags",)
+    assert first.heading_path == ("Flags", "Option 0")
     assert first.text.startswith("Sets flag 0.\n\n## Option 1\n\nSets flag 1.")
     assert all(count(c.text) <= 100 for c in chunks)
 
 
-def test_a_deeper_section_joining_keeps_its_parents_path():
+def test_a_deeper_section_joins_under_the_first_sections_path():
     chunks = chunk("# A\n\nintro.\n\n## A1\n\nshort.", size=100, backend=JOINING)
     assert [(c.text, c.heading_path) for c in chunks] == [("intro.\n\n## A1\n\nshort.", ("A",))]
 

@@ -42,10 +42,9 @@ def test_docx_keeps_headings_lists_and_a_whole_table(parse, backend):
     parsed = parse("handbook.docx")
     assert parsed.title == "Employee handbook"
     chunks = HeuristicBackend().chunk(make_document(), parsed.pages, size=200, overlap=0)
-    # Two short sections join, the second's heading written in the text, under
-    # the path they share.
+    # Two short sections join, the second's heading written in the text.
     (only,) = chunks
-    assert only.heading_path == ("Employee handbook",)
+    assert only.heading_path == ("Employee handbook", "Leave")
     leave, expenses = only.text.split("\n\n## Expenses\n\n")
     assert "twenty-five days" in leave
     assert "- Book leave in the portal\n- Tell your team lead" in leave
