@@ -19,20 +19,10 @@ from ragsage.storage import PostgresConfig
 from ragsage.types import RawSource, Scope, Turn
 
 from ..fixtures.make_fixtures import build_all
+from .helpers import HOTEL_DETAILS
 from .provider_server import API_KEY, ProviderServer
 
 ACME = Scope("acme")
-# Long enough that the Hotels section is a chunk of its own rather than joining Trains.
-HOTEL_DETAILS = (
-    b"Book through the travel desk so the negotiated rate applies, and keep the itemised "
-    b"invoice: a card slip alone is not accepted. Breakfast is included in the limit when the "
-    b"hotel bills it with the room; minibar, laundry and films are personal costs. A stay of "
-    b"more than five nights in one city should be booked as a serviced apartment, which the "
-    b"travel desk arranges at a weekly rate. Late check-out is reimbursed when a return flight"
-    b" leaves after six in the evening, and a cancelled night is reimbursed if the trip itself"
-    b" was cancelled by the company. Ask your manager before booking anything above the limit."
-    b" Receipts in a foreign currency are converted at the rate of the day the card was charged."
-)
 TRAVEL = (
     b"# Travel policy\n\n## Hotels\n\nHotel nights in Paris are reimbursed up to 180 euros. "
     + HOTEL_DETAILS
