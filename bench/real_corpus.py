@@ -105,9 +105,11 @@ def postmaster_pid(owner_url: str) -> int:
     try:
         with engine.connect() as connection:
             backend = int(connection.scalar(text("SELECT pg_backend_pid()")))
+            # Read while connected: the backend process ends with its connection.
+            stat = Path(f"/proc/{backend}/stat").read_text()
     finally:
         engine.dispose()
-    return int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    return int(stat.rsplit(")", 1)[1].split()[1])
 
 
 def ingest(settings: Settings, pages: list[Path], doc_root: Path, processes: int, log: Path):
