@@ -38,8 +38,8 @@ def make_document(title: str = "Handbook") -> Document:
     return Document(id="doc_1", content_hash="0" * 64, title=title, source="handbook")
 
 
-def encoded_characters(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """From now on, every character handed to an encoder is added to the one element returned."""
+def _tally_encoder(monkeypatch: pytest.MonkeyPatch, measure) -> list[int]:
+    """From now on, ``measure(text, tokens)`` of every encoder call is added to the one element."""
     seen = [0]
     real = tokens.load_encoding
 
@@ -48,8 +48,19 @@ def encoded_characters(monkeypatch: pytest.MonkeyPatch) -> list[int]:
             self.encoding = encoding
 
         def encode_ordinary(self, text):
-            seen[0] += len(text)
-            return self.encoding.encode_ordinary(text)
+            out = self.encoding.encode_ordinary(text)
+            seen[0] += measure(text, out)
+            return out
 
     monkeypatch.setattr(tokens, "load_encoding", lambda name=DEFAULT_ENCODING: Spy(real(name)))
     return seen
+
+
+def encoded_characters(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """From now on, every character handed to an encoder is added to the one element returned."""
+    return _tally_encoder(monkeypatch, lambda text, _: len(text))
+
+
+def encoded_tokens(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """From now on, every token an encoder produces is added to the one element returned."""
+    return _tally_encoder(monkeypatch, lambda _, out: len(out))

@@ -3,11 +3,10 @@ import re
 import pytest
 
 from ragsage.contextualizing import HeadingWindowContextualizer
-from ragsage.parsing import HeuristicBackend, make_token_counter, tokens
-from ragsage.parsing.tokens import DEFAULT_ENCODING
+from ragsage.parsing import HeuristicBackend, make_token_counter
 from ragsage.ports import Contextualizer, PageContextualizer
 from ragsage.types import Page, make_chunk
-from tests.unit.parsing.conftest import make_document
+from tests.unit.parsing.conftest import encoded_tokens, make_document
 from tests.unit.parsing.test_chunk_properties import giant_block
 
 count = make_token_counter()
@@ -147,21 +146,3 @@ def test_bounded_counting_gives_the_texts_whole_counts_give():
         whole = HeadingWindowContextualizer(window=3, max_context_tokens=budget)
         whole._count = lambda text: count(text)  # a plain function: no shortcuts
         assert bounded.texts(DOCUMENT, chunks, pages) == whole.texts(DOCUMENT, chunks, pages)
-
-
-def encoded_tokens(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """From now on, every token an encoder produces is added to the one element returned."""
-    seen = [0]
-    real = tokens.load_encoding
-
-    class Spy:
-        def __init__(self, encoding):
-            self.encoding = encoding
-
-        def encode_ordinary(self, text):
-            out = self.encoding.encode_ordinary(text)
-            seen[0] += len(out)
-            return out
-
-    monkeypatch.setattr(tokens, "load_encoding", lambda name=DEFAULT_ENCODING: Spy(real(name)))
-    return seen
