@@ -117,7 +117,7 @@ def openapi_document(server_url: str = "") -> dict[str, Any]:
     """The whole API as OpenAPI 3.1."""
     job_states = {
         "type": "string",
-        "enum": ["queued", "running", "succeeded", "failed", "cancelled"],
+        "enum": ["queued", "running", "succeeded", "failed", "cancelled", "superseded"],
     }
     paths: dict[str, Any] = {
         "/v1/search": {

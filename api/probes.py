@@ -10,6 +10,7 @@ from sqlalchemy import text
 from ragsage.loop import LoopThread
 from ragsage.runtime import Runtime
 from ragsage.settings import Settings
+from worker.app import queue_keys
 
 _log = logging.getLogger(__name__)
 
@@ -45,8 +46,11 @@ class Probes:
         depths: dict[str, int] = {}
         for queue in (self.settings.ingest_queue, self.settings.reindex_queue):
             try:
-                # Celery's Redis transport keeps each queue as a list under its name.
-                depths[queue] = int(self._broker.llen(queue))
+                # One list per priority step (worker.app.queue_keys).
+                with self._broker.pipeline() as pipe:
+                    for key in queue_keys(queue):
+                        pipe.llen(key)
+                    depths[queue] = sum(int(size) for size in pipe.execute())
             except (redis.RedisError, OSError):
                 continue
         return depths

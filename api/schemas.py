@@ -183,7 +183,7 @@ class DocumentList(BaseModel):
 class UploadResponse(BaseModel):
     document_id: str
     job_id: str | None
-    state: Literal["queued", "running", "succeeded", "failed", "cancelled"]
+    state: Literal["queued", "running", "succeeded", "failed", "cancelled", "superseded"]
     duplicate: bool
 
 
@@ -191,13 +191,14 @@ class JobOut(BaseModel):
     id: str
     document_id: str
     kind: str
-    state: Literal["queued", "running", "succeeded", "failed", "cancelled"]
+    state: Literal["queued", "running", "succeeded", "failed", "cancelled", "superseded"]
     stage: str | None
     filename: str
     content_hash: str
     attempts: int
     deliveries: int
     lost_deliveries: int
+    version: int | None
     error: str | None
     timings_ms: dict[str, float]
     result: dict[str, Any] | None

@@ -72,6 +72,10 @@ class Settings:
     chunk_size: int = 512
     chunk_overlap: int = 64
     max_upload_bytes: int = 100 * 1024 * 1024
+    # The memory one worker process may use for a job (bytes): files larger than
+    # their format can be read in within it are refused, and a job that grows
+    # past it anyway is failed and its process replaced.
+    job_memory_limit: int = 1024 * 1024 * 1024
     parse_cache_ttl: int = 30 * 24 * 3600
     # Jobs
     ingest_queue: str = "ragsage.ingest"
@@ -133,6 +137,8 @@ class Settings:
                 "RAGSAGE_BROKER_VISIBILITY_TIMEOUT must exceed RAGSAGE_JOB_TIME_LIMIT, or the "
                 "broker redelivers jobs that are still running"
             )
+        if self.job_memory_limit < 64 * 1024 * 1024:
+            raise ConfigurationError("RAGSAGE_JOB_MEMORY_LIMIT must be at least 67108864 (64 MiB)")
         if self.job_max_attempts < 1 or self.job_max_deliveries < 1:
             raise ConfigurationError("RAGSAGE_JOB_MAX_ATTEMPTS and _MAX_DELIVERIES must be >= 1")
 

@@ -17,6 +17,22 @@ from ragsage.settings import Settings
 INGEST_TASK = "ragsage.ingest_document"
 REINDEX_TASK = "ragsage.reindex_document"
 
+# Celery's Redis transport keeps one list per priority step and pops the lower
+# step first.  New work goes in at NORMAL_PRIORITY; a job the watchdog recovers
+# from a dead worker, or a retry, at RECOVERED_PRIORITY, so it runs next rather
+# than behind the whole backlog.
+PRIORITY_STEPS = (0, 3, 6, 9)
+RECOVERED_PRIORITY = 0
+NORMAL_PRIORITY = 6
+_PRIORITY_SEPARATOR = "\x06\x16"  # kombu's default, spelled out for queue_keys
+
+
+def queue_keys(queue: str) -> list[str]:
+    """The Redis lists that hold ``queue``'s waiting messages, one per priority step."""
+    return [
+        queue if step == 0 else f"{queue}{_PRIORITY_SEPARATOR}{step}" for step in PRIORITY_STEPS
+    ]
+
 
 def publish(
     celery: Celery,
@@ -26,14 +42,24 @@ def publish(
     *,
     kind: str = "ingest",
     countdown: float | None = None,
+    recovered: bool = False,
 ) -> None:
-    """Send a job's message on its kind's queue: uploads never wait behind a re-index."""
+    """Send a job's message on its kind's queue: uploads never wait behind a re-index.
+
+    ``recovered`` (a job re-sent by the watchdog, or retried) jumps the queue.
+    """
     task, queue = (
         (INGEST_TASK, settings.ingest_queue)
         if kind == "ingest"
         else (REINDEX_TASK, settings.reindex_queue)
     )
-    celery.send_task(task, args=[namespace, str(job_id)], queue=queue, countdown=countdown)
+    celery.send_task(
+        task,
+        args=[namespace, str(job_id)],
+        queue=queue,
+        countdown=countdown,
+        priority=RECOVERED_PRIORITY if recovered else NORMAL_PRIORITY,
+    )
 
 
 def create_celery(settings: Settings) -> Celery:
@@ -56,7 +82,12 @@ def create_celery(settings: Settings) -> Celery:
             INGEST_TASK: {"queue": settings.ingest_queue},
             REINDEX_TASK: {"queue": settings.reindex_queue},
         },
-        broker_transport_options={"visibility_timeout": settings.broker_visibility_timeout},
+        task_default_priority=NORMAL_PRIORITY,
+        broker_transport_options={
+            "visibility_timeout": settings.broker_visibility_timeout,
+            "priority_steps": list(PRIORITY_STEPS),
+            "sep": _PRIORITY_SEPARATOR,
+        },
         broker_connection_retry_on_startup=True,
         worker_hijack_root_logger=False,
         worker_redirect_stdouts=False,

@@ -9,20 +9,18 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from uuid import UUID
 
 from ragsage.jobs import store
 from ragsage.jobs.lease_keeper import LeaseKeeper
-from ragsage.jobs.watchdog import reclaim, stale_jobs
+from ragsage.jobs.watchdog import Send, run_round
 from ragsage.loop import LoopThread
 from ragsage.runtime import Runtime, adapter_overrides, build_runtime
 from ragsage.settings import Settings
 from ragsage.types import Scope
 
 _log = logging.getLogger(__name__)
-Sender = Callable[[str, UUID, float | None, str], None]
 
 
 @dataclass
@@ -70,6 +68,7 @@ def current(settings: Settings | None = None) -> ProcessRuntime:
                 heartbeat=chosen.job_heartbeat,
                 # Past the hard limit the job is dead whatever this process says.
                 max_hold=chosen.job_time_limit + chosen.job_lease,
+                memory_limit=chosen.job_memory_limit,
             )
             _current = ProcessRuntime(loop=loop, runtime=runtime, pid=os.getpid(), lease=lease)
         return _current
@@ -87,7 +86,7 @@ def shutdown() -> None:
 class Watchdog(threading.Thread):
     """Every ``watchdog_interval`` seconds, re-queue jobs whose worker stopped."""
 
-    def __init__(self, process: ProcessRuntime, send: Sender) -> None:
+    def __init__(self, process: ProcessRuntime, send: Send) -> None:
         super().__init__(name="ragsage-watchdog", daemon=True)
         self.process, self.send = process, send
         self.stopped = threading.Event()
@@ -100,19 +99,13 @@ class Watchdog(threading.Thread):
             except Exception as exc:  # noqa: BLE001 - the next round tries again
                 _log.warning("watchdog round failed: %s", type(exc).__name__)
 
-    def tick(self) -> int:
-        runtime, loop = self.process.runtime, self.process.loop
-        stale = loop.run(stale_jobs(runtime))
-        sent = 0
-        for namespace, job_id in stale or []:
-            kind = loop.run(reclaim(runtime, namespace, job_id))
-            if kind is not None:
-                self.send(namespace, job_id, None, kind)
-                loop.run(mark_enqueued(runtime, namespace, job_id))
-                sent += 1
-        return sent
+    def tick(self) -> int | None:
+        """One round: how many jobs it re-sent, or None if another worker's round ran."""
+        return self.process.loop.run(run_round(self.process.runtime, self.send))
 
 
-async def mark_enqueued(runtime: Runtime, namespace: str, job_id: UUID) -> None:
+async def mark_enqueued(
+    runtime: Runtime, namespace: str, job_id: UUID, attempts: int | None = None
+) -> None:
     async with runtime.database.session(Scope(namespace)) as session:
-        await store.mark_enqueued(session, job_id)
+        await store.mark_enqueued(session, job_id, attempts=attempts)

@@ -26,10 +26,20 @@ _log = logging.getLogger(__name__)
 
 
 def send_job(
-    namespace: str, job_id: UUID, countdown: float | None = None, kind: str = "ingest"
+    namespace: str,
+    job_id: UUID,
+    countdown: float | None = None,
+    kind: str = "ingest",
+    *,
+    recovered: bool = False,
 ) -> None:
-    """Publish a job's message to the queue of its kind."""
-    publish(app, settings, namespace, job_id, kind=kind, countdown=countdown)
+    """Publish a job's message to the queue of its kind (``recovered``: ahead of new work)."""
+    publish(app, settings, namespace, job_id, kind=kind, countdown=countdown, recovered=recovered)
+
+
+def send_recovered(namespace: str, job_id: UUID, kind: str) -> None:
+    """The watchdog's send: a job whose worker died runs before the backlog."""
+    send_job(namespace, job_id, kind=kind, recovered=True)
 
 
 def _run(namespace: str, job_id: str, kind: str) -> str:
@@ -54,7 +64,9 @@ def _run_in_context(namespace: str, job_id: str, kind: str) -> str:
         return "failed"
     metrics.current().observe(outcome.state, kind, outcome.timings)
     if outcome.retry_in is not None:
-        send_job(namespace, identifier, countdown=outcome.retry_in, kind=kind)
+        # The retry was committed as queued and unsent: send, then mark it sent.
+        send_job(namespace, identifier, countdown=outcome.retry_in, kind=kind, recovered=True)
+        here.loop.run(process.mark_enqueued(here.runtime, namespace, identifier, outcome.attempts))
     for follow_up in outcome.follow_up:
         send_job(namespace, follow_up, kind="reindex")
         here.loop.run(process.mark_enqueued(here.runtime, namespace, follow_up))
@@ -95,6 +107,6 @@ def _child_stopping(**_: object) -> None:
 
 @worker_ready.connect
 def _start_watchdog(**_: object) -> None:
-    process.Watchdog(process.current(settings), send_job).start()
+    process.Watchdog(process.current(settings), send_recovered).start()
     # The main process runs the jobs itself with --pool solo or threads.
     metrics.start(settings.worker_metrics_port, settings.worker_metrics_host)

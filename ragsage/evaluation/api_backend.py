@@ -25,7 +25,7 @@ from ragsage.query import RetrievalOptions, RetrievalResult, SearchHit
 from ragsage.types import Chunk
 from ragsage.urls import without_credentials
 
-_FINISHED = ("succeeded", "failed", "cancelled")
+_FINISHED = ("succeeded", "failed", "cancelled", "superseded")
 
 
 @asynccontextmanager

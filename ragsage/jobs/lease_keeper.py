@@ -15,11 +15,18 @@ ends only when
 * the job has been held past the hard time limit, after which no healthy
   worker is still running it.
 
+The keeper also watches its worker's memory while a job runs.  A job that
+grows the process past ``RAGSAGE_JOB_MEMORY_LIMIT`` is failed with that reason
+and the process is killed at once: its next delivery finds the job finished,
+so a file too big to read costs one delivery, not a crash loop.  (From inside,
+a Python thread could not act while a C call holds the GIL and allocates.)
+
 The keeper starts with its worker process and connects at once, and renews a
 new hold the moment it hears of it, so a slow start never costs a lease.
 
-Run as ``python -m ragsage.jobs.lease_keeper LEASE HEARTBEAT MAX_HOLD``; the
-database settings come from the environment, never the command line.
+Run as ``python -m ragsage.jobs.lease_keeper LEASE HEARTBEAT MAX_HOLD OWNER
+MEMORY_LIMIT``; the database settings come from the environment, never the
+command line.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ import contextlib
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -62,8 +70,12 @@ class LeaseKeeper:
     if it ever exits while this process lives.
     """
 
-    def __init__(self, *, lease: float, heartbeat: float, max_hold: float) -> None:
+    def __init__(
+        self, *, lease: float, heartbeat: float, max_hold: float, memory_limit: int = 0
+    ) -> None:
+        """``memory_limit`` (bytes, 0 for none) is this process's ceiling while it runs a job."""
         self.lease, self.heartbeat, self.max_hold = lease, heartbeat, max_hold
+        self.memory_limit = memory_limit
         self._process: subprocess.Popen[bytes] | None = None
         self._holds: dict[UUID, tuple[str, int]] = {}
         self._lock = threading.Lock()
@@ -130,6 +142,7 @@ class LeaseKeeper:
                 str(self.heartbeat),
                 str(self.max_hold),
                 str(os.getpid()),
+                str(self.memory_limit),
             ],
             stdin=subprocess.PIPE,
             close_fds=True,
@@ -187,7 +200,36 @@ async def _renew(database: Database, holds: _Holds, lease: float) -> None:
             holds.jobs.pop(job_id, None)  # finished, cancelled or taken over
 
 
-async def _serve(lease: float, heartbeat: float, max_hold: float, owner: int) -> None:
+_MEMORY_POLL = 0.2  # seconds between looks at the worker's memory while it runs a job
+
+
+def resident_bytes(pid: int) -> int:
+    """The resident memory of process ``pid`` (0 if it is gone)."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+async def _fail_for_memory(database: Database, holds: _Holds, used: int, limit: int) -> None:
+    reason = (
+        f"needed more memory than a worker's limit of {limit / 2**20:,.0f} MiB "
+        f"(RAGSAGE_JOB_MEMORY_LIMIT; it reached {used / 2**20:,.0f} MiB) and was stopped; "
+        "split the file or raise the limit"
+    )
+    for job_id, hold in list(holds.jobs.items()):
+        try:
+            async with database.session(Scope(hold.namespace)) as session:
+                await store.fail_attempt(session, job_id, hold.attempt, reason)
+        except Exception as exc:  # noqa: BLE001 - the poison count still ends it
+            _log.error("lease keeper: could not fail job %s: %s", job_id, type(exc).__name__)
+        _log.error("lease keeper: job %s %s", job_id, reason)
+
+
+async def _serve(
+    lease: float, heartbeat: float, max_hold: float, owner: int, memory_limit: int = 0
+) -> None:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
@@ -205,12 +247,22 @@ async def _serve(lease: float, heartbeat: float, max_hold: float, owner: int) ->
     database = build_database(Settings.from_env())
     try:
         await database.ping()
+        renew_at = 0.0
         while not reading.done() and os.getppid() == owner:
+            watching = memory_limit > 0 and bool(holds.jobs)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(wake.wait(), timeout=heartbeat)
+                await asyncio.wait_for(wake.wait(), timeout=_MEMORY_POLL if watching else heartbeat)
+            woken = wake.is_set()
             wake.clear()
-            if holds.jobs and not reading.done():
+            if not holds.jobs or reading.done():
+                continue
+            if memory_limit > 0 and (used := resident_bytes(owner)) > memory_limit:
+                await _fail_for_memory(database, holds, used, memory_limit)
+                os.kill(owner, signal.SIGKILL)
+                return
+            if woken or time.monotonic() >= renew_at:
                 await _renew(database, holds, lease)
+                renew_at = time.monotonic() + heartbeat
     finally:
         reading.cancel()
         await database.dispose()
@@ -219,9 +271,10 @@ async def _serve(lease: float, heartbeat: float, max_hold: float, owner: int) ->
 def main(argv: list[str]) -> int:
     lease, heartbeat, max_hold = (float(value) for value in argv[:3])
     owner = int(argv[3]) if len(argv) > 3 else os.getppid()
+    memory_limit = int(argv[4]) if len(argv) > 4 else 0
     settings = Settings.from_env()
     configure_logging(settings.log_level, json=settings.log_json)
-    asyncio.run(_serve(lease, heartbeat, max_hold, owner))
+    asyncio.run(_serve(lease, heartbeat, max_hold, owner, memory_limit))
     return 0
 
 

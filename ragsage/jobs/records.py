@@ -16,10 +16,13 @@ class JobState(StrEnum):
     SUCCEEDED = "succeeded"
     FAILED = "failed"
     CANCELLED = "cancelled"
+    # A newer upload of the same document was stored first: this version is
+    # not written (it would overwrite the newer one) and did not fail.
+    SUPERSEDED = "superseded"
 
     @property
     def finished(self) -> bool:
-        return self in {JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED}
+        return self not in {JobState.QUEUED, JobState.RUNNING}
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +52,7 @@ class Job:
     finished_at: datetime | None
     generation: int | None = None
     lost_deliveries: int = 0
+    version: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready view (what the API and the CLI show)."""
@@ -67,6 +71,7 @@ class Job:
             "attempts": self.attempts,
             "deliveries": self.deliveries,
             "lost_deliveries": self.lost_deliveries,
+            "version": self.version,
             "error": self.error,
             "timings_ms": dict(self.timings),
             "result": dict(self.result) if self.result else None,

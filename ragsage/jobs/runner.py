@@ -37,9 +37,10 @@ _log = logging.getLogger(__name__)
 class JobOutcome:
     """What one delivery of a job did.
 
-    ``retry_in`` is set when it must run again; ``follow_up`` lists jobs this one
-    committed that must now be sent (an upload during a re-index also needs a
-    re-index job for the building generation).  ``timings`` holds the stage
+    ``retry_in`` is set when it must run again (``attempts`` is then the job's
+    attempt count, which marking the retry sent matches); ``follow_up`` lists
+    jobs this one committed that must now be sent (an upload during a re-index
+    also needs a re-index job for the building generation).  ``timings`` holds the stage
     durations (``parse_ms``, ...) of a delivery that succeeded.
     """
 
@@ -49,6 +50,7 @@ class JobOutcome:
     retry_in: float | None = None
     follow_up: tuple[UUID, ...] = ()
     timings: Mapping[str, float] = field(default_factory=dict)
+    attempts: int | None = None
 
 
 class LeaseLost(Exception):
@@ -150,6 +152,12 @@ async def _run_job(
             current = await store.get_job(session, job_id)
             state = current.state.value if current else "missing"
             return JobOutcome(job_id, "skipped", f"job is {state}; nothing to do")
+        if job.kind == "ingest":
+            # A newer upload already stored: this version's work would be thrown away.
+            stored = await store.stored_version(session, job.document_id)
+            if store.is_superseded(job, stored):
+                message = await store.supersede(session, job, stored or 0)
+                return JobOutcome(job_id, "superseded", message)
         if job.lost_deliveries >= settings.job_max_deliveries:
             # Only deliveries that died count: retries after a recorded transient
             # failure finished, and are bounded by job_max_attempts instead.
@@ -202,6 +210,12 @@ async def _ingest(runtime: Runtime, scope: Scope, job: Job, progress: _Progress)
     async with runtime.database.session(scope) as session:
         if not await store.lock_running(session, job.id, job.attempts):
             raise LeaseLost(str(job.id))
+        # The document row's lock serialises writers of its chunks; under it the
+        # stored version says whether a newer upload got there first.
+        stored = await store.stored_version(session, job.document_id, lock=True)
+        if store.is_superseded(job, stored):
+            message = await store.supersede(session, job, stored or 0)
+            return JobOutcome(job.id, "superseded", message)
         previous = await store.current_hash(session, job.document_id)
         result = await documents.write_version(session, runtime, scope, pipeline, prepared)
         await store.finish_document(session, job, previous, warnings=result.warnings)
@@ -264,6 +278,13 @@ async def _reindex(runtime: Runtime, scope: Scope, job: Job, progress: _Progress
     async with runtime.database.session(scope) as session:
         if not await store.lock_running(session, job.id, job.attempts):
             raise LeaseLost(str(job.id))
+        if await store.current_hash(session, job.document_id, lock=True) != job.content_hash:
+            # Replaced while this ran; the newer version's own job fills the generation.
+            await store.succeed(
+                session, job.id, timings={}, result={"skipped": "the document changed"}
+            )
+            await reindex.try_activate(session, target.id)
+            return JobOutcome(job.id, "succeeded", "skipped: the document changed")
         vectors, _, _ = runtime.stores(session, embedder=embedder)
         await vectors.upsert(scope, prepared.records)
         summary = {"chunks": len(prepared.records), "pages_from": "stored" if pages else "bytes"}
@@ -315,7 +336,7 @@ async def _record_failure(runtime: Runtime, scope: Scope, job: Job, exc: Excepti
                 await store.requeue(session, job.id, message)
         except Exception:  # noqa: BLE001 - the lease will expire and the watchdog retries
             _log.warning("job %s: could not record the retry; the watchdog will", job.id)
-        return JobOutcome(job.id, "retry", message, retry_in=delay)
+        return JobOutcome(job.id, "retry", message, retry_in=delay, attempts=job.attempts)
     elif is_transient(exc):
         outcome = JobOutcome(
             job.id,

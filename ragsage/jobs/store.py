@@ -16,7 +16,7 @@ from ragsage.types import Page, PageRoute
 _JOB_COLUMNS = (
     "id, namespace, document_id, kind, state, stage, content_hash, filename, media_type, "
     "metadata, attempts, deliveries, error, timings, result, lease_expires_at, enqueued_at, "
-    "created_at, updated_at, started_at, finished_at, generation, lost_deliveries"
+    "created_at, updated_at, started_at, finished_at, generation, lost_deliveries, version"
 )
 
 
@@ -45,6 +45,7 @@ def _job(row: Sequence[Any]) -> Job:
         finished_at=row[20],
         generation=row[21],
         lost_deliveries=row[22],
+        version=row[23],
     )
 
 
@@ -101,12 +102,14 @@ async def insert_job(
     media_type: str | None,
     metadata: Mapping[str, Any],
     generation: int | None = None,
+    version: int | None = None,
 ) -> None:
     await session.execute(
         text(
             "INSERT INTO ragsage_jobs (namespace, id, document_id, kind, state, content_hash, "
-            "filename, media_type, metadata, generation) VALUES (:namespace, :id, :document_id, "
-            ":kind, 'queued', :hash, :filename, :media_type, :metadata, :generation)"
+            "filename, media_type, metadata, generation, version) VALUES (:namespace, :id, "
+            ":document_id, :kind, 'queued', :hash, :filename, :media_type, :metadata, "
+            ":generation, :version)"
         ),
         {
             "namespace": namespace,
@@ -118,15 +121,25 @@ async def insert_job(
             "media_type": media_type,
             "metadata": Jsonb(dict(metadata)),
             "generation": generation,
+            "version": version,
         },
     )
 
 
-async def mark_enqueued(session: AsyncSession, job_id: UUID) -> None:
-    """Record that the broker accepted the job's message."""
+async def mark_enqueued(
+    session: AsyncSession, job_id: UUID, *, attempts: int | None = None
+) -> None:
+    """Record that the broker accepted the job's message (sent after the job's commit).
+
+    With ``attempts`` only a job still at that attempt count is marked: if it
+    ran and was re-queued meanwhile, the later re-queue's own send marks it.
+    """
     await session.execute(
-        text("UPDATE ragsage_jobs SET enqueued_at = now() WHERE id = :id AND state = 'queued'"),
-        {"id": job_id},
+        text(
+            "UPDATE ragsage_jobs SET enqueued_at = now() WHERE id = :id AND state = 'queued' "
+            "AND (CAST(:attempts AS integer) IS NULL OR attempts = :attempts)"
+        ),
+        {"id": job_id, "attempts": attempts},
     )
 
 
@@ -193,6 +206,47 @@ async def lock_running(session: AsyncSession, job_id: UUID, attempt: int) -> boo
     return row is not None and row[0] == "running" and row[1] == attempt
 
 
+async def stored_version(
+    session: AsyncSession, document_id: str, *, lock: bool = False
+) -> int | None:
+    """The upload version whose chunks the document holds (0 before any); None if deleted.
+
+    With ``lock`` the document row stays locked to the end of the transaction,
+    which is what serialises two writes of one document's chunks.
+    """
+    value = await session.scalar(
+        text(
+            "SELECT stored_version FROM ragsage_documents WHERE id = :id"
+            + (" FOR UPDATE" if lock else "")
+        ),
+        {"id": document_id},
+    )
+    return int(value) if value is not None else None
+
+
+def is_superseded(job: Job, stored: int | None) -> bool:
+    """True when a newer upload of the job's document is already stored.
+
+    Jobs from before versions were numbered carry none and are never superseded.
+    """
+    return job.kind == "ingest" and job.version is not None and (stored or 0) >= job.version
+
+
+async def supersede(session: AsyncSession, job: Job, stored: int) -> str:
+    """Finish a job whose version is older than the stored one, writing nothing."""
+    message = f"version {job.version} was not stored: version {stored} had been uploaded after it"
+    await session.execute(
+        text(
+            "UPDATE ragsage_jobs SET state = 'superseded', stage = NULL, error = NULL, "
+            "lease_expires_at = NULL, result = :result, finished_at = now(), updated_at = now() "
+            "WHERE id = :id AND state IN ('queued', 'running')"
+        ),
+        {"id": job.id, "result": Jsonb({"superseded_by": stored, "reason": message})},
+    )
+    await delete_unreferenced(session, job.content_hash)
+    return message
+
+
 async def succeed(
     session: AsyncSession,
     job_id: UUID,
@@ -229,6 +283,31 @@ async def fail(session: AsyncSession, job: Job, error: str) -> None:
     await set_pending_status(session, job.document_id, "failed", error)
 
 
+async def fail_attempt(session: AsyncSession, job_id: UUID, attempt: int, reason: str) -> bool:
+    """Fail attempt ``attempt`` of a running job, its file name and stage before ``reason``.
+
+    For a watcher outside the worker (the lease keeper), which knows the job
+    only by id and attempt; False if that attempt is no longer running.
+    """
+    row = (
+        await session.execute(
+            text(
+                "UPDATE ragsage_jobs SET state = 'failed', "
+                "error = filename || ': ' || :reason || coalesce(' (stage ' || stage || ')', ''), "
+                "lease_expires_at = NULL, finished_at = now(), updated_at = now() "
+                "WHERE id = :id AND state = 'running' AND attempts = :attempt "
+                "RETURNING kind, document_id, error"
+            ),
+            {"id": job_id, "attempt": attempt, "reason": reason},
+        )
+    ).first()
+    if row is None:
+        return False
+    if row[0] == "ingest":
+        await set_pending_status(session, row[1], "failed", row[2])
+    return True
+
+
 async def set_pending_status(
     session: AsyncSession, document_id: str, status: str, error: str | None
 ) -> None:
@@ -248,11 +327,15 @@ async def set_pending_status(
 
 
 async def requeue(session: AsyncSession, job_id: UUID, error: str) -> None:
-    """Put a job back in the queue after a transient failure (its retry is scheduled)."""
+    """Put a job back in the queue after a transient failure, not yet sent.
+
+    The caller sends the retry after this commits and then marks it sent; if
+    the send fails, the watchdog sends it once the unsent grace has passed.
+    """
     await session.execute(
         text(
             "UPDATE ragsage_jobs SET state = 'queued', error = :error, lease_expires_at = NULL, "
-            "enqueued_at = now(), updated_at = now() WHERE id = :id AND state = 'running'"
+            "enqueued_at = NULL, updated_at = now() WHERE id = :id AND state = 'running'"
         ),
         {"id": job_id, "error": error},
     )
@@ -312,10 +395,16 @@ async def load_pages(session: AsyncSession, content_hash: str) -> list[Page]:
     return [Page(number=row[0], text=row[1], route=PageRoute(row[2])) for row in rows]
 
 
-async def current_hash(session: AsyncSession, document_id: str) -> str | None:
-    """The content hash the document row holds now."""
+async def current_hash(
+    session: AsyncSession, document_id: str, *, lock: bool = False
+) -> str | None:
+    """The content hash the document row holds now (``lock``: and keep the row locked)."""
     value = await session.scalar(
-        text("SELECT content_hash FROM ragsage_documents WHERE id = :id"), {"id": document_id}
+        text(
+            "SELECT content_hash FROM ragsage_documents WHERE id = :id"
+            + (" FOR UPDATE" if lock else "")
+        ),
+        {"id": document_id},
     )
     return str(value) if value is not None else None
 
@@ -336,10 +425,13 @@ async def finish_document(
         text(
             "UPDATE ragsage_documents SET filename = :filename, media_type = :media_type, "
             "size_bytes = (SELECT size_bytes FROM ragsage_blobs WHERE content_hash = :hash), "
-            "status = 'ready', error = :warning, updated_at = now() WHERE id = :id"
+            "status = 'ready', error = :warning, "
+            "stored_version = greatest(stored_version, coalesce(:version, 0)), "
+            "updated_at = now() WHERE id = :id"
         ),
         {
             "id": job.document_id,
+            "version": job.version,
             "filename": job.filename,
             "media_type": job.media_type,
             "hash": job.content_hash,

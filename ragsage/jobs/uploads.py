@@ -86,17 +86,20 @@ async def create_upload(
         },
     )
     # A new document starts "queued"; an ingested one keeps serving its current
-    # version until the new version's job succeeds.
-    await session.execute(
+    # version until the new version's job succeeds.  The row lock this takes
+    # orders concurrent uploads of the document, so the version numbers follow
+    # the order in which they commit.
+    version = await session.scalar(
         text(
             "INSERT INTO ragsage_documents (namespace, id, external_id, content_hash, title, "
-            "source, filename, media_type, size_bytes, metadata, status) VALUES (:namespace, :id, "
-            ":external_id, :hash, :filename, :filename, :filename, :media_type, :size, :metadata, "
-            "'queued') ON CONFLICT (namespace, id) DO UPDATE SET "
+            "source, filename, media_type, size_bytes, metadata, status, upload_version) "
+            "VALUES (:namespace, :id, :external_id, :hash, :filename, :filename, :filename, "
+            ":media_type, :size, :metadata, 'queued', 1) ON CONFLICT (namespace, id) DO UPDATE SET "
             "content_hash = CASE WHEN ragsage_documents.status = 'ready' "
             "THEN ragsage_documents.content_hash ELSE excluded.content_hash END, "
             "status = CASE WHEN ragsage_documents.status = 'ready' THEN 'ready' ELSE 'queued' END, "
-            "error = NULL, updated_at = now()"
+            "upload_version = ragsage_documents.upload_version + 1, "
+            "error = NULL, updated_at = now() RETURNING upload_version"
         ),
         {
             "namespace": scope.namespace,
@@ -120,6 +123,7 @@ async def create_upload(
         filename=upload.filename,
         media_type=upload.media_type,
         metadata=upload.metadata,
+        version=int(version),
     )
     return UploadOutcome(job_id, document_id, JobState.QUEUED, duplicate=False, needs_sending=True)
 
@@ -132,6 +136,19 @@ def _clean_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
 
 
 async def _duplicate(session: AsyncSession, digest: str, document_id: str) -> UploadOutcome | None:
+    latest_own = (
+        await session.execute(
+            text(
+                "SELECT content_hash FROM ragsage_jobs WHERE document_id = :id "
+                "AND kind = 'ingest' ORDER BY version DESC NULLS LAST, created_at DESC LIMIT 1"
+            ),
+            {"id": document_id},
+        )
+    ).first()
+    if latest_own is not None and latest_own[0] != digest:
+        # The document's last upload was other bytes: these are its next version,
+        # even if an older version or another document holds the same bytes.
+        return None
     ready = (
         await session.execute(
             text(

@@ -1,42 +1,78 @@
 """Finding jobs whose worker died or whose message never reached the broker.
 
-Runs periodically in every worker; an advisory lock makes one of them act per
-round.  Listing stale jobs crosses namespaces, so it goes through the
-privileged ``ragsage_stale_jobs`` function; each job is then re-queued inside
-its own namespace's scoped session, re-checking that it is still stale.
+Runs periodically in every worker.  One round has one owner: the advisory lock
+is taken in a transaction that stays open until every stale job of the round
+has been re-queued, sent and marked sent, so two watchdogs never work at once.
+Listing stale jobs crosses namespaces, so it goes through the privileged
+``ragsage_stale_jobs`` function; each job is then re-queued inside its own
+namespace's scoped session, re-checking that it is still stale — and the
+re-queue itself leaves the job fresh for the unsent grace, so even a second
+round that somehow ran would not send it again.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 from uuid import UUID
 
 from sqlalchemy import text
 
+from ragsage.jobs import store
 from ragsage.runtime import Runtime
 from ragsage.types import Scope
 
 _log = logging.getLogger(__name__)
 _WATCHDOG_LOCK = 0x7261_6777  # "ragw"
 
+# (namespace, job id, kind): publish the job's message as a recovered one.
+Send = Callable[[str, UUID, str], None]
 
-async def stale_jobs(runtime: Runtime) -> list[tuple[str, UUID]] | None:
-    """Stale jobs as (namespace, job id), or None if another watchdog holds the round."""
+
+@dataclass(frozen=True, slots=True)
+class Reclaimed:
+    """A stale job put back to ``queued``, to be sent once."""
+
+    kind: str
+    attempts: int
+
+
+async def run_round(runtime: Runtime, send: Send) -> int | None:
+    """Re-queue, send and mark every stale job; how many, or None if another round runs.
+
+    ``send`` is called off the event loop (a broker publish blocks).  A job
+    whose send fails stays queued and unsent; the next round sends it.
+    """
     settings = runtime.settings
-    async with runtime.database.system_session() as session:
-        if not await session.scalar(
+    async with runtime.database.system_session() as owner:
+        if not await owner.scalar(
             text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": _WATCHDOG_LOCK}
         ):
             return None
-        rows = await session.execute(
+        rows = await owner.execute(
             text("SELECT namespace, job_id FROM ragsage_stale_jobs(:grace, :requeue)"),
             {"grace": settings.job_unsent_grace, "requeue": settings.job_requeue_after},
         )
-        return [(str(row[0]), row[1]) for row in rows]
+        sent = 0
+        for namespace, job_id in [(str(row[0]), row[1]) for row in rows]:
+            reclaimed = await reclaim(runtime, namespace, job_id)
+            if reclaimed is None:
+                continue
+            try:
+                await asyncio.to_thread(send, namespace, job_id, reclaimed.kind)
+            except Exception as exc:  # noqa: BLE001 - left unsent; the next round retries
+                _log.warning("could not send job %s: %s", job_id, type(exc).__name__)
+                continue
+            async with runtime.database.session(Scope(namespace)) as session:
+                await store.mark_enqueued(session, job_id, attempts=reclaimed.attempts)
+            sent += 1
+        return sent
 
 
-async def reclaim(runtime: Runtime, namespace: str, job_id: UUID) -> str | None:
-    """Put a stale job back to ``queued``; its kind if it still needed it, else None."""
+async def reclaim(runtime: Runtime, namespace: str, job_id: UUID) -> Reclaimed | None:
+    """Put a stale job back to ``queued`` and unsent; None if it is no longer stale."""
     settings = runtime.settings
     async with runtime.database.session(Scope(namespace)) as session:
         row = (
@@ -46,13 +82,23 @@ async def reclaim(runtime: Runtime, namespace: str, job_id: UUID) -> str | None:
                     "lost_deliveries = lost_deliveries + (state = 'running')::int, "
                     "enqueued_at = NULL, stage = NULL, updated_at = now() WHERE id = :id AND ("
                     "(state = 'running' AND lease_expires_at < now()) OR (state = 'queued' AND "
-                    "(enqueued_at IS NULL OR enqueued_at < now() - make_interval(secs => :after))))"
-                    " RETURNING kind"
+                    "enqueued_at IS NULL AND updated_at < now() - make_interval(secs => :grace)) "
+                    "OR (state = 'queued' AND "
+                    "enqueued_at < now() - make_interval(secs => :after))) "
+                    "RETURNING kind, attempts"
                 ),
-                {"id": job_id, "after": settings.job_requeue_after},
+                {
+                    "id": job_id,
+                    "grace": settings.job_unsent_grace,
+                    "after": settings.job_requeue_after,
+                },
             )
         ).first()
     if row is None:
         return None
-    _log.warning("re-queueing job %s of namespace %s: its worker stopped", job_id, namespace)
-    return str(row[0])
+    _log.warning(
+        "re-queueing job %s of namespace %s: its worker stopped or its message was lost",
+        job_id,
+        namespace,
+    )
+    return Reclaimed(kind=str(row[0]), attempts=int(row[1]))

@@ -706,6 +706,28 @@ def _v10(config: PostgresConfig) -> tuple[str, ...]:
     )
 
 
+def _v11(config: PostgresConfig) -> tuple[str, ...]:
+    """Versions in upload order: the last upload of a document wins.
+
+    Each upload of a document takes the next number from the document row (its
+    row lock orders concurrent uploads); the row also records which number its
+    stored chunks came from, so an older version finishing later is marked
+    ``superseded`` instead of overwriting a newer one.
+    """
+    return (
+        "ALTER TABLE ragsage_documents ADD COLUMN IF NOT EXISTS upload_version bigint "
+        "NOT NULL DEFAULT 0",
+        "ALTER TABLE ragsage_documents ADD COLUMN IF NOT EXISTS stored_version bigint "
+        "NOT NULL DEFAULT 0",
+        "ALTER TABLE ragsage_jobs ADD COLUMN IF NOT EXISTS version bigint",
+        "COMMENT ON COLUMN ragsage_jobs.version IS "
+        "'the upload''s place in its document''s order (ingest jobs since migration 11)'",
+        "ALTER TABLE ragsage_jobs DROP CONSTRAINT IF EXISTS ragsage_jobs_state_check",
+        "ALTER TABLE ragsage_jobs ADD CONSTRAINT ragsage_jobs_state_check CHECK (state IN "
+        "('queued', 'running', 'succeeded', 'failed', 'cancelled', 'superseded'))",
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "generations, documents and chunks under Row-Level Security", _v1),
     Migration(2, "uploads: document status, blobs, jobs, resolved pages, system functions", _v2),
@@ -721,6 +743,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "held generations: activation waits for an evaluation gate", _v8),
     Migration(9, "chunk spans: start_char and end_char in the page text", _v9),
     Migration(10, "jobs count the deliveries that died, for the poison limit", _v10),
+    Migration(11, "document versions in upload order; superseded jobs", _v11),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

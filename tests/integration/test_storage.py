@@ -112,12 +112,21 @@ async def _check_v2(database: Database) -> None:
 
 
 async def _seed_v2(database: Database) -> None:
-    """A version-2 install with an upload and its job."""
-    from ragsage.jobs.records import Upload
-    from ragsage.jobs.uploads import create_upload
+    """A version-2 install with an upload and its job, written as that version wrote them."""
+    from ragsage.identity import document_id_for
 
     async with database.session(ACME) as session:
-        await create_upload(session, ACME, Upload("v2.md", b"# Version two"), max_bytes=10**6)
+        for statement in (
+            "INSERT INTO ragsage_blobs (namespace, content_hash, data, size_bytes) "
+            "VALUES ('acme', 'hash-v2', '# Version two', 13)",
+            "INSERT INTO ragsage_documents (namespace, id, external_id, content_hash, title, "
+            "source, filename, status) VALUES ('acme', :id, 'v2.md', 'hash-v2', 'v2.md', "
+            "'v2.md', 'v2.md', 'queued')",
+            "INSERT INTO ragsage_jobs (namespace, id, document_id, kind, state, content_hash, "
+            "filename) VALUES ('acme', gen_random_uuid(), :id, 'ingest', 'queued', "
+            "'hash-v2', 'v2.md')",
+        ):
+            await session.execute(text(statement), {"id": document_id_for("v2.md")})
 
 
 async def _check_v3(database: Database) -> None:
@@ -288,6 +297,7 @@ async def _check_v10(database: Database) -> None:
     from ragsage.jobs.watchdog import reclaim
     from ragsage.settings import Settings
 
+    await database.migrate()  # today's job code reads the latest schema
     async with database.session(ACME) as session:
         (job,) = await store.list_jobs(session)
         # A job from before the count starts with no lost deliveries ...
@@ -297,11 +307,34 @@ async def _check_v10(database: Database) -> None:
     # ... and one whose lease ran out while running counts as lost once, however found.
     # The watchdog needs only these two parts of a runtime.
     runtime = SimpleNamespace(database=database, settings=Settings())
-    assert await reclaim(runtime, ACME.namespace, job.id) == "ingest"  # type: ignore[arg-type]
+    reclaimed = await reclaim(runtime, ACME.namespace, job.id)  # type: ignore[arg-type]
+    assert reclaimed is not None and reclaimed.kind == "ingest"
     async with database.session(ACME) as session:
         again = await store.claim(session, job.id, 60.0)
         assert again is not None
         assert (again.attempts, again.deliveries, again.lost_deliveries) == (2, 2, 1)
+
+
+async def _check_v11(database: Database) -> None:
+    from ragsage.jobs import store
+    from ragsage.jobs.records import JobState, Upload
+    from ragsage.jobs.uploads import create_upload
+
+    async with database.session(ACME) as session:
+        (old,) = await store.list_jobs(session)
+        # A job from before versions were numbered is never superseded ...
+        assert old.version is None
+        assert not store.is_superseded(old, await store.stored_version(session, old.document_id))
+        # ... and the document's next upload is its version 1.
+        outcome = await create_upload(
+            session, ACME, Upload("v2.md", b"# Version three"), max_bytes=10**6
+        )
+        assert outcome.job_id is not None and not outcome.duplicate
+        new = await store.get_job(session, outcome.job_id)
+        assert new is not None and (new.document_id, new.version) == (old.document_id, 1)
+        await store.supersede(session, new, 2)
+        after = await store.get_job(session, outcome.job_id)
+        assert after is not None and after.state is JobState.SUPERSEDED
 
 
 UPGRADES = {
@@ -314,6 +347,7 @@ UPGRADES = {
     8: (_seed_v3, _check_v8),
     9: (_seed_v3, _check_v9),
     10: (_seed_v2, _check_v10),
+    11: (_seed_v2, _check_v11),
 }
 
 

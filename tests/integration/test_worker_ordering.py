@@ -1,0 +1,119 @@
+"""Versions in upload order, and recovered jobs ahead of the backlog.
+
+Real worker processes on real Postgres and Redis with the test settings'
+3 s lease and a watchdog every second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+
+from sqlalchemy import text
+
+from ragsage.identity import content_hash
+from ragsage.jobs.records import JobState, Upload
+from ragsage.runtime import build_runtime
+from ragsage.types import Scope
+
+from .worker_harness import Deployment
+
+ACME = "acme"
+
+
+def _edition(number: int, sections: int = 40) -> bytes:
+    """One version of a long manual: every chunk names its edition."""
+    parts = [f"# Boiler manual, edition {number}\n"]
+    for section in range(sections):
+        parts.append(
+            f"\n## Step {section}\n\nIn edition {number}, step {section} opens drain "
+            f"D{section} and waits {number + section} seconds for the pressure to fall "
+            "below one bar before the inspection hatch is unbolted and the gasket checked.\n"
+        )
+    return "".join(parts).encode()
+
+
+def _stored(deployment: Deployment, document_id: str) -> tuple[str | None, list[int], set[str]]:
+    """The document's content hash, its chunk ordinals and the editions its chunks name."""
+
+    async def read() -> tuple[str | None, list[int], set[str]]:
+        runtime = build_runtime(deployment.settings)
+        try:
+            async with runtime.database.session(Scope(ACME)) as session:
+                digest = await session.scalar(
+                    text("SELECT content_hash FROM ragsage_documents WHERE id = :id"),
+                    {"id": document_id},
+                )
+                rows = (
+                    await session.execute(
+                        text(
+                            "SELECT ordinal, text FROM ragsage_chunks WHERE document_id = :id "
+                            "ORDER BY ordinal"
+                        ),
+                        {"id": document_id},
+                    )
+                ).all()
+        finally:
+            await runtime.aclose()
+        editions = {found for _, chunk in rows for found in re.findall(r"edition (\d+)", chunk)}
+        return digest, [ordinal for ordinal, _ in rows], editions
+
+    return asyncio.run(read())
+
+
+def test_twenty_rapid_versions_end_with_the_twentieth(deployment: Deployment) -> None:
+    for _ in range(2):
+        deployment.worker().start()
+    versions = [_edition(number) for number in range(1, 21)]
+
+    outcomes = [
+        deployment.enqueuer.enqueue_document(ACME, "boiler.md", data=data) for data in versions
+    ]
+    jobs = deployment.wait(ACME, [str(o.job_id) for o in outcomes], timeout=120)
+
+    states = {job.version: job.state for job in jobs.values()}
+    assert sorted(states) == list(range(1, 21))  # numbered in upload order
+    assert set(states.values()) <= {JobState.SUCCEEDED, JobState.SUPERSEDED}, {
+        job.version: job.error for job in jobs.values() if job.error
+    }
+    assert states[20] is JobState.SUCCEEDED
+    digest, ordinals, editions = _stored(deployment, outcomes[0].document_id)
+    assert digest == content_hash(versions[-1])
+    assert editions == {"20"}
+    assert ordinals == list(range(len(ordinals)))
+    last = next(job for job in jobs.values() if job.version == 20)
+    assert last.result is not None and last.result["chunks"] == len(ordinals)
+    superseded = [job for job in jobs.values() if job.state is JobState.SUPERSEDED]
+    assert all(job.result and job.result["superseded_by"] > job.version for job in superseded)
+
+
+def test_a_job_whose_worker_died_runs_before_a_hundred_queued(deployment: Deployment) -> None:
+    report = deployment.tmp / "parse.json"
+    busy = {"RAGSAGE_ADAPTERS": "tests.integration.adapters:busy_parser"}
+    doomed = deployment.worker(**busy, TEST_PARSE_SECONDS="60", TEST_PARSE_REPORT=str(report))
+    doomed.start()
+    victim = deployment.enqueuer.enqueue_document(ACME, "slow-victim.md", data=_edition(0, 3))
+    victim_id = str(victim.job_id)
+    deployment.wait(ACME, [victim_id], until=lambda job: job.stage == "parse")
+    # A backlog of a hundred one-second jobs lands behind it.
+    backlog = deployment.enqueuer.enqueue_documents(
+        ACME, [Upload(f"slow-{n}.md", _edition(n, 2)) for n in range(1, 101)]
+    )
+    survivor = deployment.worker(**busy, TEST_PARSE_SECONDS="1", TEST_PARSE_REPORT=str(report))
+    survivor.start()
+
+    doomed.kill()
+    killed_at = time.monotonic()
+    deployment.wait(ACME, [victim_id], timeout=60, until=lambda job: job.attempts >= 2)
+    waited = time.monotonic() - killed_at
+    job = deployment.wait(ACME, [victim_id], timeout=30)[victim_id]
+
+    # Lease (3 s) + watchdog round (1 s) + the one job the survivor was running.
+    assert waited < 30, waited
+    assert job.state is JobState.SUCCEEDED and job.lost_deliveries == 1
+    pending = [
+        deployment.enqueuer.job_status(ACME, outcome.job_id)  # type: ignore[union-attr]
+        for outcome in backlog
+    ]
+    assert sum(1 for j in pending if j is not None and not j.state.finished) >= 50
