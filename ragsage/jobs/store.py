@@ -293,7 +293,8 @@ async def fail_attempt(session: AsyncSession, job_id: UUID, attempt: int, reason
         await session.execute(
             text(
                 "UPDATE ragsage_jobs SET state = 'failed', "
-                "error = filename || ': ' || :reason || coalesce(' (stage ' || stage || ')', ''), "
+                "error = filename || ': ' || :reason "
+                "|| coalesce(' (during ' || nullif(stage, 'starting') || ')', ''), "
                 "lease_expires_at = NULL, finished_at = now(), updated_at = now() "
                 "WHERE id = :id AND state = 'running' AND attempts = :attempt "
                 "RETURNING kind, document_id, error"

@@ -194,3 +194,36 @@ def busy_parser(settings: Settings) -> dict[str, Any]:
             Path(os.environ["TEST_PARSE_REPORT"]),
         )
     }
+
+
+class HoggingParser:
+    """The built-in parser, after growing the process on files named ``hog*``.
+
+    It holds 20 MB more every 20 ms up to ``TEST_HOG_MB`` (as a reader that
+    builds a huge structure would), appending a line to ``TEST_HOG_REPORT`` per
+    call, so a test can count how often the file was read.
+    """
+
+    def __init__(self, megabytes: int, report: Path) -> None:
+        self.megabytes, self.report = megabytes, report
+        self.backend = HeuristicBackend()
+        self.cache_version = self.backend.cache_version
+
+    def parse(self, source: RawSource) -> ParsedDocument:
+        if source.filename.startswith("hog"):
+            with self.report.open("a") as calls:
+                calls.write(f"{os.getpid()}\n")
+            held = []
+            for _ in range(self.megabytes // 20):
+                held.append(b"h" * (20 * 1024 * 1024))
+                time.sleep(0.02)
+            held.clear()
+        return self.backend.parse(source)
+
+
+def hogging_parser(settings: Settings) -> dict[str, Any]:
+    return {
+        "parser": HoggingParser(
+            int(os.environ.get("TEST_HOG_MB", "1500")), Path(os.environ["TEST_HOG_REPORT"])
+        )
+    }
