@@ -43,7 +43,11 @@ class EmbeddedPostgres:
             return
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._server = _pgserver().get_server(self.data_dir, cleanup_mode=None)
+            server = _pgserver().get_server(self.data_dir, cleanup_mode=None)
+            # pgserver keeps one handle per data directory for the process and
+            # hands it back as it is: after a stop in this process, start it again.
+            server.start()
+            self._server = server
         except Exception as exc:
             log = self.data_dir / "log"
             tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
