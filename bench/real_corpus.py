@@ -93,7 +93,7 @@ def finished_jobs(engine: Engine) -> int:
             connection.scalar(
                 text(
                     "SELECT count(*) FROM ragsage_jobs WHERE namespace = :n "
-                    "AND state IN ('succeeded', 'failed', 'cancelled')"
+                    "AND state IN ('succeeded', 'failed', 'cancelled', 'superseded')"
                 ),
                 {"n": NAMESPACE},
             )

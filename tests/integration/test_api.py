@@ -39,7 +39,7 @@ def wait_job(client: httpx.Client, job_id: str, timeout: float = 60) -> dict[str
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         job: dict[str, Any] = client.get(f"/v1/jobs/{job_id}").json()
-        if job["state"] in ("succeeded", "failed", "cancelled"):
+        if job["state"] in ("succeeded", "failed", "cancelled", "superseded"):
             return job
         time.sleep(0.2)
     raise AssertionError(f"job {job_id} did not finish: {job}")

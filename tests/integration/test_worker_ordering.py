@@ -72,18 +72,17 @@ def test_twenty_rapid_versions_end_with_the_twentieth(deployment: Deployment) ->
     ]
     jobs = deployment.wait(ACME, [str(o.job_id) for o in outcomes], timeout=120)
 
-    states = {job.version: job.state for job in jobs.values()}
-    assert sorted(states) == list(range(1, 21))  # numbered in upload order
-    assert set(states.values()) <= {JobState.SUCCEEDED, JobState.SUPERSEDED}, {
-        job.version: job.error for job in jobs.values() if job.error
-    }
-    assert states[20] is JobState.SUCCEEDED
+    in_order = [jobs[str(outcome.job_id)] for outcome in outcomes]
+    failed = {n: job.error for n, job in enumerate(in_order, 1) if job.state is JobState.FAILED}
+    assert failed == {}
+    assert {job.state for job in in_order} <= {JobState.SUCCEEDED, JobState.SUPERSEDED}
+    assert in_order[-1].state is JobState.SUCCEEDED
     digest, ordinals, editions = _stored(deployment, outcomes[0].document_id)
     assert digest == content_hash(versions[-1])
     assert editions == {"20"}
     assert ordinals == list(range(len(ordinals)))
-    last = next(job for job in jobs.values() if job.version == 20)
-    assert last.result is not None and last.result["chunks"] == len(ordinals)
+    assert in_order[-1].result is not None and in_order[-1].result["chunks"] == len(ordinals)
+    assert [job.version for job in in_order] == list(range(1, 21))  # numbered in upload order
     superseded = [job for job in jobs.values() if job.state is JobState.SUPERSEDED]
     assert all(job.result and job.result["superseded_by"] > job.version for job in superseded)
 
