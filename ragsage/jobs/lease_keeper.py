@@ -46,6 +46,7 @@ from typing import IO, Protocol
 from uuid import UUID
 
 from ragsage.jobs import store
+from ragsage.jobs.memory import resident_bytes
 from ragsage.observability.logs import configure_logging
 from ragsage.runtime import build_database
 from ragsage.settings import Settings
@@ -201,15 +202,6 @@ async def _renew(database: Database, holds: _Holds, lease: float) -> None:
 
 
 _MEMORY_POLL = 0.2  # seconds between looks at the worker's memory while it runs a job
-
-
-def resident_bytes(pid: int) -> int:
-    """The resident memory of process ``pid`` (0 if it is gone)."""
-    try:
-        with open(f"/proc/{pid}/statm", "rb") as statm:
-            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
 
 
 async def _fail_for_memory(database: Database, holds: _Holds, used: int, limit: int) -> None:

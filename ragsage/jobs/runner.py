@@ -21,7 +21,7 @@ import psycopg
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from ragsage.errors import DocumentError, InputError, RagsageError
-from ragsage.jobs import documents, reindex, store
+from ragsage.jobs import documents, memory, reindex, store
 from ragsage.jobs.lease_keeper import LeaseHolder
 from ragsage.jobs.records import Job
 from ragsage.observability.logs import bind_log_context, log_context
@@ -305,9 +305,12 @@ async def _stored_source(runtime: Runtime, scope: Scope, job: Job, missing: str)
         data = await store.load_blob(session, job.content_hash)
     if data is None:
         raise DocumentError(job.filename, missing)
-    return RawSource(
+    source = RawSource(
         content=data, filename=job.filename, media_type=job.media_type, metadata=job.metadata
     )
+    # Refused now, on its first delivery, rather than grown into and killed.
+    memory.check_fits(source, runtime.settings.job_memory_limit, memory.resident_bytes())
+    return source
 
 
 async def _finish_skipped(runtime: Runtime, scope: Scope, job: Job, reason: str) -> JobOutcome:

@@ -39,3 +39,26 @@ def test_a_job_past_the_memory_limit_fails_on_its_first_delivery(
     assert len(calls.read_text().splitlines()) == 1
     again = deployment.enqueuer.job_status(ACME, hog.job_id)
     assert again is not None and again.state is JobState.FAILED and again.deliveries == 1
+
+
+def test_a_file_too_big_for_its_format_is_refused_before_it_is_read(
+    deployment: Deployment,
+) -> None:
+    worker = deployment.worker(RAGSAGE_JOB_MEMORY_LIMIT=str(256 * 1024 * 1024))
+    worker.start()
+    dump = deployment.enqueuer.enqueue_document(
+        ACME,
+        "one-line.txt",
+        data=b"lorem ipsum " * (512 * 1024),  # 6 MiB, no line break
+    )
+    job = deployment.wait(ACME, [str(dump.job_id)], timeout=60)[str(dump.job_id)]
+
+    assert job.state is JobState.FAILED and (job.deliveries, job.lost_deliveries) == (1, 0)
+    assert job.error is not None and job.error.startswith(
+        "one-line.txt: 6.0 MiB is more than a worker can read as text within its memory limit "
+        "of 256 MiB (RAGSAGE_JOB_MEMORY_LIMIT): at most "
+    )
+    # A file of a size it can read goes through the same process.
+    fine = deployment.enqueuer.enqueue_document(ACME, "pump.md", data=MANUAL * 200)
+    done = deployment.wait(ACME, [str(fine.job_id)], timeout=60)[str(fine.job_id)]
+    assert done.state is JobState.SUCCEEDED, done.error
