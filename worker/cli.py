@@ -158,6 +158,10 @@ def _enqueue(args: argparse.Namespace) -> int:
         if job is not None and job.state is JobState.SUCCEEDED:
             succeeded += 1
             continue
+        if job is not None and job.state is JobState.SUPERSEDED:
+            # A newer upload of the same document was stored: nothing went wrong.
+            print(f"superseded {path}: {(job.result or {}).get('reason', '')}")
+            continue
         failures += 1
         reason = job.error if job is not None else f"still running after {args.timeout:.0f}s"
         print(f"failed {path}: {reason}", file=sys.stderr)

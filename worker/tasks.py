@@ -7,15 +7,16 @@ so a bulk re-index never makes uploads wait behind it.
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 from uuid import UUID
 
 from celery import Task
-from celery.exceptions import SoftTimeLimitExceeded
+from celery.exceptions import Reject, SoftTimeLimitExceeded
 from celery.signals import worker_process_init, worker_process_shutdown, worker_ready
 
 from ragsage.jobs import store
-from ragsage.jobs.runner import run_job
+from ragsage.jobs.runner import is_transient, run_job
 from ragsage.observability.logs import log_context
 from ragsage.offload import CallerThread, using
 from ragsage.types import Scope
@@ -62,6 +63,15 @@ def _run_in_context(namespace: str, job_id: str, kind: str) -> str:
         here.loop.run(_fail(here, scope, identifier, message))
         metrics.current().observe("failed", kind, {})
         return "failed"
+    except Exception as exc:
+        if not is_transient(exc):
+            raise
+        # The job could not even be claimed or its outcome recorded (the
+        # database is away): acking this delivery would drop the only message
+        # of a job still marked sent.  Put it back after a pause instead.
+        _log.warning("job %s: %s before it could run; redelivering", job_id, type(exc).__name__)
+        time.sleep(settings.job_retry_backoff)
+        raise Reject(requeue=True) from exc
     metrics.current().observe(outcome.state, kind, outcome.timings)
     if outcome.retry_in is not None:
         # The retry was committed as queued and unsent: send, then mark it sent.

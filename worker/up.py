@@ -263,7 +263,9 @@ class Stack:
                     if job is not None and job.state.finished:
                         chunks = (job.result or {}).get("chunks", 0)
                         detail = (
-                            f"{chunks} chunks" if job.state is JobState.SUCCEEDED else job.error
+                            f"{chunks} chunks"
+                            if job.state is JobState.SUCCEEDED
+                            else job.error or (job.result or {}).get("reason")
                         )
                         print(f"  {name}: {job.state.value} ({detail})", flush=True)
                         del pending[job_id]

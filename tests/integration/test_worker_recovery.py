@@ -116,3 +116,24 @@ def test_a_job_whose_worker_died_runs_before_a_hundred_queued(deployment: Deploy
         for outcome in backlog
     ]
     assert sum(1 for j in pending if j is not None and not j.state.finished) >= 50
+
+
+def test_a_delivery_that_cannot_reach_the_database_keeps_its_message(
+    deployment: Deployment,
+) -> None:
+    nowhere = "postgresql://ragsage_app@/ragsage?host=/nonexistent"
+    cut_off = deployment.worker(
+        RAGSAGE_DATABASE_URL=nowhere.replace("ragsage_app", "postgres"),
+        RAGSAGE_APP_DATABASE_URL=nowhere,
+    )
+    cut_off.start()
+    outcome = deployment.enqueuer.enqueue_document(ACME, "manual.md", data=_edition(1, 3))
+    job_id = str(outcome.job_id)
+    time.sleep(4)  # its deliveries fail to claim the job, and put the message back
+    assert "before it could run; redelivering" in cut_off.log.read_text(errors="replace")
+    cut_off.stop()  # a deploy: the message it holds goes back to the broker
+
+    # A worker that reaches the database finds the message still there.
+    deployment.worker().start()
+    job = deployment.wait(ACME, [job_id], timeout=30)[job_id]
+    assert job.state is JobState.SUCCEEDED and (job.attempts, job.deliveries) == (1, 1)
