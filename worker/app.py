@@ -34,6 +34,23 @@ def queue_keys(queue: str) -> list[str]:
     ]
 
 
+def waiting_messages(settings: Settings) -> int | None:
+    """Messages waiting in the ingest and re-index queues; None if the broker is away."""
+    import redis
+
+    client = redis.Redis.from_url(settings.redis_url, socket_timeout=5)
+    try:
+        with client.pipeline() as pipe:
+            for queue in (settings.ingest_queue, settings.reindex_queue):
+                for key in queue_keys(queue):
+                    pipe.llen(key)
+            return sum(int(size) for size in pipe.execute())
+    except (redis.RedisError, OSError):
+        return None
+    finally:
+        client.close()
+
+
 def publish(
     celery: Celery,
     settings: Settings,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from uuid import UUID
 
@@ -86,9 +87,12 @@ def shutdown() -> None:
 class Watchdog(threading.Thread):
     """Every ``watchdog_interval`` seconds, re-queue jobs whose worker stopped."""
 
-    def __init__(self, process: ProcessRuntime, send: Send) -> None:
+    def __init__(
+        self, process: ProcessRuntime, send: Send, waiting: Callable[[], int | None]
+    ) -> None:
+        """``waiting`` counts the messages in the broker's queues (None if unknown)."""
         super().__init__(name="ragsage-watchdog", daemon=True)
-        self.process, self.send = process, send
+        self.process, self.send, self.waiting = process, send, waiting
         self.stopped = threading.Event()
 
     def run(self) -> None:
@@ -100,8 +104,23 @@ class Watchdog(threading.Thread):
                 _log.warning("watchdog round failed: %s", type(exc).__name__)
 
     def tick(self) -> int | None:
-        """One round: how many jobs it re-sent, or None if another worker's round ran."""
-        return self.process.loop.run(run_round(self.process.runtime, self.send))
+        """One round: how many jobs it re-sent, or None if another worker's round ran.
+
+        With the broker's queues empty, a job sent a while ago and still not
+        started cannot be waiting its turn: its message was lost (a worker
+        killed between taking it and starting it, a broker restart in between).
+        It is sent again after the lease plus the longest retry pause (which
+        covers a retry's countdown), not after ``job_requeue_after``.
+        """
+        settings = self.process.runtime.settings
+        requeue_after = None
+        if self.waiting() == 0:
+            requeue_after = min(
+                settings.job_requeue_after, settings.job_lease + settings.job_retry_backoff_max
+            )
+        return self.process.loop.run(
+            run_round(self.process.runtime, self.send, requeue_after=requeue_after)
+        )
 
 
 async def mark_enqueued(

@@ -21,7 +21,7 @@ from ragsage.observability.logs import log_context
 from ragsage.offload import CallerThread, using
 from ragsage.types import Scope
 from worker import metrics, process
-from worker.app import INGEST_TASK, REINDEX_TASK, app, publish, settings
+from worker.app import INGEST_TASK, REINDEX_TASK, app, publish, settings, waiting_messages
 
 _log = logging.getLogger(__name__)
 
@@ -117,6 +117,8 @@ def _child_stopping(**_: object) -> None:
 
 @worker_ready.connect
 def _start_watchdog(**_: object) -> None:
-    process.Watchdog(process.current(settings), send_recovered).start()
+    process.Watchdog(
+        process.current(settings), send_recovered, lambda: waiting_messages(settings)
+    ).start()
     # The main process runs the jobs itself with --pool solo or threads.
     metrics.start(settings.worker_metrics_port, settings.worker_metrics_host)

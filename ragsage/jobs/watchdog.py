@@ -39,13 +39,19 @@ class Reclaimed:
     attempts: int
 
 
-async def run_round(runtime: Runtime, send: Send) -> int | None:
+async def run_round(
+    runtime: Runtime, send: Send, *, requeue_after: float | None = None
+) -> int | None:
     """Re-queue, send and mark every stale job; how many, or None if another round runs.
 
     ``send`` is called off the event loop (a broker publish blocks).  A job
-    whose send fails stays queued and unsent; the next round sends it.
+    whose send fails stays queued and unsent; the next round sends it.  A job
+    sent but never started is sent again after ``requeue_after`` seconds
+    (``job_requeue_after`` unless given: the caller shortens it when the broker's
+    queues are empty, so such a job's message must have been lost).
     """
     settings = runtime.settings
+    requeue = settings.job_requeue_after if requeue_after is None else requeue_after
     async with runtime.database.system_session() as owner:
         if not await owner.scalar(
             text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": _WATCHDOG_LOCK}
@@ -53,11 +59,11 @@ async def run_round(runtime: Runtime, send: Send) -> int | None:
             return None
         rows = await owner.execute(
             text("SELECT namespace, job_id FROM ragsage_stale_jobs(:grace, :requeue)"),
-            {"grace": settings.job_unsent_grace, "requeue": settings.job_requeue_after},
+            {"grace": settings.job_unsent_grace, "requeue": requeue},
         )
         sent = 0
         for namespace, job_id in [(str(row[0]), row[1]) for row in rows]:
-            reclaimed = await reclaim(runtime, namespace, job_id)
+            reclaimed = await reclaim(runtime, namespace, job_id, requeue)
             if reclaimed is None:
                 continue
             try:
@@ -71,9 +77,12 @@ async def run_round(runtime: Runtime, send: Send) -> int | None:
         return sent
 
 
-async def reclaim(runtime: Runtime, namespace: str, job_id: UUID) -> Reclaimed | None:
+async def reclaim(
+    runtime: Runtime, namespace: str, job_id: UUID, requeue_after: float | None = None
+) -> Reclaimed | None:
     """Put a stale job back to ``queued`` and unsent; None if it is no longer stale."""
     settings = runtime.settings
+    after = settings.job_requeue_after if requeue_after is None else requeue_after
     async with runtime.database.session(Scope(namespace)) as session:
         row = (
             await session.execute(
@@ -90,7 +99,7 @@ async def reclaim(runtime: Runtime, namespace: str, job_id: UUID) -> Reclaimed |
                 {
                     "id": job_id,
                     "grace": settings.job_unsent_grace,
-                    "after": settings.job_requeue_after,
+                    "after": after,
                 },
             )
         ).first()

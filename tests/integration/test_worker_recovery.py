@@ -13,7 +13,9 @@ import time
 from sqlalchemy import text
 
 from ragsage.identity import content_hash
-from ragsage.jobs.records import JobState, Upload
+from ragsage.jobs import store
+from ragsage.jobs.records import JobState, Upload, UploadOutcome
+from ragsage.jobs.uploads import create_upload
 from ragsage.runtime import build_runtime
 from ragsage.types import Scope
 
@@ -137,3 +139,33 @@ def test_a_delivery_that_cannot_reach_the_database_keeps_its_message(
     deployment.worker().start()
     job = deployment.wait(ACME, [job_id], timeout=30)[job_id]
     assert job.state is JobState.SUCCEEDED and (job.attempts, job.deliveries) == (1, 1)
+
+
+def test_a_message_the_broker_lost_is_sent_again_once_the_queue_is_empty(
+    deployment: Deployment,
+) -> None:
+    deployment.worker().start()
+
+    async def commit_without_message() -> UploadOutcome:
+        # Committed and marked sent, but the message never reached a worker (a worker
+        # killed between taking it and starting it, or a broker restart in between).
+        runtime = build_runtime(deployment.settings)
+        try:
+            async with runtime.database.session(Scope(ACME)) as session:
+                outcome = await create_upload(
+                    session, Scope(ACME), Upload("lost.md", _edition(7, 3)), max_bytes=10**6
+                )
+                assert outcome.job_id is not None
+            async with runtime.database.session(Scope(ACME)) as session:
+                await store.mark_enqueued(session, outcome.job_id)
+            return outcome
+        finally:
+            await runtime.aclose()
+
+    lost = asyncio.run(commit_without_message())
+    started = time.monotonic()
+
+    job = deployment.wait(ACME, [str(lost.job_id)], timeout=40)[str(lost.job_id)]
+
+    # With nothing else queued: the lease (3 s) + the longest retry pause (2 s) + a round.
+    assert job.state is JobState.SUCCEEDED and time.monotonic() - started < 20
