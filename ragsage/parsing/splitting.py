@@ -17,6 +17,7 @@ its page without anyone searching the page for it.
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -68,10 +69,11 @@ class _Line:
 
 def split_prose(text: str, size: int, overlap: int, count: TokenCounter) -> list[Piece]:
     """Cut prose into parts of at most ``size`` tokens with ``overlap`` carried over."""
-    spans = [(m.start(), m.end()) for m in _WORD.finditer(text)]
-    if not spans:
+    words = _Words(text, count)
+    for match in _WORD.finditer(text):
+        words.add(*match.span(), size)
+    if not len(words):
         return []
-    words = _Words(text, _cut_giant_words(text, spans, size, count), count)
     units = _units(words, size)
     # Each unit is counted once; a part is grown on the sum of its units' counts
     # and then checked (and if need be shortened) with one exact count.
@@ -262,50 +264,51 @@ def _cells(row: str) -> list[str]:
 
 
 class _Words:
-    """The words of a text by their spans; a run of words is read as the text has it."""
+    """The words of a text by their spans; a run of words is read as the text has it.
 
-    def __init__(self, text: str, spans: list[tuple[int, int]], count: TokenCounter) -> None:
+    Spans are kept in two integer arrays, 16 bytes a word: a paragraph with no
+    blank line in millions of words (a CSV file, a one-line dump) would cost
+    about ten times that as a list of tuples.
+    """
+
+    def __init__(self, text: str, count: TokenCounter) -> None:
         self.text = text
-        self.spans = spans
         self.count = count
+        self.starts = array("q")
+        self.ends = array("q")
+
+    def add(self, start: int, end: int, size: int) -> None:
+        """Append the word at ``start:end``, cut into parts of at most ``size`` tokens."""
+        # A word of few characters cannot be over the budget; skip counting it.
+        if end - start <= size or self.count(self.text[start:end]) <= size:
+            self.starts.append(start)
+            self.ends.append(end)
+            return
+        position = start
+        while position < end:
+            stop = _longest_fit(self.text, position, end, size, self.count)
+            self.starts.append(position)
+            self.ends.append(stop)
+            position = stop
 
     def __len__(self) -> int:
-        return len(self.spans)
+        return len(self.starts)
 
     def word(self, index: int) -> str:
-        start, end = self.spans[index]
-        return self.text[start:end]
+        return self.text[self.starts[index] : self.ends[index]]
 
     def run(self, start: int, end: int) -> str:
-        return self.text[self.spans[start][0] : self.spans[end - 1][1]]
+        return self.text[self.starts[start] : self.ends[end - 1]]
 
     def tokens(self, start: int, end: int) -> int:
         return self.count(self.run(start, end)) if end > start else 0
 
     def suffixes(self, start: int, end: int) -> SuffixCounts:
         """Counts of ``run(i, end)`` by the offset of word ``i``, for ``start <= i < end``."""
-        return SuffixCounts(self.count, self.text, self.spans[start][0], self.spans[end - 1][1])
+        return SuffixCounts(self.count, self.text, self.starts[start], self.ends[end - 1])
 
     def piece(self, start: int, end: int) -> Piece:
-        return Piece(self.run(start, end), self.spans[start][0], self.spans[end - 1][1])
-
-
-def _cut_giant_words(
-    text: str, spans: list[tuple[int, int]], size: int, count: TokenCounter
-) -> list[tuple[int, int]]:
-    """The word spans of ``text`` with any word over ``size`` tokens cut into parts that fit."""
-    out: list[tuple[int, int]] = []
-    for start, end in spans:
-        # A word of few characters cannot be over the budget; skip counting it.
-        if end - start <= size or count(text[start:end]) <= size:
-            out.append((start, end))
-            continue
-        position = start
-        while position < end:
-            stop = _longest_fit(text, position, end, size, count)
-            out.append((position, stop))
-            position = stop
-    return out
+        return Piece(self.run(start, end), self.starts[start], self.ends[end - 1])
 
 
 def _longest_fit(text: str, start: int, end: int, size: int, count: TokenCounter) -> int:
@@ -385,6 +388,6 @@ def _overlap_start(
         # Carried words go one at a time until the next unit fits: every try
         # is a suffix of the first, so the span is counted once, in parts.
         reach = words.suffixes(start, next_end)
-        while start < end and reach(words.spans[start][0]) > size:
+        while start < end and reach(words.starts[start]) > size:
             start += 1
     return start

@@ -7,6 +7,7 @@ HTML built like a documentation site, only the navigation is gone.
 
 import random
 import re
+import tracemalloc
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -228,3 +229,19 @@ def test_one_giant_block_costs_encoding_work_linear_in_its_length(shape, monkeyp
     # Each character is encoded a bounded number of times, however long its block.
     assert per_character[10] <= 1.15 * per_character[1]
     assert max(per_character.values()) <= 10
+
+
+def test_one_giant_block_is_chunked_in_memory_a_few_times_its_size():
+    """A file with no blank line (a CSV, a one-line dump) is one block of a million words."""
+    text = giant_block("no sentence end", 60)  # about 0.4 MB in one block
+    BACKEND.chunk(make_document(), [Page(1, text[:5000])], size=512, overlap=64)  # warm
+    tracemalloc.start()
+    try:
+        chunks = BACKEND.chunk(make_document(), [Page(1, text)], size=512, overlap=64)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(chunks) >= 100
+    # The chunks' own text is about one byte a character; word spans held as
+    # Python tuples made this about thirty.
+    assert peak <= 8 * len(text), peak / len(text)
