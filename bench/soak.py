@@ -8,7 +8,7 @@ queue with a short lease (6 s, heartbeat 2 s, watchdog every 2 s).  The
 documents are real files found on this machine (Debian's HTML documentation,
 the Python standard library's sources, text and Markdown files) topped up
 with generated Markdown, plus a few that must fail: a corrupt PDF, a file of
-NUL bytes, and a 40 MB text file that is one single line.
+NUL bytes, and a 90 MB text file that is one single line.
 
 While they ingest, the script SIGKILLs a worker's pool process at random
 ``--kills`` times (every fifth kill takes a whole worker, which is started
@@ -102,7 +102,7 @@ def must_fail() -> list[Upload]:
     return [
         Upload("corrupt.pdf", b"%PDF-1.7\n" + os.urandom(4096)),
         Upload("zeros.docx", bytes(8192)),
-        Upload("one-line.txt", b"lorem ipsum dolor " * (40 * 1024 * 1024 // 18)),
+        Upload("one-line.txt", b"lorem ipsum dolor " * (90 * 1024 * 1024 // 18)),
     ]
 
 

@@ -49,13 +49,13 @@ def test_a_file_too_big_for_its_format_is_refused_before_it_is_read(
     dump = deployment.enqueuer.enqueue_document(
         ACME,
         "one-line.txt",
-        data=b"lorem ipsum " * (512 * 1024),  # 6 MiB, no line break
+        data=b"lorem ipsum " * (1024 * 1024),  # 12 MiB, no line break
     )
     job = deployment.wait(ACME, [str(dump.job_id)], timeout=60)[str(dump.job_id)]
 
     assert job.state is JobState.FAILED and (job.deliveries, job.lost_deliveries) == (1, 0)
     assert job.error is not None and job.error.startswith(
-        "one-line.txt: 6.0 MiB is more than a worker can read as text within its memory limit "
+        "one-line.txt: 12.0 MiB is more than a worker can read as text within its memory limit "
         "of 256 MiB (RAGSAGE_JOB_MEMORY_LIMIT): at most "
     )
     # A file of a size it can read goes through the same process.

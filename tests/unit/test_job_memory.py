@@ -23,12 +23,12 @@ def test_a_one_line_text_file_too_big_for_the_limit_is_refused_by_name() -> None
 
     message = str(refused.value)
     assert message.startswith("dump.txt: 48.0 MiB is more than a worker can read as text")
-    assert "memory limit of 1,024 MiB (RAGSAGE_JOB_MEMORY_LIMIT): at most 18.7 MiB" in message
+    assert "memory limit of 1,024 MiB (RAGSAGE_JOB_MEMORY_LIMIT): at most 41.2 MiB" in message
 
 
 def test_what_fits_depends_on_the_format_and_on_what_the_process_holds() -> None:
     page = RawSource(content=b"<p>x</p>" * (2 * MIB), filename="page.html")  # 16 MiB
-    check_fits(page, GIB, 200 * MIB)  # HTML costs less than text per byte
+    check_fits(page, GIB, 200 * MIB)
     with pytest.raises(DocumentError):
         check_fits(page, GIB, 800 * MIB)  # ... but not beside 800 MiB already in use
     module = RawSource(content=b"x = 1\n" * (2 * MIB), filename="generated.py")  # 12 MiB
