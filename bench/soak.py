@@ -56,6 +56,7 @@ ROOT = Path(__file__).resolve().parents[1]
 NAMESPACE = "soak"
 VERSIONED = "versioned.md"
 FINISHED = ("succeeded", "superseded", "failed", "cancelled")
+_STOPPED: set[tuple[str, int]] = set()  # (job, attempt) already put down to a kill
 
 
 def real_files(limit: int, rng: random.Random) -> list[Path]:
@@ -364,7 +365,10 @@ def settle(
                     row["attempts"] > attempts
                     or (row["state"] == "running" and row["lease"] == lease)
                 )
+                # A job still waiting out its lease from an earlier kill is that kill's.
+                and (job_id, attempts) not in _STOPPED
             }
+            _STOPPED.update((job_id, kill.running[job_id][0]) for job_id in kill.victims)
         for job_id in list(kill.victims):
             row = jobs.get(job_id)
             attempts = kill.running[job_id][0]
