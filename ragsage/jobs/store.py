@@ -214,14 +214,21 @@ async def stored_version(
     With ``lock`` the document row stays locked to the end of the transaction,
     which is what serialises two writes of one document's chunks.
     """
-    value = await session.scalar(
+    value = await _document_field(session, document_id, "stored_version", lock)
+    return int(value) if value is not None else None
+
+
+async def _document_field(
+    session: AsyncSession, document_id: str, column: str, lock: bool
+) -> Any:
+    assert column in ("stored_version", "content_hash")  # never caller-supplied text
+    return await session.scalar(
         text(
-            "SELECT stored_version FROM ragsage_documents WHERE id = :id"
+            f"SELECT {column} FROM ragsage_documents WHERE id = :id"
             + (" FOR UPDATE" if lock else "")
         ),
         {"id": document_id},
     )
-    return int(value) if value is not None else None
 
 
 def is_superseded(job: Job, stored: int | None) -> bool:
@@ -400,13 +407,7 @@ async def current_hash(
     session: AsyncSession, document_id: str, *, lock: bool = False
 ) -> str | None:
     """The content hash the document row holds now (``lock``: and keep the row locked)."""
-    value = await session.scalar(
-        text(
-            "SELECT content_hash FROM ragsage_documents WHERE id = :id"
-            + (" FOR UPDATE" if lock else "")
-        ),
-        {"id": document_id},
-    )
+    value = await _document_field(session, document_id, "content_hash", lock)
     return str(value) if value is not None else None
 
 
