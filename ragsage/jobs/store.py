@@ -218,9 +218,7 @@ async def stored_version(
     return int(value) if value is not None else None
 
 
-async def _document_field(
-    session: AsyncSession, document_id: str, column: str, lock: bool
-) -> Any:
+async def _document_field(session: AsyncSession, document_id: str, column: str, lock: bool) -> Any:
     assert column in ("stored_version", "content_hash")  # never caller-supplied text
     return await session.scalar(
         text(
