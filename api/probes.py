@@ -10,7 +10,7 @@ from sqlalchemy import text
 from ragsage.loop import LoopThread
 from ragsage.runtime import Runtime
 from ragsage.settings import Settings
-from worker.app import queue_keys
+from worker.app import queue_depths
 
 _log = logging.getLogger(__name__)
 
@@ -43,17 +43,10 @@ class Probes:
             return False
 
     def queue_depth(self) -> dict[str, int]:
-        depths: dict[str, int] = {}
-        for queue in (self.settings.ingest_queue, self.settings.reindex_queue):
-            try:
-                # One list per priority step (worker.app.queue_keys).
-                with self._broker.pipeline() as pipe:
-                    for key in queue_keys(queue):
-                        pipe.llen(key)
-                    depths[queue] = sum(int(size) for size in pipe.execute())
-            except (redis.RedisError, OSError):
-                continue
-        return depths
+        try:
+            return queue_depths(self._broker, self.settings)
+        except (redis.RedisError, OSError):
+            return {}
 
     def job_counts(self) -> dict[str, int]:
         async def read() -> dict[str, int]:

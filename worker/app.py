@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
+import redis
 from celery import Celery
 from celery.signals import setup_logging
 
@@ -34,17 +35,26 @@ def queue_keys(queue: str) -> list[str]:
     ]
 
 
-def waiting_messages(settings: Settings) -> int | None:
-    """Messages waiting in the ingest and re-index queues; None if the broker is away."""
-    import redis
+def queue_depths(client: redis.Redis, settings: Settings) -> dict[str, int]:
+    """Messages waiting in the ingest and re-index queues, summed over priority steps.
 
+    Raises ``redis.RedisError`` (or ``OSError``) when the broker cannot answer.
+    """
+    queues = (settings.ingest_queue, settings.reindex_queue)
+    with client.pipeline() as pipe:
+        for queue in queues:
+            for key in queue_keys(queue):
+                pipe.llen(key)
+        sizes = [int(size) for size in pipe.execute()]
+    steps = len(PRIORITY_STEPS)
+    return {queue: sum(sizes[i * steps : (i + 1) * steps]) for i, queue in enumerate(queues)}
+
+
+def waiting_messages(settings: Settings) -> int | None:
+    """All messages waiting in the broker's queues; None if the broker is away."""
     client = redis.Redis.from_url(settings.redis_url, socket_timeout=5)
     try:
-        with client.pipeline() as pipe:
-            for queue in (settings.ingest_queue, settings.reindex_queue):
-                for key in queue_keys(queue):
-                    pipe.llen(key)
-            return sum(int(size) for size in pipe.execute())
+        return sum(queue_depths(client, settings).values())
     except (redis.RedisError, OSError):
         return None
     finally:
