@@ -20,6 +20,7 @@ from api.errors import register_error_handlers
 from api.metrics import Metrics
 from api.probes import Probes
 from api.routes import documents, jobs, ops, query, reindex
+from api.routes.common import check_path_ids
 from api.services import EXTENSION, Services
 from ragsage.loop import LoopThread
 from ragsage.observability.logs import bind_log_context, configure_logging, reset_log_context
@@ -72,6 +73,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         if request.blueprint not in _PUBLIC and request.endpoint is not None:
             authenticate_request()
             bind_log_context(namespace=g.principal.scope.namespace)
+            check_path_ids(request.view_args or {})
 
     @app.after_request
     def finish(response: Response) -> Response:

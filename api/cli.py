@@ -27,12 +27,20 @@ def gunicorn_argv(bind: str, workers: int, threads: int, timeout: int) -> list[s
         f"--bind={bind}",
         f"--workers={workers}",
         f"--threads={threads}",
-        "--worker-class=gthread",
         f"--timeout={timeout}",
         "--access-logfile=-",
+        # Hooks and the worker class that answers gunicorn's own refusals as JSON.
+        "--config=python:api.gunicorn_config",
+        "--worker-class=api.gunicorn_worker.JsonErrorWorker",
     ]
 
 
 def _serve(args: argparse.Namespace) -> NoReturn:
+    from ragsage.observability import metrics_dir
+    from ragsage.settings import Settings
+
+    # Before gunicorn exists: its workers must import prometheus_client in
+    # multiprocess mode, sharing this directory.
+    metrics_dir.prepare("api", Settings.from_env().metrics_dir)
     argv = gunicorn_argv(args.bind, args.workers, args.threads, args.timeout)
     os.execv(sys.executable, argv)

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
+import psycopg
+import redis
 from flask import Flask, Response, jsonify
+from kombu.exceptions import OperationalError as BrokerOperationalError
 from pydantic import ValidationError
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from werkzeug.exceptions import HTTPException
 
 from ragsage.errors import (
@@ -16,11 +22,22 @@ from ragsage.errors import (
     InputError,
     ProviderError,
     RagsageError,
+    RetryableProviderError,
     StorageError,
 )
 from ragsage.storage.generations import EmbeddingModelMismatch
+from ragsage.storage.sessions import translate
 
 _log = logging.getLogger(__name__)
+# How long a client should wait before retrying after a dependency outage: long
+# enough for a restarted Postgres or Redis to accept connections again.
+RETRY_AFTER_SECONDS = 5
+_DATABASE_DOWN = (
+    psycopg.OperationalError,
+    psycopg.InterfaceError,
+    PoolTimeout,
+)
+_BROKER_DOWN = (BrokerOperationalError, redis.ConnectionError, redis.TimeoutError)
 
 
 class ApiError(Exception):
@@ -42,6 +59,56 @@ def error_response(
     return response
 
 
+def unavailable(message: str, retry_after: float = RETRY_AFTER_SECONDS) -> Response:
+    """503 for a dependency that is down: the client should retry after a pause."""
+    response = error_response(503, "unavailable", message)
+    response.headers["Retry-After"] = str(max(1, round(retry_after)))
+    return response
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """``exc``, what caused it, and the members of exception groups, each once."""
+    pending, seen = [exc], set()
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        if isinstance(current, BaseExceptionGroup):
+            pending.extend(current.exceptions)
+        pending.extend(c for c in (current.__cause__, current.__context__) if c is not None)
+
+
+def outage(exc: BaseException) -> str | None:
+    """What ``exc`` says is unavailable: "database", "broker", "timeout" or None.
+
+    Drivers raise their own types, often wrapped (SQLAlchemy wraps psycopg,
+    kombu wraps redis-py), so the whole chain of causes is searched.
+    """
+    for cause in _causes(exc):
+        if isinstance(cause, psycopg.errors.QueryCanceled):
+            return "timeout"  # a statement timeout: psycopg files it under operational
+        if isinstance(cause, StorageError) and cause.retryable:
+            return "database"
+        if isinstance(cause, DBAPIError) and cause.connection_invalidated:
+            return "database"
+        if isinstance(cause, _DATABASE_DOWN):
+            return "database"
+        if isinstance(cause, _BROKER_DOWN):
+            return "broker"
+    return None
+
+
+def _outage_response(which: str) -> Response:
+    _log.warning("answering 503: the %s is unavailable", which)
+    if which == "database":
+        return unavailable("the database is unavailable; retry shortly")
+    if which == "broker":
+        return unavailable("the job queue is unavailable; retry shortly")
+    return unavailable("the request did not finish in time; retry shortly")
+
+
 def _validation(exc: ValidationError) -> Response:
     details = [
         {"location": ".".join(str(part) for part in error["loc"]), "message": error["msg"]}
@@ -58,13 +125,15 @@ def _ragsage(exc: RagsageError) -> Response:
     if isinstance(exc, InputError):
         status = 413 if "upload limit" in str(exc) else 400
         return error_response(status, "invalid_request", str(exc))
+    if isinstance(exc, RetryableProviderError):
+        response = error_response(503, "provider_unavailable", "a model provider failed")
+        response.headers["Retry-After"] = str(max(1, round(exc.retry_after or 5)))
+        return response
     if isinstance(exc, ProviderError):
-        code = "provider_unavailable" if exc.retryable else "provider_error"
-        return error_response(503 if exc.retryable else 502, code, "a model provider failed")
+        return error_response(502, "provider_error", "a model provider failed")
     if isinstance(exc, StorageError):
-        if exc.retryable:
-            return error_response(503, "unavailable", "the database is unavailable; retry")
-        return _internal(exc)
+        which = outage(exc)
+        return _outage_response(which) if which is not None else _internal(exc)
     if isinstance(exc, ConfigurationError):
         _log.error("configuration error: %s", exc)
         return error_response(503, "misconfigured", "the service is misconfigured")
@@ -99,4 +168,12 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(Exception)
     def unexpected(exc: Exception) -> Response:
+        which = outage(exc)
+        if which is not None:
+            return _outage_response(which)
+        if isinstance(exc, (SQLAlchemyError, psycopg.Error)):
+            # A value the database refuses (a NUL in an id, say) is the caller's.
+            return _ragsage(translate(exc))
+        if isinstance(exc, TimeoutError):
+            return _outage_response("timeout")
         return _internal(exc)

@@ -6,7 +6,10 @@ from collections.abc import Callable, Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
+
+from ragsage.observability import metrics_dir
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -35,7 +38,12 @@ class _LiveGauges(Collector):
 
 
 class Metrics:
-    """One registry per app, so several apps in one process never collide."""
+    """One registry per app, so several apps in one process never collide.
+
+    Under ``ragsage api`` the server's workers share a metrics directory
+    (prometheus_client's multiprocess mode): a scrape, whichever worker takes
+    it, sums the request counts of all of them.
+    """
 
     def __init__(
         self,
@@ -56,11 +64,18 @@ class Metrics:
             buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
             registry=self.registry,
         )
-        self.registry.register(_LiveGauges(queue_depth, job_counts))
+        self._live = _LiveGauges(queue_depth, job_counts)
+        self.registry.register(self._live)
 
     def observe(self, endpoint: str, method: str, status: int, seconds: float) -> None:
         self.requests.labels(endpoint, method, str(status)).inc()
         self.latency.labels(endpoint).observe(seconds)
 
     def render(self) -> bytes:
-        return generate_latest(self.registry)
+        shared = metrics_dir.active()
+        if shared is None:
+            return generate_latest(self.registry)
+        scrape = CollectorRegistry()
+        MultiProcessCollector(scrape, path=str(shared))  # type: ignore[no-untyped-call]
+        scrape.register(self._live)
+        return generate_latest(scrape)

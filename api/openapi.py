@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from api import schemas
-from api.schemas import MAX_CURSOR_CHARS
+from api.schemas import MAX_CURSOR_CHARS, MAX_PATH_ID_CHARS, PATH_ID_PATTERN
 from ragsage.query.options import MAX_EXPANSION
 
 _BODY_MODELS: tuple[type[BaseModel], ...] = (
@@ -53,10 +53,21 @@ def _json(model: type[BaseModel]) -> dict[str, Any]:
     return {"application/json": {"schema": _ref(model)}}
 
 
+_RETRY_AFTER = {
+    "Retry-After": {
+        "description": "seconds to wait before retrying (a dependency is down)",
+        "schema": {"type": "integer", "minimum": 1},
+    }
+}
+
+
 def _errors(*statuses: int) -> dict[str, Any]:
-    return {
+    responses: dict[str, Any] = {
         str(s): {"description": "error", "content": _json(schemas.ErrorResponse)} for s in statuses
     }
+    if "503" in responses:
+        responses["503"]["headers"] = _RETRY_AFTER
+    return responses
 
 
 def _op(
@@ -79,7 +90,8 @@ def _op(
 
 
 def _path_param(name: str) -> dict[str, Any]:
-    return {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+    schema = {"type": "string", "maxLength": MAX_PATH_ID_CHARS, "pattern": PATH_ID_PATTERN}
+    return {"name": name, "in": "path", "required": True, "schema": schema}
 
 
 def _query_int(name: str, low: int, high: int) -> dict[str, Any]:
@@ -226,7 +238,7 @@ def openapi_document(server_url: str = "") -> dict[str, Any]:
                 "Cancel a queued or running job",
                 _ok(schemas.JobOut),
                 parameters=[_path_param("job_id")],
-                errors=(401, 403, 404, 409, 503),
+                errors=(400, 401, 403, 404, 409, 503),
             )
         },
         "/v1/jobs/{job_id}/retry": {
@@ -234,7 +246,7 @@ def openapi_document(server_url: str = "") -> dict[str, Any]:
                 "Retry a failed or cancelled job",
                 _ok(schemas.JobOut, 202),
                 parameters=[_path_param("job_id")],
-                errors=(401, 403, 404, 409, 503),
+                errors=(400, 401, 403, 404, 409, 503),
             )
         },
         "/v1/reindex": {

@@ -8,18 +8,46 @@ are refused by name.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from ragsage.query.options import DEFAULT_HYBRID_ALPHA, MAX_EXPANSION, MAX_QUERY_CHARS, MAX_TOP_K
 
 # The longest document-list cursor accepted: cursors are document ids, never this long.
 MAX_CURSOR_CHARS = 512
+# Ids in paths are hashes, UUIDs and ordinals: short, printable, never a control character.
+MAX_PATH_ID_CHARS = 512
+PATH_ID_PATTERN = r"^[^\x00-\x1f\x7f]*$"
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """A request body: unknown fields refused, and no coercion between JSON types.
+
+    ``0`` is not a boolean and ``false`` is not a number, whatever Python thinks.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+def _timestamp_text(value: Any) -> Any:
+    if not isinstance(value, str):
+        raise ValueError("a timestamp is an ISO 8601 string")
+    return value
+
+
+def _json_integer(value: Any) -> Any:
+    # JSON Schema counts 10.0 as an integer; neither it nor Python counts true as one here.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError("an integer is required")
+    return value
+
+
+# Strict mode refuses every string for a datetime; JSON has no other way to send one.
+Timestamp = Annotated[datetime, BeforeValidator(_timestamp_text), Field(strict=False)]
+Integer = Annotated[int, BeforeValidator(_json_integer), Field(strict=False)]
 
 
 class Filters(Strict):
@@ -28,21 +56,21 @@ class Filters(Strict):
     document_ids: list[str] | None = Field(default=None, max_length=1000)
     sources: list[str] | None = Field(default=None, max_length=1000)
     metadata: dict[str, str | int | float | bool] | None = None
-    created_after: datetime | None = None
-    created_before: datetime | None = None
+    created_after: Timestamp | None = None
+    created_before: Timestamp | None = None
 
 
 class RetrievalOptionsBody(Strict):
     """How to retrieve; defaults suit most questions."""
 
-    top_k: int = Field(default=5, ge=1, le=MAX_TOP_K)
+    top_k: Integer = Field(default=5, ge=1, le=MAX_TOP_K)
     filters: Filters | None = None
     hybrid_alpha: float = Field(default=DEFAULT_HYBRID_ALPHA, ge=0.0, le=1.0)
     rerank: bool = True
     recency_bias: bool = False
     recency_half_life_days: float = Field(default=30.0, gt=0, le=36500)
-    chunks_above: int = Field(default=0, ge=0, le=MAX_EXPANSION)
-    chunks_below: int = Field(default=0, ge=0, le=MAX_EXPANSION)
+    chunks_above: Integer = Field(default=0, ge=0, le=MAX_EXPANSION)
+    chunks_below: Integer = Field(default=0, ge=0, le=MAX_EXPANSION)
 
 
 class SearchRequest(RetrievalOptionsBody):
@@ -228,7 +256,7 @@ class ReindexRequest(Strict):
 
     embedding_model: str = Field(min_length=1, max_length=200)
     embedder: Literal["hashing", "voyage", "openai", "local"] | None = None
-    dim: int | None = Field(default=None, ge=1, le=2000)
+    dim: Integer | None = Field(default=None, ge=1, le=2000)
 
 
 class GenerationOut(BaseModel):

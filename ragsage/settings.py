@@ -99,6 +99,9 @@ class Settings:
     otel_service_name: str = "ragsage"
     worker_metrics_port: int = 0
     worker_metrics_host: str = "0.0.0.0"
+    # Where one API server's or one worker's processes share their counts; one
+    # directory per unit, never shared.  Empty: a private temporary directory.
+    metrics_dir: str = ""
 
     def __post_init__(self) -> None:
         _one_of("RAGSAGE_EMBEDDER", self.embedder, EMBEDDERS)

@@ -109,8 +109,12 @@ def celery_worker_argv(
 
 
 def _worker(args: argparse.Namespace) -> NoReturn:
+    from ragsage.observability import metrics_dir
     from worker.app import settings
 
+    # Before Celery exists: the pool's processes must all import prometheus_client
+    # in multiprocess mode, sharing this directory, for one endpoint to sum them.
+    metrics_dir.prepare("worker", settings.metrics_dir)
     queues = args.queues or f"{settings.ingest_queue},{settings.reindex_queue}"
     argv = celery_worker_argv(
         queues, pool=args.pool, concurrency=args.concurrency, loglevel=args.loglevel

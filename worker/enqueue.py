@@ -13,6 +13,7 @@ read; a crash between the commit and the send is repaired by the watchdog.
 
 from __future__ import annotations
 
+import logging
 import mimetypes
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -20,7 +21,9 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+import redis
 from celery import Celery
+from kombu.exceptions import OperationalError as BrokerOperationalError
 from sqlalchemy import text
 
 from ragsage.errors import ConfigurationError, InputError, InvalidRequest
@@ -33,6 +36,10 @@ from ragsage.settings import Settings
 from ragsage.storage import Database
 from ragsage.types import Scope
 from worker.app import create_celery, publish
+
+_log = logging.getLogger(__name__)
+# What a send raises when the broker cannot be reached (kombu wraps redis-py).
+BROKER_DOWN = (BrokerOperationalError, redis.ConnectionError, redis.TimeoutError, OSError)
 
 
 class Enqueuer:
@@ -79,7 +86,7 @@ class Enqueuer:
         scope = Scope(namespace)
         outcome = self._loop.run(self._record(scope, upload))
         if outcome.needs_sending and outcome.job_id is not None:
-            self.send(namespace, outcome.job_id)
+            self._send_committed(namespace, [outcome.job_id])
         return outcome
 
     def enqueue_documents(
@@ -114,19 +121,44 @@ class Enqueuer:
         self, scope: Scope, batch: Sequence[Upload]
     ) -> list[UploadOutcome | InputError]:
         outcomes = self._loop.run(self._record_many(scope, batch))
+        unsent = [
+            outcome.job_id
+            for outcome in outcomes
+            if isinstance(outcome, UploadOutcome) and outcome.needs_sending and outcome.job_id
+        ]
+        self._send_committed(scope.namespace, unsent)
+        return outcomes
+
+    def _send_committed(
+        self,
+        namespace: str,
+        job_ids: Sequence[UUID],
+        kind: str = "ingest",
+        countdown: float | None = None,
+    ) -> int:
+        """Send committed jobs' messages and note those the broker took; returns how many.
+
+        A broker outage is not the upload's failure: the jobs are committed, so
+        the rest are left unsent for the watchdog, which sends a job once it has
+        waited unsent past the grace period.  Those the broker did take are
+        noted even so.
+        """
         sent: list[UUID] = []
         try:
-            for outcome in outcomes:
-                if isinstance(outcome, UploadOutcome) and outcome.needs_sending:
-                    assert outcome.job_id is not None
-                    publish(self.celery, self.settings, scope.namespace, outcome.job_id)
-                    sent.append(outcome.job_id)
-        finally:
-            # Those the broker took are noted even if a later send failed; the
-            # rest are committed and unsent, which the watchdog repairs.
-            if sent:
-                self._loop.run(self._mark_enqueued_many(scope, sent))
-        return outcomes
+            for job_id in job_ids:
+                publish(
+                    self.celery, self.settings, namespace, job_id, kind=kind, countdown=countdown
+                )
+                sent.append(job_id)
+        except BROKER_DOWN as exc:
+            _log.warning(
+                "broker unavailable (%s): %d committed job(s) left for the watchdog to send",
+                type(exc).__name__,
+                len(job_ids) - len(sent),
+            )
+        if sent:
+            self._loop.run(self._mark_enqueued_many(Scope(namespace), sent))
+        return len(sent)
 
     async def _record_many(
         self, scope: Scope, batch: Sequence[Upload]
@@ -152,10 +184,13 @@ class Enqueuer:
 
     def send(
         self, namespace: str, job_id: UUID, countdown: float | None = None, kind: str = "ingest"
-    ) -> None:
-        """Publish a committed job's message, then note that the broker has it."""
-        publish(self.celery, self.settings, namespace, job_id, kind=kind, countdown=countdown)
-        self._loop.run(self._mark_enqueued(Scope(namespace), job_id))
+    ) -> bool:
+        """Publish a committed job's message and note that the broker has it.
+
+        False when the broker is away: the job stays committed and unsent, and
+        the watchdog sends it later.
+        """
+        return self._send_committed(namespace, [job_id], kind=kind, countdown=countdown) == 1
 
     def start_reindex(
         self,
@@ -179,7 +214,7 @@ class Enqueuer:
 
         try:
             width = make_embedder(self.settings, embedder, model, dim).dimension
-        except ConfigurationError as exc:
+        except (ConfigurationError, ValueError) as exc:  # ValueError: a width it cannot make
             raise InvalidRequest(f"cannot re-index into {embedder}/{model}: {exc}") from exc
         scope = Scope(namespace)
 
@@ -193,8 +228,7 @@ class Enqueuer:
             return generation.id, job_ids
 
         generation_id, job_ids = self._loop.run(prepare())
-        for job_id in job_ids:
-            self.send(namespace, job_id, kind="reindex")
+        self._send_committed(namespace, job_ids, kind="reindex")
         return generation_id, len(job_ids)
 
     def activate_held(self, namespace: str, generation: int) -> None:
@@ -253,10 +287,6 @@ class Enqueuer:
             return await create_upload(
                 session, scope, upload, max_bytes=self.settings.max_upload_bytes
             )
-
-    async def _mark_enqueued(self, scope: Scope, job_id: UUID) -> None:
-        async with self.database.session(scope) as session:
-            await store.mark_enqueued(session, job_id)
 
 
 _default: Enqueuer | None = None

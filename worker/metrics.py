@@ -1,15 +1,17 @@
 """Prometheus metrics of one worker process: jobs finished, and how long each stage took.
 
 The API's ``/metrics`` shows the queue and the job table; these show what the
-workers themselves did.  Jobs run in Celery's pool children, and each child
-counts its own, so each serves its own registry on its own port: the base port
-plus one plus the child's pool index (stable across child restarts), while the
-main process (which runs the jobs itself with ``--pool solo`` or ``threads``)
-serves the base port.
+workers themselves did.  Jobs run in Celery's pool children; ``ragsage worker``
+starts them in prometheus_client's multiprocess mode (see
+:mod:`ragsage.observability.metrics_dir`), so each child writes its counts to a
+shared directory and the main process serves one endpoint that sums them all,
+children that have exited included.  With ``--pool solo`` or ``threads`` the
+main process runs the jobs itself and the sum is just its own.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Mapping
@@ -17,6 +19,11 @@ from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.exposition import start_http_server
+from prometheus_client.multiprocess import MultiProcessCollector
+
+from ragsage.observability import metrics_dir
+
+_log = logging.getLogger(__name__)
 
 # Stages run from milliseconds (chunking a memo) to many minutes (vision on a
 # scanned book); the buckets span both, in seconds as Prometheus prefers.
@@ -59,9 +66,18 @@ class WorkerMetrics:
             stage = key.removesuffix(_MS_SUFFIX)
             self.stage_seconds.labels(kind, stage).observe(milliseconds / 1000)
 
+    def scrape_registry(self) -> CollectorRegistry:
+        """What a scrape reads: the unit's shared counts, or this process's own."""
+        shared = metrics_dir.active()
+        if shared is None:
+            return self.registry
+        combined = CollectorRegistry()
+        MultiProcessCollector(combined, path=str(shared))  # type: ignore[no-untyped-call]
+        return combined
+
     def render(self) -> bytes:
-        """The registry in Prometheus text format."""
-        return generate_latest(self.registry)
+        """What a scrape reads, in Prometheus text format."""
+        return generate_latest(self.scrape_registry())
 
     def serve(self, port: int, host: str = "0.0.0.0") -> int | None:
         """Serve ``/metrics`` on ``host:port`` in a daemon thread; 0 serves nothing.
@@ -71,7 +87,7 @@ class WorkerMetrics:
         if port == 0:
             return None
         if self._server is None:
-            self._server, self._thread = start_http_server(port, host, self.registry)
+            self._server, self._thread = start_http_server(port, host, self.scrape_registry())
         return self._server.server_port
 
     def close(self) -> None:
@@ -99,16 +115,19 @@ def current() -> WorkerMetrics:
         return _current
 
 
-def metrics_port(base: int) -> int:
-    """The port this process serves on: ``base`` in the main process, above it in a child."""
-    if base == 0:
-        return 0
-    from billiard.process import current_process
-
-    index = getattr(current_process(), "index", None)
-    return base if index is None else base + 1 + int(index)
-
-
 def start(port: int, host: str = "0.0.0.0") -> int | None:
-    """Serve this process's metrics on its port for ``port`` (0: not at all)."""
-    return current().serve(metrics_port(port), host)
+    """Serve the worker's metrics on ``port`` (0: not at all), from the main process only."""
+    return current().serve(port, host)
+
+
+def child_started() -> None:
+    """In a pool child: its counts reach the endpoint only through the shared directory."""
+    if metrics_dir.active() is None:
+        _log.warning(
+            "this pool child's metrics are not served: start workers with `ragsage worker`, "
+            "which shares one metrics directory between the pool's processes"
+        )
+
+
+def child_stopping() -> None:
+    metrics_dir.process_exited(os.getpid())

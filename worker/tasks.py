@@ -13,10 +13,16 @@ from uuid import UUID
 
 from celery import Task
 from celery.exceptions import Reject, SoftTimeLimitExceeded
-from celery.signals import worker_process_init, worker_process_shutdown, worker_ready
+from celery.signals import (
+    worker_process_init,
+    worker_process_shutdown,
+    worker_ready,
+    worker_shutdown,
+)
 
 from ragsage.jobs import store
 from ragsage.jobs.runner import is_transient, run_job
+from ragsage.observability import metrics_dir
 from ragsage.observability.logs import log_context
 from ragsage.offload import CallerThread, using
 from ragsage.types import Scope
@@ -107,12 +113,19 @@ async def _fail(here: process.ProcessRuntime, scope: Scope, job_id: UUID, messag
 def _child_started(**_: object) -> None:
     # A pool child runs jobs: its lease keeper starts now, not with the first job.
     process.current(settings).lease.start()
-    metrics.start(settings.worker_metrics_port, settings.worker_metrics_host)
+    if settings.worker_metrics_port:
+        metrics.child_started()
 
 
 @worker_process_shutdown.connect
 def _child_stopping(**_: object) -> None:
     process.shutdown()
+    metrics.child_stopping()
+
+
+@worker_shutdown.connect
+def _worker_stopping(**_: object) -> None:
+    metrics_dir.finish()
 
 
 @worker_ready.connect
@@ -120,5 +133,5 @@ def _start_watchdog(**_: object) -> None:
     process.Watchdog(
         process.current(settings), send_recovered, lambda: waiting_messages(settings)
     ).start()
-    # The main process runs the jobs itself with --pool solo or threads.
+    # One endpoint for the whole worker, served by the main process.
     metrics.start(settings.worker_metrics_port, settings.worker_metrics_host)

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any, TypeVar
 
 from flask import request
 from pydantic import BaseModel
 
 from api.errors import ApiError
+from api.schemas import MAX_PATH_ID_CHARS, PATH_ID_PATTERN
 from ragsage.text import clean
 
 _M = TypeVar("_M", bound=BaseModel)
+_PATH_ID = re.compile(PATH_ID_PATTERN)
 MAX_JSON_BYTES = 1024 * 1024
+# No request body this API defines nests deeper than a handful of levels; the
+# bound keeps every later walk over the value (cleaning, validation) shallow.
+MAX_JSON_DEPTH = 32
 
 
 def json_body(model: type[_M]) -> _M:
@@ -20,12 +27,44 @@ def json_body(model: type[_M]) -> _M:
         raise ApiError(413, "too_large", f"a JSON body is at most {MAX_JSON_BYTES:,} bytes")
     if not request.is_json:
         raise ApiError(415, "unsupported_media_type", "send the body as application/json")
-    data = request.get_json(silent=True)
-    if data is None:
-        raise ApiError(400, "malformed_json", "the body is not valid JSON")
+    data = parse_json(request.get_data(cache=True), "the body")
     if not isinstance(data, dict):
         raise ApiError(422, "invalid_request", "the body must be a JSON object")
     return model.model_validate(cleaned(data))
+
+
+def parse_json(raw: bytes | str, what: str) -> Any:
+    """``raw`` decoded as JSON, refused with 400 if malformed or nested too deeply."""
+    try:
+        data = json.loads(raw)
+    except RecursionError:
+        raise _too_deep(what) from None
+    except ValueError:  # also UnicodeDecodeError: bytes that are not UTF-8
+        raise ApiError(400, "malformed_json", f"{what} is not valid JSON") from None
+    if _depth_exceeds(data, MAX_JSON_DEPTH):
+        raise _too_deep(what)
+    return data
+
+
+def _too_deep(what: str) -> ApiError:
+    return ApiError(400, "malformed_json", f"{what} nests deeper than {MAX_JSON_DEPTH} levels")
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    """True if ``value`` nests arrays and objects more than ``limit`` deep (no recursion)."""
+    level: list[Any] = [value]
+    depth = 0
+    while any(isinstance(item, (dict, list)) for item in level):
+        depth += 1
+        if depth > limit:
+            return True
+        level = [
+            child
+            for item in level
+            if isinstance(item, (dict, list))
+            for child in (item.values() if isinstance(item, dict) else item)
+        ]
+    return False
 
 
 def cleaned(value: Any) -> Any:
@@ -37,6 +76,19 @@ def cleaned(value: Any) -> Any:
     if isinstance(value, list):
         return [cleaned(item) for item in value]
     return value
+
+
+def check_path_ids(values: dict[str, Any]) -> None:
+    """Refuse, with 400, a path id no stored id could ever equal (a NUL, say)."""
+    for name, value in values.items():
+        if not isinstance(value, str):
+            continue
+        if not _PATH_ID.fullmatch(value):
+            raise ApiError(400, "invalid_request", f"{name} contains a control character")
+        if len(value) > MAX_PATH_ID_CHARS:
+            raise ApiError(
+                400, "invalid_request", f"{name} is longer than {MAX_PATH_ID_CHARS} characters"
+            )
 
 
 def int_arg(name: str, default: int, low: int, high: int) -> int:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
@@ -12,7 +11,7 @@ from flask import Blueprint, Response, jsonify, request
 from api import convert
 from api.auth import require
 from api.errors import ApiError
-from api.routes.common import cleaned, int_arg, json_body
+from api.routes.common import cleaned, int_arg, json_body, parse_json
 from api.schemas import (
     MAX_CURSOR_CHARS,
     DocumentList,
@@ -36,10 +35,7 @@ def _upload_from_request() -> tuple[str, bytes, str | None, dict[str, Any], str 
             raise ApiError(
                 400, "invalid_request", "send the document as the multipart field 'file'"
             )
-        try:
-            metadata = json.loads(request.form.get("metadata") or "{}")
-        except json.JSONDecodeError:
-            raise ApiError(400, "invalid_request", "metadata must be a JSON object") from None
+        metadata = parse_json(request.form.get("metadata") or "{}", "metadata")
         if not isinstance(metadata, dict):
             raise ApiError(400, "invalid_request", "metadata must be a JSON object")
         body = UploadFields.model_validate(
@@ -48,7 +44,8 @@ def _upload_from_request() -> tuple[str, bytes, str | None, dict[str, Any], str 
                     "filename": upload.filename,
                     "media_type": upload.mimetype or None,
                     "metadata": metadata,
-                    "external_id": request.form.get("external_id") or None,
+                    # Present but empty is refused by the model, not taken for absent.
+                    "external_id": request.form.get("external_id"),
                 }
             )
         )

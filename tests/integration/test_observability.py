@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import billiard
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
@@ -20,7 +19,7 @@ from ragsage.fakes import FakeEngineKit
 from ragsage.ingestion import IngestionConfig
 from ragsage.observability.otel import build_otel_tracer
 from ragsage.types import RawSource, Scope
-from worker.metrics import WorkerMetrics, metrics_port
+from worker.metrics import WorkerMetrics
 
 
 @dataclass
@@ -125,22 +124,6 @@ def test_worker_metrics_are_scraped_over_http() -> None:
     assert 'ragsage_worker_stage_seconds_count{kind="ingest",stage="parse"} 1.0' in text
     # Nothing else shares the registry: no process or platform collectors.
     assert "process_cpu_seconds_total" not in text and "python_info" not in text
-
-
-def _pool_child_port(base: int) -> int:
-    return metrics_port(base)
-
-
-def test_each_pool_child_serves_its_own_port() -> None:
-    # billiard is the pool Celery's prefork workers run on.
-    pool = billiard.Pool(processes=2)
-    try:
-        ports = set(pool.map(_pool_child_port, [9200] * 8, chunksize=1))
-    finally:
-        pool.terminate()
-        pool.join()
-    assert ports <= {9201, 9202} and len(ports) >= 1
-    assert metrics_port(9200) == 9200
 
 
 CHILD = r"""

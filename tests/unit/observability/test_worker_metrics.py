@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from worker.metrics import WorkerMetrics, current, metrics_port
+from worker.metrics import WorkerMetrics, current
 
 
 def sample(metrics: WorkerMetrics, name: str, **labels: str) -> float | None:
@@ -49,10 +49,8 @@ def test_each_instance_has_its_own_registry() -> None:
 def test_port_zero_serves_nothing() -> None:
     metrics = WorkerMetrics()
     assert metrics.serve(0) is None
-    assert metrics_port(0) == 0
 
 
-def test_the_main_process_serves_the_base_port_and_keeps_one_registry() -> None:
-    # Pool children add one plus their pool index (tests/integration, with a real pool).
-    assert metrics_port(9200) == 9200
+def test_a_process_keeps_one_set_of_metrics() -> None:
+    # One endpoint per worker, summing its pool: tests/integration/test_unit_metrics.py.
     assert current() is current()

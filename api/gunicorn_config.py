@@ -1,0 +1,23 @@
+"""gunicorn settings and hooks for the API (``gunicorn -c python:api.gunicorn_config``).
+
+``ragsage api`` passes this module; the metrics directory it names in the
+environment is shared by every worker, so a scrape of any one of them reports
+the whole server.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragsage.observability import metrics_dir
+
+# Client errors gunicorn finds before the app sees the request answer as JSON.
+worker_class = "api.gunicorn_worker.JsonErrorWorker"
+
+
+def child_exit(server: Any, worker: Any) -> None:
+    metrics_dir.process_exited(worker.pid)
+
+
+def on_exit(server: Any) -> None:
+    metrics_dir.finish()
