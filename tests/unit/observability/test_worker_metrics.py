@@ -52,5 +52,5 @@ def test_port_zero_serves_nothing() -> None:
 
 
 def test_a_process_keeps_one_set_of_metrics() -> None:
-    # One endpoint per worker, summing its pool: tests/integration/test_unit_metrics.py.
+    # One endpoint per worker, summing its pool: tests/integration/test_metrics_multiprocess.py.
     assert current() is current()
