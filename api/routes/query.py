@@ -49,8 +49,17 @@ def query() -> Any:
     engine = here.run(here.runtime.query_engine_for(who.scope))
     if body.stream or request.accept_mimetypes.best == "text/event-stream":
         events = engine.stream_answer(who.scope, body.question, history=history, options=options)
+        # Retrieval runs before the first event: a database outage there still
+        # gets its 503, because no status line has been sent yet.
+        try:
+            first = here.run(_next(events))
+        except StopAsyncIteration:
+            first = None
+        except BaseException:
+            here.run(events.aclose())
+            raise
         return Response(
-            _sse(here, events),
+            _sse(here, events, first),
             mimetype="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
@@ -75,7 +84,9 @@ def _event(name: str, data: Any) -> str:
     return f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
 
 
-def _sse(here: Services, events: AsyncGenerator[AnswerEvent, None]) -> Iterator[str]:
+def _sse(
+    here: Services, events: AsyncGenerator[AnswerEvent, None], first: AnswerEvent | None
+) -> Iterator[str]:
     """Relay engine events as Server-Sent Events, one at a time, as they arrive.
 
     The async stream is advanced one event per call on the process loop; its
@@ -83,12 +94,9 @@ def _sse(here: Services, events: AsyncGenerator[AnswerEvent, None]) -> Iterator[
     request context.  A failure mid-stream becomes an ``error`` event, because
     the status line has already been sent.
     """
+    event = first
     try:
-        while True:
-            try:
-                event = here.run(_next(events))
-            except StopAsyncIteration:
-                return
+        while event is not None:
             if isinstance(event, TokenEvent):
                 yield _event("token", {"text": event.text})
             elif isinstance(event, CitationsEvent):
@@ -106,6 +114,10 @@ def _sse(here: Services, events: AsyncGenerator[AnswerEvent, None]) -> Iterator[
                         "timing_ms": event.timing_ms,
                     },
                 )
+            try:
+                event = here.run(_next(events))
+            except StopAsyncIteration:
+                event = None
     except RagsageError as exc:
         message = str(exc) if exc.__class__.__module__ == "ragsage.errors" else "query failed"
         yield _event("error", {"message": message})

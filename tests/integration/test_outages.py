@@ -105,6 +105,11 @@ def test_with_postgres_stopped_requests_answer_503_then_recover_unaided(stack: S
         _assert_unavailable(client.post("/v1/search", json={"query": "gale"}), "database")
         _assert_unavailable(client.get("/v1/documents"), "database")
         _assert_unavailable(_upload(client, "during.md", NOTE + b"more\n"), "database")
+    for streamed in (False, True):
+        asked = client.post("/v1/query", json={"question": "Who logs gales?", "stream": streamed})
+        _assert_unavailable(asked, "database")
+    _assert_unavailable(client.get("/v1/jobs"), "database")
+    _assert_unavailable(client.get("/v1/sources"), "database")
     assert client.get("/readyz").status_code == 503
 
     stack.postgres.start()
