@@ -24,6 +24,7 @@ from ragsage.storage.migrations import migrate
 from ragsage.types import Scope
 
 _log = logging.getLogger(__name__)
+CONNECT_TIMEOUT_SECONDS = 10
 
 
 def create_engine(config: PostgresConfig, *, owner: bool = False) -> AsyncEngine:
@@ -38,7 +39,9 @@ def create_engine(config: PostgresConfig, *, owner: bool = False) -> AsyncEngine
         pool_recycle=1800,
         # No server-side prepared statements: they break behind a transaction-mode
         # pooler (PgBouncer), and a cached generic plan can ignore the HNSW index.
-        connect_args={"prepare_threshold": None},
+        # A server that cannot be reached fails a request in seconds, not at the
+        # request deadline: a black-holed address otherwise waits on TCP for minutes.
+        connect_args={"prepare_threshold": None, "connect_timeout": CONNECT_TIMEOUT_SECONDS},
     )
 
 
