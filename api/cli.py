@@ -29,9 +29,9 @@ def gunicorn_argv(bind: str, workers: int, threads: int, timeout: int) -> list[s
         f"--threads={threads}",
         f"--timeout={timeout}",
         "--access-logfile=-",
-        # Hooks and the worker class that answers gunicorn's own refusals as JSON.
+        # The threaded worker that answers gunicorn's own refusals as JSON, and the
+        # hooks that keep the workers' shared metrics directory.
         "--config=python:api.gunicorn_config",
-        "--worker-class=api.gunicorn_worker.JsonErrorWorker",
     ]
 
 

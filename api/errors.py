@@ -18,6 +18,7 @@ from werkzeug.exceptions import HTTPException
 
 from ragsage.errors import (
     ConfigurationError,
+    Conflict,
     DocumentError,
     InputError,
     ProviderError,
@@ -59,9 +60,11 @@ def error_response(
     return response
 
 
-def unavailable(message: str, retry_after: float = RETRY_AFTER_SECONDS) -> Response:
+def unavailable(
+    message: str, retry_after: float = RETRY_AFTER_SECONDS, code: str = "unavailable"
+) -> Response:
     """503 for a dependency that is down: the client should retry after a pause."""
-    response = error_response(503, "unavailable", message)
+    response = error_response(503, code, message)
     response.headers["Retry-After"] = str(max(1, round(retry_after)))
     return response
 
@@ -122,13 +125,14 @@ def _ragsage(exc: RagsageError) -> Response:
         return error_response(409, "embedding_model_mismatch", str(exc))
     if isinstance(exc, DocumentError):
         return error_response(422, "unreadable_document", str(exc))
+    if isinstance(exc, Conflict):
+        return error_response(409, "conflict", str(exc))
     if isinstance(exc, InputError):
         status = 413 if "upload limit" in str(exc) else 400
         return error_response(status, "invalid_request", str(exc))
     if isinstance(exc, RetryableProviderError):
-        response = error_response(503, "provider_unavailable", "a model provider failed")
-        response.headers["Retry-After"] = str(max(1, round(exc.retry_after or 5)))
-        return response
+        wait = exc.retry_after or RETRY_AFTER_SECONDS
+        return unavailable("a model provider failed", wait, code="provider_unavailable")
     if isinstance(exc, ProviderError):
         return error_response(502, "provider_error", "a model provider failed")
     if isinstance(exc, StorageError):

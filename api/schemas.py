@@ -19,6 +19,8 @@ MAX_CURSOR_CHARS = 512
 # Ids in paths are hashes, UUIDs and ordinals: short, printable, never a control character.
 MAX_PATH_ID_CHARS = 512
 PATH_ID_PATTERN = r"^[^\x00-\x1f\x7f]*$"
+# No embedder ragsage offers makes vectors narrower than this.
+MIN_DIM = 16
 
 
 class Strict(BaseModel):
@@ -47,7 +49,7 @@ def _json_integer(value: Any) -> Any:
 
 # Strict mode refuses every string for a datetime; JSON has no other way to send one.
 Timestamp = Annotated[datetime, BeforeValidator(_timestamp_text), Field(strict=False)]
-Integer = Annotated[int, BeforeValidator(_json_integer), Field(strict=False)]
+Integer = Annotated[int, Field(strict=False), BeforeValidator(_json_integer)]
 
 
 class Filters(Strict):
@@ -256,7 +258,11 @@ class ReindexRequest(Strict):
 
     embedding_model: str = Field(min_length=1, max_length=200)
     embedder: Literal["hashing", "voyage", "openai", "local"] | None = None
-    dim: Integer | None = Field(default=None, ge=1, le=2000)
+    # Bounds before the validator, or the published schema loses them inside the union.
+    dim: (
+        Annotated[int, Field(strict=False, ge=MIN_DIM, le=2000), BeforeValidator(_json_integer)]
+        | None
+    ) = None
 
 
 class GenerationOut(BaseModel):

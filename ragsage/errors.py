@@ -6,7 +6,8 @@
     │   │   ├── EmptyDocument      zero bytes, or no text anywhere in it
     │   │   ├── UnsupportedFormat  no parser reads this kind of file
     │   │   └── ParseError         the parser started and failed (corrupt, encrypted, ...)
-    │   └── InvalidRequest         a query or option out of range
+    │   ├── InvalidRequest         a query or option out of range
+    │   └── Conflict               well formed, but the current state refuses it
     ├── ProviderError              a model provider failed
     │   ├── RetryableProviderError rate limits, 5xx, timeouts, lost connections
     │   └── PermanentProviderError bad credentials, rejected request, malformed reply
@@ -55,6 +56,10 @@ class ParseError(DocumentError):
 
 class InvalidRequest(InputError):
     """A request option is missing, malformed or out of range."""
+
+
+class Conflict(InputError):
+    """A well-formed request the current state refuses (it may succeed once that changes)."""
 
 
 class ProviderError(RagsageError):

@@ -24,7 +24,7 @@ from uuid import UUID
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ragsage.errors import InvalidRequest
+from ragsage.errors import Conflict
 from ragsage.jobs import store
 from ragsage.storage.generations import Generation, live_generations
 from ragsage.types import Scope
@@ -92,11 +92,11 @@ async def start(
     active = next((g for g in live if g.state == "active"), None)
     building = next((g for g in live if g.state == "building"), None)
     if active is None:
-        raise InvalidRequest(f"namespace {scope.namespace!r} has nothing to re-index yet")
+        raise Conflict(f"namespace {scope.namespace!r} has nothing to re-index yet")
     if (active.embedding_model, active.embedding_dim) == (model, dim):
-        raise InvalidRequest(f"namespace {scope.namespace!r} is already indexed with {model}")
+        raise Conflict(f"namespace {scope.namespace!r} is already indexed with {model}")
     if building is not None and (building.embedding_model, building.embedding_dim) != (model, dim):
-        raise InvalidRequest(
+        raise Conflict(
             f"a re-index to {building.embedding_model} is already running in "
             f"{scope.namespace!r}; wait for it, or roll it back first"
         )
@@ -228,13 +228,13 @@ async def activate_held(session: AsyncSession, scope: Scope, generation_id: int)
     states = await _lock_generations(session)
     state, _ = states.get(generation_id, (None, False))
     if state != "building":
-        raise InvalidRequest(
+        raise Conflict(
             f"generation {generation_id} of {scope.namespace!r} is not building "
             f"(it is {state or 'gone'}); nothing to activate"
         )
     missing = await missing_documents(session, generation_id)
     if missing:
-        raise InvalidRequest(
+        raise Conflict(
             f"generation {generation_id} of {scope.namespace!r} still lacks {missing} "
             "documents; it cannot be activated yet"
         )
@@ -300,7 +300,7 @@ async def rollback(session: AsyncSession, scope: Scope) -> Generation:
         )
     ).first()
     if previous is None:
-        raise InvalidRequest(f"namespace {scope.namespace!r} has no previous generation")
+        raise Conflict(f"namespace {scope.namespace!r} has no previous generation")
     await session.execute(text("SELECT id FROM ragsage_generations ORDER BY id FOR UPDATE"))
     await session.execute(
         text(

@@ -81,9 +81,12 @@ def test_an_overlong_path_id_is_a_400(admin: httpx.Client) -> None:
     assert "longer than 512" in _error(admin.get("/v1/documents/" + "a" * 600), 400)["message"]
 
 
-def test_a_reindex_width_the_embedder_cannot_make_is_a_400(admin: httpx.Client) -> None:
-    reply = admin.post("/v1/reindex", json={"embedding_model": "hashing-2", "dim": 2})
-    assert "cannot re-index" in _error(reply, 400)["message"]
+def test_a_reindex_target_that_cannot_be_built_is_a_4xx(admin: httpx.Client) -> None:
+    # {"dim": 2} once reached the hashing embedder's constructor and was a 500.
+    error = _error(admin.post("/v1/reindex", json={"embedding_model": "m", "dim": 2}), 422)
+    assert error["details"][0]["location"] == "dim"
+    reply = admin.post("/v1/reindex", json={"embedding_model": "no-such-model"})
+    assert "cannot re-index into hashing/no-such-model" in _error(reply, 400)["message"]
 
 
 @pytest.mark.parametrize(
