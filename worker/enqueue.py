@@ -34,6 +34,7 @@ from ragsage.loop import LoopThread
 from ragsage.runtime import build_database
 from ragsage.settings import Settings
 from ragsage.storage import Database
+from ragsage.storage.config import MAX_INDEXED_DIM
 from ragsage.types import Scope
 from worker.app import create_celery, publish
 
@@ -216,6 +217,11 @@ class Enqueuer:
             width = make_embedder(self.settings, embedder, model, dim).dimension
         except (ConfigurationError, ValueError) as exc:  # ValueError: a width it cannot make
             raise InvalidRequest(f"cannot re-index into {embedder}/{model}: {exc}") from exc
+        if not 1 <= width <= MAX_INDEXED_DIM:
+            raise InvalidRequest(
+                f"cannot re-index into {embedder}/{model}: its vectors have {width} dimensions "
+                f"and the index takes at most {MAX_INDEXED_DIM}; ask for a smaller dim"
+            )
         scope = Scope(namespace)
 
         async def prepare() -> tuple[int, list[UUID]]:

@@ -30,7 +30,7 @@ NAMESPACE = "fuzz"
 # Generated cases per operation and per key: 16 operations x 3 keys x this many
 # requests (plus the auth probes schemathesis sends after a 2xx) stays well
 # inside two minutes on a two-core machine.
-MAX_EXAMPLES = 25
+MAX_EXAMPLES = 15
 DOCUMENTS = {
     f"valve-{n}.md": (
         f"# Valve {n} manual\n\n## Pressure\n\nValve {n} holds pressure up to {100 + n} bar "
