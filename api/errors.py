@@ -25,6 +25,7 @@ from ragsage.errors import (
     RagsageError,
     RetryableProviderError,
     StorageError,
+    UnsupportedWidth,
 )
 from ragsage.storage.generations import EmbeddingModelMismatch
 from ragsage.storage.sessions import translate
@@ -127,6 +128,8 @@ def _ragsage(exc: RagsageError) -> Response:
         return error_response(422, "unreadable_document", str(exc))
     if isinstance(exc, Conflict):
         return error_response(409, "conflict", str(exc))
+    if isinstance(exc, UnsupportedWidth):
+        return error_response(422, "unsupported_width", str(exc))
     if isinstance(exc, InputError):
         status = 413 if "upload limit" in str(exc) else 400
         return error_response(status, "invalid_request", str(exc))

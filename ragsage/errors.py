@@ -7,6 +7,7 @@
     │   │   ├── UnsupportedFormat  no parser reads this kind of file
     │   │   └── ParseError         the parser started and failed (corrupt, encrypted, ...)
     │   ├── InvalidRequest         a query or option out of range
+    │   │   └── UnsupportedWidth   a vector width this install has no index for
     │   └── Conflict               well formed, but the current state refuses it
     ├── ProviderError              a model provider failed
     │   ├── RetryableProviderError rate limits, 5xx, timeouts, lost connections
@@ -56,6 +57,10 @@ class ParseError(DocumentError):
 
 class InvalidRequest(InputError):
     """A request option is missing, malformed or out of range."""
+
+
+class UnsupportedWidth(InvalidRequest):
+    """A vector width with no HNSW index here; the message names those that have one."""
 
 
 class Conflict(InputError):

@@ -397,6 +397,7 @@ def build_database(settings: Settings) -> Database:
             dsn=settings.database_url,
             app_dsn=settings.app_database_url or None,
             embedding_dim=settings.embedding_dim,
+            embedding_widths=settings.indexed_widths(),
             text_search_config=settings.text_search_config,
             pool_size=settings.db_pool_size,
         )

@@ -27,6 +27,8 @@ TRANSCRIBERS = ("auto", "openai", "tesseract", "none")
 REWRITERS = ("terms", "openai", "none")
 KEYWORD_WEIGHTINGS = ("idf", "plain")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+# The width of the bundled local embedding model (all-MiniLM-L6-v2).
+LOCAL_MODEL_WIDTH = 384
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +45,8 @@ class Settings:
     redis_url: str = field(default="redis://127.0.0.1:6379/0", repr=False)
     cache_redis_url: str = field(default="", repr=False)
     embedding_dim: int = 384
+    # The other vector widths indexed (comma-separated); empty: the catalog's models'.
+    embedding_widths: str = ""
     text_search_config: str = "english"
     db_pool_size: int = 5
     # Models
@@ -118,6 +122,7 @@ class Settings:
             )
         if not 0 <= self.worker_metrics_port <= 65535:
             raise ConfigurationError("RAGSAGE_WORKER_METRICS_PORT must be between 0 and 65535")
+        self.indexed_widths()  # refuses a malformed list at start
         if not 1 <= self.embedding_dim <= 2000:
             raise ConfigurationError("RAGSAGE_EMBEDDING_DIM must be between 1 and 2000")
         if not 16 <= self.chunk_size <= 8192:
@@ -169,6 +174,27 @@ class Settings:
             elif name in env and env[name] != "":
                 values[spec.name] = _parse(name, env[name], type(spec.default))
         return cls(**values)
+
+    def indexed_widths(self) -> tuple[int, ...]:
+        """Every vector width with an HNSW index: the configured set and RAGSAGE_EMBEDDING_DIM.
+
+        Without ``RAGSAGE_EMBEDDING_WIDTHS`` the set is every width of the
+        provider catalog's models that pgvector can index, plus 384 (the local
+        model), so re-indexing into any of them needs no schema change.
+        """
+        from ragsage.providers.catalog import catalog_widths
+
+        if not self.embedding_widths.strip():
+            return tuple(sorted({*catalog_widths(), LOCAL_MODEL_WIDTH, self.embedding_dim}))
+        widths = set()
+        for part in self.embedding_widths.split(","):
+            if not part.strip().isdigit() or not 1 <= int(part) <= 2000:
+                raise ConfigurationError(
+                    "RAGSAGE_EMBEDDING_WIDTHS must be comma-separated widths from 1 to 2000; "
+                    f"got {part.strip()!r}"
+                )
+            widths.add(int(part))
+        return tuple(sorted({*widths, self.embedding_dim}))
 
     def to_env(self) -> dict[str, str]:
         """These settings as ``RAGSAGE_*`` variables, for processes this one starts."""

@@ -26,7 +26,7 @@ from celery import Celery
 from kombu.exceptions import OperationalError as BrokerOperationalError
 from sqlalchemy import text
 
-from ragsage.errors import ConfigurationError, InputError, InvalidRequest
+from ragsage.errors import ConfigurationError, InputError, InvalidRequest, UnsupportedWidth
 from ragsage.jobs import store
 from ragsage.jobs.records import Job, JobState, Upload, UploadOutcome
 from ragsage.jobs.uploads import create_upload
@@ -34,7 +34,6 @@ from ragsage.loop import LoopThread
 from ragsage.runtime import build_database
 from ragsage.settings import Settings
 from ragsage.storage import Database
-from ragsage.storage.config import MAX_INDEXED_DIM
 from ragsage.types import Scope
 from worker.app import create_celery, publish
 
@@ -205,28 +204,29 @@ class Enqueuer:
         """Start (or resume) re-indexing a namespace into ``model``; (generation, jobs sent).
 
         The target embedder is built first, so a model that cannot be reached or
-        has an unknown width fails here, before anything is queued.  Its width's
-        HNSW index is created if it is new (an owner-only statement).  A ``held``
-        generation does not switch when complete; see :meth:`activate_held`.
+        has an unknown width fails here, before anything is queued.  Its width
+        must be one this install indexes (``RAGSAGE_EMBEDDING_WIDTHS``, built by
+        ``ragsage migrate``): a request never runs DDL.  A ``held`` generation
+        does not switch when complete; see :meth:`activate_held`.
         """
         from ragsage.jobs import reindex
         from ragsage.runtime import make_embedder
-        from ragsage.storage.migrations import hnsw_index_statement
 
         try:
             width = make_embedder(self.settings, embedder, model, dim).dimension
         except (ConfigurationError, ValueError) as exc:  # ValueError: a width it cannot make
             raise InvalidRequest(f"cannot re-index into {embedder}/{model}: {exc}") from exc
-        if not 1 <= width <= MAX_INDEXED_DIM:
-            raise InvalidRequest(
-                f"cannot re-index into {embedder}/{model}: its vectors have {width} dimensions "
-                f"and the index takes at most {MAX_INDEXED_DIM}; ask for a smaller dim"
+        indexed = self.database.config.widths
+        if width not in indexed:
+            raise UnsupportedWidth(
+                f"cannot re-index into {embedder}/{model}: its vectors have {width} dimensions, "
+                f"and this deployment indexes {', '.join(map(str, indexed))}; ask for one of "
+                "those with dim, or have the operator add the width to RAGSAGE_EMBEDDING_WIDTHS "
+                "and run `ragsage migrate`"
             )
         scope = Scope(namespace)
 
         async def prepare() -> tuple[int, list[UUID]]:
-            async with self.database.owner_connection() as connection:
-                await connection.execute(text(hnsw_index_statement(self.database.config, width)))
             async with self.database.session(scope) as session:
                 generation, job_ids = await reindex.start(
                     session, scope, embedder=embedder, model=model, dim=width, held=held

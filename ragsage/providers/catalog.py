@@ -106,3 +106,17 @@ def resolve_embedding_model(
             f"{model} returns {info.describe()}; {dimension} was configured (RAGSAGE_EMBEDDING_DIM)"
         )
     return ResolvedEmbeddingModel(model, dimension, dimension, floor, info.max_batch_tokens)
+
+
+def catalog_widths(limit: int = 2000) -> tuple[int, ...]:
+    """Every width a catalog model offers that an index of ``limit`` dimensions takes.
+
+    These are the widths indexed by default.  Models that shorten their
+    vectors to any width (OpenAI's text-embedding-3) count with their native
+    width only; a wider native width (3,072) is served by asking for a
+    narrower one, which the operator adds to the configured set.
+    """
+    widths: set[int] = set()
+    for info in (*VOYAGE_MODELS.values(), *OPENAI_MODELS.values()):
+        widths.update(w for w in (info.dimension, *info.other_dimensions) if w <= limit)
+    return tuple(sorted(widths))

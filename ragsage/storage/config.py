@@ -73,8 +73,10 @@ class PostgresConfig:
 
     ``isolation_variable`` is the transaction-local setting carrying the
     namespace that every table's policy compares rows against.
-    ``embedding_dim`` is the width of new namespaces' vectors (one HNSW index per
-    width), and ``text_search_config`` the configuration the stored lexical
+    ``embedding_dim`` is the width of new namespaces' vectors, and
+    ``embedding_widths`` the other widths a namespace may be re-indexed into:
+    each width has its own HNSW index, built by :meth:`Database.migrate` and
+    never by a request.  ``text_search_config`` the configuration the stored lexical
     column is built with; changing either on an existing install is a
     :class:`~ragsage.storage.SchemaMismatch`, not a silent misconfiguration.
     """
@@ -84,6 +86,7 @@ class PostgresConfig:
     app_role: str = "ragsage_app"
     isolation_variable: str = "ragsage.namespace"
     embedding_dim: int = 1024
+    embedding_widths: tuple[int, ...] = ()
     text_search_config: str = "english"
     pool_size: int = 5
     max_overflow: int = 5
@@ -112,6 +115,11 @@ class PostgresConfig:
             raise ConfigurationError(
                 f"embedding_dim must be between 1 and {MAX_INDEXED_DIM}, got {self.embedding_dim}"
             )
+        for width in self.embedding_widths:
+            if not 1 <= width <= MAX_INDEXED_DIM:
+                raise ConfigurationError(
+                    f"every embedding width must be between 1 and {MAX_INDEXED_DIM}, got {width}"
+                )
         if self.pool_size < 1 or self.max_overflow < 0:
             raise ConfigurationError("pool_size must be positive and max_overflow not negative")
         if self.statement_timeout_ms < 1:
@@ -120,6 +128,11 @@ class PostgresConfig:
             raise ConfigurationError("hnsw_m must be 2-100 and hnsw_ef_construction 4-1000")
         if not 1 <= self.ef_search <= 1000:
             raise ConfigurationError(f"ef_search must be between 1 and 1000, got {self.ef_search}")
+
+    @property
+    def widths(self) -> tuple[int, ...]:
+        """Every vector width this install indexes, narrowest first."""
+        return tuple(sorted({*self.embedding_widths, self.embedding_dim}))
 
     @property
     def uses_app_login(self) -> bool:

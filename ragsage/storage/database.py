@@ -20,7 +20,12 @@ from sqlalchemy.ext.asyncio import (
 
 from ragsage.storage.config import PostgresConfig, async_url
 from ragsage.storage.isolation import open_scoped_session
-from ragsage.storage.migrations import migrate
+from ragsage.storage.migrations import (
+    hnsw_index_statement,
+    migrate,
+    width_index_name,
+    width_indexes,
+)
 from ragsage.types import Scope
 
 _log = logging.getLogger(__name__)
@@ -102,9 +107,44 @@ class Database:
             yield connection
 
     async def migrate(self, *, to_version: int | None = None) -> int:
-        """Bring the schema up to date; safe to call on every start."""
+        """Bring the schema up to date and index every configured width; safe on every start.
+
+        A width's index on an empty chunk table is made in the migration's own
+        transaction; on a table holding vectors it is built ``CONCURRENTLY``
+        afterwards, so ingestion and search go on while it builds.  A build
+        that failed earlier left an invalid index, which is dropped and rebuilt.
+        """
         async with self.owner_connection() as connection:
-            return await migrate(connection, self._config, to_version=to_version)
+            version = await migrate(connection, self._config, to_version=to_version)
+            if to_version is not None:
+                return version  # an intermediate schema, as the upgrade tests build it
+            found = await width_indexes(connection)
+            missing = [w for w in self._config.widths if not found.get(w, False)]
+            empty = not await connection.scalar(
+                text("SELECT pg_relation_size('ragsage_chunks') > 0")
+            )
+            if empty:
+                for width in missing:
+                    await connection.execute(
+                        text(f"DROP INDEX IF EXISTS {width_index_name(width)}")
+                    )
+                    await connection.execute(text(hnsw_index_statement(self._config, width)))
+                missing = []
+        for width in missing:
+            await self._build_width_index(width, rebuild=width in found)
+        return version
+
+    async def _build_width_index(self, width: int, *, rebuild: bool) -> None:
+        _log.info("building the HNSW index for %d-dimensional vectors (concurrently)", width)
+        async with self._owner_engine.connect() as connection:
+            autocommit = await connection.execution_options(isolation_level="AUTOCOMMIT")
+            if rebuild:
+                await autocommit.execute(
+                    text(f"DROP INDEX CONCURRENTLY IF EXISTS {width_index_name(width)}")
+                )
+            await autocommit.execute(
+                text(hnsw_index_statement(self._config, width, concurrently=True))
+            )
 
     async def ping(self) -> bool:
         """True when a round trip to the database succeeds."""

@@ -55,12 +55,20 @@ class Migration:
     statements: Callable[[PostgresConfig], tuple[str, ...]]
 
 
-def hnsw_index_statement(config: PostgresConfig, dim: int) -> str:
-    """The partial HNSW index serving every vector of width ``dim``."""
+def width_index_name(dim: int) -> str:
+    return f"ragsage_chunks_embedding_{int(dim)}"
+
+
+def hnsw_index_statement(config: PostgresConfig, dim: int, *, concurrently: bool = False) -> str:
+    """The partial HNSW index serving every vector of width ``dim``.
+
+    ``concurrently`` builds it without blocking writes (outside a transaction).
+    """
     if not 1 <= dim <= 2000:
         raise ValueError(f"vector width out of range: {dim}")
+    how = "CONCURRENTLY " if concurrently else ""
     return (
-        f"CREATE INDEX IF NOT EXISTS ragsage_chunks_embedding_{dim} ON ragsage_chunks "
+        f"CREATE INDEX {how}IF NOT EXISTS {width_index_name(dim)} ON ragsage_chunks "
         f"USING hnsw ((embedding::vector({dim})) vector_cosine_ops) "
         f"WITH (m = {config.hnsw_m}, ef_construction = {config.hnsw_ef_construction}) "
         f"WHERE embedding_dim = {dim}"
@@ -798,6 +806,25 @@ async def _schema_row(connection: AsyncConnection) -> tuple[int, int, str] | Non
         )
     ).first()
     return (int(row[0]), int(row[1]), str(row[2])) if row else None
+
+
+async def width_indexes(connection: AsyncConnection) -> dict[int, bool]:
+    """The per-width HNSW indexes that exist: width → valid (False: a failed build)."""
+    rows = await connection.execute(
+        text(
+            "SELECT c.relname, i.indisvalid FROM pg_index i "
+            "JOIN pg_class c ON c.oid = i.indexrelid "
+            "JOIN pg_class t ON t.oid = i.indrelid "
+            "WHERE t.relname = 'ragsage_chunks' "
+            "AND c.relname LIKE 'ragsage\\_chunks\\_embedding\\_%'"
+        )
+    )
+    found: dict[int, bool] = {}
+    for name, valid in rows:
+        suffix = str(name).rsplit("_", 1)[1]
+        if suffix.isdigit():
+            found[int(suffix)] = bool(valid)
+    return found
 
 
 async def existing_embedding_dim(connection: AsyncConnection) -> int | None:

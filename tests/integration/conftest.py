@@ -34,6 +34,8 @@ from .redis_fixtures import redis_server_fixture  # noqa: F401
 from .worker_harness import Deployment, broker_fixture, make_settings  # noqa: F401
 
 TEST_DIM = 256
+# The other widths the tests re-index into; each has its index from migrate.
+TEST_WIDTHS = (16, 64, 128)
 
 
 @dataclass
@@ -94,7 +96,9 @@ def pg_config(database_url: str) -> PostgresConfig:
     # Embedded Postgres trusts local sockets; against an external server the app
     # role's password comes from RAGSAGE_TEST_APP_PASSWORD.
     app_url = as_user(database_url, "ragsage_app", os.environ.get("RAGSAGE_TEST_APP_PASSWORD"))
-    return PostgresConfig(dsn=database_url, app_dsn=app_url, embedding_dim=TEST_DIM)
+    return PostgresConfig(
+        dsn=database_url, app_dsn=app_url, embedding_dim=TEST_DIM, embedding_widths=TEST_WIDTHS
+    )
 
 
 @pytest.fixture

@@ -87,9 +87,9 @@ def test_a_reindex_target_that_cannot_be_built_is_a_4xx(admin: httpx.Client) -> 
     assert error["details"][0]["location"] == "dim"
     reply = admin.post("/v1/reindex", json={"embedding_model": "no-such-model"})
     assert "cannot re-index into hashing/no-such-model" in _error(reply, 400)["message"]
-    # A catalog model wider than the index takes was a ValueError, and a 500.
+    # A catalog model wider than any index (3,072) was a ValueError, and a 500.
     wide = {"embedder": "openai", "embedding_model": "text-embedding-3-large"}
-    assert "at most 2000" in _error(admin.post("/v1/reindex", json=wide), 400)["message"]
+    assert "3072 dimensions" in _error(admin.post("/v1/reindex", json=wide), 422)["message"]
 
 
 @pytest.mark.parametrize(

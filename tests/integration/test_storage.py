@@ -52,9 +52,9 @@ async def test_migrate_is_idempotent(db: Database) -> None:
 async def test_a_width_mismatch_is_refused_before_any_ddl(
     db: Database, pg_config: PostgresConfig
 ) -> None:
-    narrow = PostgresConfig(dsn=pg_config.dsn, app_dsn=pg_config.app_dsn, embedding_dim=128)
+    narrow = PostgresConfig(dsn=pg_config.dsn, app_dsn=pg_config.app_dsn, embedding_dim=512)
     async with db.owner_connection() as connection:
-        with pytest.raises(SchemaMismatch, match="256-dimensional.*embedding_dim is 128"):
+        with pytest.raises(SchemaMismatch, match="256-dimensional.*embedding_dim is 512"):
             await migrate(connection, narrow)
     async with db.owner_connection() as connection:
         indexes = set(
@@ -63,7 +63,7 @@ async def test_a_width_mismatch_is_refused_before_any_ddl(
             )
         )
     assert "ragsage_chunks_embedding_256" in indexes
-    assert "ragsage_chunks_embedding_128" not in indexes
+    assert "ragsage_chunks_embedding_512" not in indexes
 
 
 async def _seed_v1(database: Database) -> None:

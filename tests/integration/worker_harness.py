@@ -173,6 +173,7 @@ def make_settings(database_url: str, app_url: str, broker_url: str, cache_url: s
         redis_url=broker_url,
         cache_redis_url=cache_url,
         embedding_dim=256,
+        embedding_widths="16,64,128",
         ingest_queue=f"test-ingest-{tag}",
         reindex_queue=f"test-reindex-{tag}",
         job_lease=3.0,
