@@ -387,10 +387,10 @@ def build_database(settings: Settings) -> Database:
     """The Postgres pools the settings describe."""
     from ragsage.storage import Database, PostgresConfig
 
-    if not settings.database_url:
+    if not settings.database_url and not settings.app_database_url:
         raise ConfigurationError(
-            "RAGSAGE_DATABASE_URL is not set; point it at Postgres 15+ with pgvector 0.8+ "
-            "(or run `ragsage up`, which starts an embedded one)"
+            "neither RAGSAGE_APP_DATABASE_URL nor RAGSAGE_DATABASE_URL is set; point them at "
+            "Postgres 15+ with pgvector 0.8+ (or run `ragsage up`, which starts an embedded one)"
         )
     return Database(
         PostgresConfig(

@@ -65,7 +65,8 @@ class PostgresConfig:
     """Connection, isolation and schema settings for ragsage's Postgres storage.
 
     ``dsn`` connects as the owner of ragsage's tables and is used for migrations
-    only.  ``app_dsn`` logs in as ``app_role``: a role that owns nothing and
+    only; a service that runs no migration is given ``app_dsn`` alone, and never
+    holds the owner's password.  ``app_dsn`` logs in as ``app_role``: a role that owns nothing and
     cannot bypass Row-Level Security, which is how scoped work should connect.
     Without an ``app_dsn``, scoped work falls back to ``SET LOCAL ROLE`` from an
     owner connection — weaker, because SQL running in that transaction could
@@ -81,7 +82,7 @@ class PostgresConfig:
     :class:`~ragsage.storage.SchemaMismatch`, not a silent misconfiguration.
     """
 
-    dsn: str = field(repr=False)
+    dsn: str = field(default="", repr=False)
     app_dsn: str | None = field(default=None, repr=False)
     app_role: str = "ragsage_app"
     isolation_variable: str = "ragsage.namespace"
@@ -97,20 +98,13 @@ class PostgresConfig:
     ef_search: int = 40
 
     def __post_init__(self) -> None:
-        async_url(self.dsn)
         try:
             safe_identifier(self.app_role)
             safe_setting_name(self.isolation_variable)
             safe_identifier(self.text_search_config)
         except ValueError as exc:
             raise ConfigurationError(str(exc)) from exc
-        if self.app_dsn is not None:
-            async_url(self.app_dsn)
-            user = dsn_user(self.app_dsn)
-            if user != self.app_role:
-                raise ConfigurationError(
-                    f"the app database URL logs in as {user!r}, but app_role is {self.app_role!r}"
-                )
+        self._check_urls()
         if not 1 <= self.embedding_dim <= MAX_INDEXED_DIM:
             raise ConfigurationError(
                 f"embedding_dim must be between 1 and {MAX_INDEXED_DIM}, got {self.embedding_dim}"
@@ -129,10 +123,28 @@ class PostgresConfig:
         if not 1 <= self.ef_search <= 1000:
             raise ConfigurationError(f"ef_search must be between 1 and 1000, got {self.ef_search}")
 
+    def _check_urls(self) -> None:
+        if not self.dsn and self.app_dsn is None:
+            raise ConfigurationError("give the owner's URL, the app role's URL, or both")
+        if self.dsn:
+            async_url(self.dsn)
+        if self.app_dsn is not None:
+            async_url(self.app_dsn)
+            user = dsn_user(self.app_dsn)
+            if user != self.app_role:
+                raise ConfigurationError(
+                    f"the app database URL logs in as {user!r}, but app_role is {self.app_role!r}"
+                )
+
     @property
     def widths(self) -> tuple[int, ...]:
         """Every vector width this install indexes, narrowest first."""
         return tuple(sorted({*self.embedding_widths, self.embedding_dim}))
+
+    @property
+    def has_owner(self) -> bool:
+        """True when the owner's credentials were given (migrations, DDL)."""
+        return bool(self.dsn)
 
     @property
     def uses_app_login(self) -> bool:

@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine as _create_async_engine,
 )
 
+from ragsage.errors import ConfigurationError
 from ragsage.storage.config import PostgresConfig, async_url
 from ragsage.storage.isolation import open_scoped_session
 from ragsage.storage.migrations import (
@@ -71,8 +72,11 @@ class Database:
     ) -> None:
         self._config = config
         self._engine = engine or create_engine(config)
+        self._owner_engine: AsyncEngine | None
         if owner_engine is not None:
             self._owner_engine = owner_engine
+        elif not config.has_owner:
+            self._owner_engine = None  # an app-role-only service: no DDL from here
         elif config.uses_app_login:
             self._owner_engine = create_engine(config, owner=True)
         else:
@@ -100,10 +104,18 @@ class Database:
         """
         return open_scoped_session(self._sessions, self._config, None)
 
+    def _owner(self) -> AsyncEngine:
+        if self._owner_engine is None:
+            raise ConfigurationError(
+                "this needs the owner's database URL (RAGSAGE_DATABASE_URL); this process "
+                "was given only the app role's, as a service should be: run `ragsage migrate`"
+            )
+        return self._owner_engine
+
     @asynccontextmanager
     async def owner_connection(self) -> AsyncIterator[AsyncConnection]:
         """An owner transaction for DDL. It sees every namespace: never use it for rows."""
-        async with self._owner_engine.begin() as connection:
+        async with self._owner().begin() as connection:
             yield connection
 
     async def migrate(self, *, to_version: int | None = None) -> int:
@@ -136,7 +148,7 @@ class Database:
 
     async def _build_width_index(self, width: int, *, rebuild: bool) -> None:
         _log.info("building the HNSW index for %d-dimensional vectors (concurrently)", width)
-        async with self._owner_engine.connect() as connection:
+        async with self._owner().connect() as connection:
             autocommit = await connection.execution_options(isolation_level="AUTOCOMMIT")
             if rebuild:
                 await autocommit.execute(
@@ -159,5 +171,5 @@ class Database:
     async def dispose(self) -> None:
         """Close every pooled connection."""
         await self._engine.dispose()
-        if self._owner_engine is not self._engine:
+        if self._owner_engine is not None and self._owner_engine is not self._engine:
             await self._owner_engine.dispose()

@@ -147,14 +147,21 @@ def test_ragsage_containers_get_a_valid_consistent_configuration(model: dict[str
     for name in RAGSAGE_SERVICES:
         env = model["services"][name]["environment"]
         Settings.from_env(env)  # raises on any inconsistent value
-        owner = urlsplit(env["RAGSAGE_DATABASE_URL"])
         app = urlsplit(env["RAGSAGE_APP_DATABASE_URL"])
-        assert (owner.hostname, owner.username, owner.password, owner.path) == (
-            "postgres",
-            postgres["POSTGRES_USER"],
-            postgres["POSTGRES_PASSWORD"],
-            "/" + postgres["POSTGRES_DB"],
-        )
+        if name == "migrate":
+            owner = urlsplit(env["RAGSAGE_DATABASE_URL"])
+            assert (owner.hostname, owner.username, owner.password, owner.path) == (
+                "postgres",
+                postgres["POSTGRES_USER"],
+                postgres["POSTGRES_PASSWORD"],
+                "/" + postgres["POSTGRES_DB"],
+            )
+        else:
+            # The services never hold the owner's credentials, in a URL or raw from .env.
+            assert "RAGSAGE_DATABASE_URL" not in env, name
+            owner_login = f"//{postgres['POSTGRES_USER']}:{postgres['POSTGRES_PASSWORD']}@"
+            assert not [key for key, value in env.items() if owner_login in str(value)], name
+        assert env.get("POSTGRES_PASSWORD", "") == "", name
         assert (app.hostname, app.username, app.password) == (
             "postgres",
             "ragsage_app",

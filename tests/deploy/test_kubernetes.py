@@ -69,6 +69,7 @@ def test_every_part_of_the_deployment_is_there() -> None:
     assert kinds >= {
         ("ConfigMap", "ragsage-config"),
         ("Secret", "ragsage-secrets"),
+        ("Secret", "ragsage-owner"),
         ("Job", "ragsage-migrate"),
         ("Deployment", "ragsage-api"),
         ("Service", "ragsage-api"),
@@ -119,24 +120,30 @@ def test_pods_read_the_config_and_secret_and_run_as_the_image_user() -> None:
         container = pod["containers"][0]
         assert container["securityContext"]["allowPrivilegeEscalation"] is False
         sources = {(key, ref["name"]) for item in container["envFrom"] for key, ref in item.items()}
-        assert sources == {
-            ("configMapRef", "ragsage-config"),
-            ("secretRef", "ragsage-secrets"),
-        }
+        shared = {("configMapRef", "ragsage-config"), ("secretRef", "ragsage-secrets")}
+        # Only the migration Job may read the owner's credentials.
+        owner = {("secretRef", "ragsage-owner")} if kind == "Job" else set()
+        assert sources == shared | owner, name
 
 
 def test_config_and_secret_together_are_valid_settings() -> None:
     config = _one("ConfigMap", "ragsage-config")["data"]
     secret = _one("Secret", "ragsage-secrets")["stringData"]
-    assert set(config) | set(secret) <= SETTING_NAMES
-    # Credentials only in the Secret.
+    owner = _one("Secret", "ragsage-owner")["stringData"]
+    assert set(config) | set(secret) | set(owner) <= SETTING_NAMES
+    # Credentials only in the Secrets, and the owner's only in its own.
     assert not [key for key in config if key.endswith(("_URL", "_KEY"))]
-    assert {"RAGSAGE_DATABASE_URL", "RAGSAGE_APP_DATABASE_URL", "RAGSAGE_REDIS_URL"} <= set(secret)
-    Settings.from_env({**config, **secret})
+    assert {"RAGSAGE_APP_DATABASE_URL", "RAGSAGE_REDIS_URL"} <= set(secret)
+    assert "RAGSAGE_DATABASE_URL" not in secret and set(owner) == {"RAGSAGE_DATABASE_URL"}
+    Settings.from_env({**config, **secret})  # what the API and the workers run with
+    Settings.from_env({**config, **secret, **owner})  # the migration
 
 
 def test_the_example_secret_holds_only_placeholders() -> None:
-    secret = _one("Secret", "ragsage-secrets")["stringData"]
+    secret = {
+        **_one("Secret", "ragsage-secrets")["stringData"],
+        **_one("Secret", "ragsage-owner")["stringData"],
+    }
     for key, value in secret.items():
         if key.endswith("_API_KEY"):
             assert value == "", key
