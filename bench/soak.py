@@ -443,7 +443,7 @@ def check_documents(
         versioned_text = " ".join(
             connection.scalars(
                 text("SELECT text FROM ragsage_chunks WHERE namespace = :n AND document_id = :d"),
-                {"n": NAMESPACE, "d": document_id_for(VERSIONED)},
+                {"n": NAMESPACE, "d": document_id_for(NAMESPACE, VERSIONED)},
             )
         )
     by_document: dict[str, list[dict[str, Any]]] = {}
@@ -468,7 +468,7 @@ def check_documents(
                 f"{rows[0]['filename']}: {len(ordinals)} chunks stored, its job made "
                 f"{(writer['result'] or {}).get('chunks')}"
             )
-    versioned = documents.get(document_id_for(VERSIONED))
+    versioned = documents.get(document_id_for(NAMESPACE, VERSIONED))
     if versioned is None or versioned[1] != content_hash(versions[-1]):
         problems.append("versioned.md does not hold its 20th upload")
     editions = set(re.findall(r"edition (\d+)", versioned_text.lower()))

@@ -37,9 +37,16 @@ def parser_fingerprint(parser: object) -> str:
     return f"{cls.__module__}.{cls.__qualname__}{suffix}"
 
 
-def parse_cache_key(content_hash: str, parser: object) -> str:
-    """The cache key for the parse output of one document's bytes."""
-    return f"ragsage:parse:v{PARSE_CACHE_VERSION}:{parser_fingerprint(parser)}:{content_hash}"
+def parse_cache_key(namespace: str, content_hash: str, parser: object) -> str:
+    """The cache key for the parse output of one document's bytes in one namespace.
+
+    Per namespace, although the same bytes parse the same everywhere: a shared
+    entry would tell a tenant (by a hit, or a fast parse) that another tenant
+    holds the same file.  Within a namespace the cache still saves re-parsing
+    on re-uploads, retries and replaced versions.
+    """
+    fingerprint = parser_fingerprint(parser)
+    return f"ragsage:parse:v{PARSE_CACHE_VERSION}:{fingerprint}:{namespace}:{content_hash}"
 
 
 def _encode_page(page: Page) -> dict[str, Any]:

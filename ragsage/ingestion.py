@@ -190,7 +190,7 @@ class IngestionPipeline:
                 root.set(duplicate_of=existing.id)
                 chunks = await self.document_store.chunks(scope, existing.id)
                 return IngestResult(existing, len(chunks), 0, 0, duplicate=True)
-            prepared = await self._prepare(root, source, document_id, created_at)
+            prepared = await self._prepare(root, scope, source, document_id, created_at)
             await self._store(
                 root, scope, prepared, self.vector_store, self.lexical_store, self.document_store
             )
@@ -214,7 +214,7 @@ class IngestionPipeline:
         """
         with self.tracer.span("prepare", tenant=scope.namespace, filename=source.filename) as root:
             _require_content(source)
-            return await self._prepare(root, source, document_id, created_at, on_stage)
+            return await self._prepare(root, scope, source, document_id, created_at, on_stage)
 
     async def prepare_from_pages(
         self,
@@ -272,6 +272,7 @@ class IngestionPipeline:
     async def _prepare(
         self,
         root: Span,
+        scope: Scope,
         source: RawSource,
         document_id: str | None,
         created_at: datetime | None,
@@ -283,12 +284,12 @@ class IngestionPipeline:
         stage("parse")
         started = time.perf_counter()
         with root.child("parse") as span:
-            parsed, cache_hit = await self._parse(source, digest)
+            parsed, cache_hit = await self._parse(scope, source, digest)
             span.set(pages=len(parsed.pages), cache_hit=cache_hit)
         timings["parse_ms"] = _elapsed(started)
 
         document = Document(
-            id=document_id or document_id_for(source.filename),
+            id=document_id or document_id_for(scope.namespace, source.filename),
             content_hash=digest,
             title=parsed.title or PurePath(source.filename).stem or source.filename,
             source=source.filename,
@@ -375,8 +376,10 @@ class IngestionPipeline:
             await document_store.save(scope, prepared.document, prepared.chunks)
         prepared.timing_ms["store_ms"] = _elapsed(started)
 
-    async def _parse(self, source: RawSource, digest: str) -> tuple[ParsedDocument, bool]:
-        key = parse_cache_key(digest, self.parser)
+    async def _parse(
+        self, scope: Scope, source: RawSource, digest: str
+    ) -> tuple[ParsedDocument, bool]:
+        key = parse_cache_key(scope.namespace, digest, self.parser)
         if self.cache is not None:
             try:
                 payload = await self.cache.get(key)

@@ -410,7 +410,7 @@ def build_cache(settings: Settings) -> Cache | None:
         return None
     from ragsage.cache.redis import RedisCache
 
-    # parse_cache_key already namespaces its keys ("ragsage:parse:...").
+    # parse_cache_key already prefixes its keys ("ragsage:parse:...", per tenant).
     return RedisCache.from_url(settings.cache_redis_url, prefix="")
 
 

@@ -63,7 +63,14 @@ async def create_upload(
     validate(upload, max_bytes)
     digest = content_hash(upload.data)
     external_id = upload.external_id or upload.filename
-    document_id = document_id_for(external_id)
+    # A document stored before ids included the namespace keeps the id it has.
+    stored = await session.scalar(
+        text("SELECT id FROM ragsage_documents WHERE external_id = :external_id"),
+        {"external_id": external_id},
+    )
+    document_id = (
+        str(stored) if stored is not None else document_id_for(scope.namespace, external_id)
+    )
     # Two uploads of the same bytes at once must not both become new work.
     await session.execute(
         text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"),

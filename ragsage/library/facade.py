@@ -293,7 +293,7 @@ class RAG:
         metadata: Mapping[str, Any] | None = None,
     ) -> list[Chunk]:
         """Index a file of any format the parser reads (PDF, DOCX, PPTX, HTML, Markdown, text)."""
-        source, chosen = _read_file(path, document_id, metadata)
+        source, chosen = _read_file(self.namespace, path, document_id, metadata)
         return self._run(self._index_source(source, chosen, title))
 
     async def aindex_file(
@@ -304,7 +304,9 @@ class RAG:
         title: str | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> list[Chunk]:
-        source, chosen = await asyncio.to_thread(_read_file, path, document_id, metadata)
+        source, chosen = await asyncio.to_thread(
+            _read_file, self.namespace, path, document_id, metadata
+        )
         return await self._arun(self._index_source(source, chosen, title))
 
     def index_document(self, document: TextDocument | Mapping[str, Any] | object) -> list[Chunk]:
@@ -654,7 +656,7 @@ def _text_source(document: TextDocument) -> RawSource:
 
 
 def _read_file(
-    path: str | Path, document_id: str | None, metadata: Mapping[str, Any] | None
+    namespace: str, path: str | Path, document_id: str | None, metadata: Mapping[str, Any] | None
 ) -> tuple[RawSource, str]:
     location = Path(path)
     try:
@@ -666,7 +668,7 @@ def _read_file(
         content=data, filename=location.name, media_type=media_type, metadata=dict(metadata or {})
     )
     # The full path, not the name: two README.md files in different folders are two documents.
-    return source, document_id or document_id_for(str(location.resolve()))
+    return source, document_id or document_id_for(namespace, str(location.resolve()))
 
 
 def _retitled(prepared: PreparedDocument, title: str) -> PreparedDocument:

@@ -144,7 +144,7 @@ async def test_parse_cache_entry_round_trips(redis_server: EmbeddedRedis) -> Non
         title="Heading",
         metadata={"author": "someone"},
     )
-    key = parse_cache_key(content_hash(b"the bytes"), object())
+    key = parse_cache_key("acme", content_hash(b"the bytes"), object())
     cache = RedisCache.from_url(redis_server.url(), prefix=unique_prefix())
     try:
         await cache.set(key, encode_parsed(parsed), ttl_seconds=3600)
@@ -281,7 +281,7 @@ async def test_garbage_in_the_parse_cache_never_breaks_ingestion(
     cache = RedisCache.from_url(redis_server.url(), prefix=prefix)
     kit = FakeEngineKit()
     kit.cache = cache  # type: ignore[assignment]
-    full_key = prefix + parse_cache_key(content_hash(source.content), kit.parser)
+    full_key = prefix + parse_cache_key(scope.namespace, content_hash(source.content), kit.parser)
     if garbage in GARBAGE:
         raw.set(full_key, GARBAGE[garbage])
     else:

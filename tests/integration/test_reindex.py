@@ -95,7 +95,7 @@ def test_reindex_serves_the_old_model_until_the_switch_then_rolls_back_and_drops
     deployment.worker(**_worker_env(deployment, delay="0.25")).start(concurrency=2)
     _ingest(deployment, 30)
     before = _search(deployment)
-    assert before and before[0].startswith(document_id_for("r7.md"))
+    assert before and before[0].startswith(document_id_for(ACME, "r7.md"))
 
     # Reading pages back from Postgres must not need the parse cache.
     redis.Redis.from_url(redis_server.url(1)).flushdb()

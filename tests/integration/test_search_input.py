@@ -206,5 +206,5 @@ async def test_one_namespace_never_moves_another_namespaces_keyword_scores(
         await connection.execute(text("ANALYZE ragsage_chunks"))
         await connection.commit()
 
-    assert alone[0][0].startswith(document_id_for("z.md"))
+    assert alone[0][0].startswith(document_id_for(ACME.namespace, "z.md"))
     assert await scores() == alone

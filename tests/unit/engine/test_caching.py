@@ -26,22 +26,24 @@ def test_parse_output_survives_the_round_trip_including_page_images() -> None:
     assert decode_parsed(encode_parsed(parsed)) == parsed
 
 
-def test_the_key_is_the_content_hash_and_parser_not_the_name() -> None:
-    key = parse_cache_key("abc123", FakeDocumentParser())
-    assert key.endswith(":abc123")
+def test_the_key_is_the_namespace_content_hash_and_parser_not_the_name() -> None:
+    key = parse_cache_key("acme", "abc123", FakeDocumentParser())
+    assert key.endswith(":acme:abc123")
     assert "ragsage.fakes.parsing.FakeDocumentParser" in key
     assert f":v{PARSE_CACHE_VERSION}:" in key
-    assert parse_cache_key("abc123", object()) != key
+    assert parse_cache_key("acme", "abc123", object()) != key
+    # Another tenant's copy of the same bytes is another entry: a hit would tell.
+    assert parse_cache_key("globex", "abc123", FakeDocumentParser()) != key
 
 
 def test_a_new_parser_version_misses_what_the_old_one_cached() -> None:
     class NewerParser(FakeDocumentParser):
         cache_version = 7
 
-    older = parse_cache_key("abc123", FakeDocumentParser())
-    newer = parse_cache_key("abc123", NewerParser())
+    older = parse_cache_key("acme", "abc123", FakeDocumentParser())
+    newer = parse_cache_key("acme", "abc123", NewerParser())
     assert newer != older and "@7:" in newer
-    assert "@3:" in parse_cache_key("abc123", HeuristicBackend())
+    assert "@3:" in parse_cache_key("acme", "abc123", HeuristicBackend())
 
 
 @pytest.mark.parametrize(

@@ -82,21 +82,26 @@ async def test_identical_bytes_are_not_ingested_twice(
     assert len(await kit.document_store.list(scope)) == 1
 
 
-async def test_same_bytes_in_another_namespace_are_ingested_there_from_the_parse_cache(
+async def test_same_bytes_in_another_namespace_never_hit_the_first_ones_cache_entry(
     kit: FakeEngineKit, scope: Scope, ingest: Ingest
 ) -> None:
-    await ingest(HANDBOOK)
+    first = await ingest(HANDBOOK)
     other = Scope("globex")
     result = await ingest(HANDBOOK, into=other)
 
-    assert not result.duplicate and result.parse_cache_hit
+    # A hit would tell globex that acme holds this file.
+    assert not result.duplicate and not result.parse_cache_hit
     assert await kit.query_engine().count(other) == result.chunks
+    assert result.document.id != first.document.id
+    # Within one namespace the cache still serves: the bytes again, once deleted.
+    await kit.document_store.delete(scope, first.document.id)
+    assert (await ingest(HANDBOOK)).parse_cache_hit
 
 
 async def test_a_garbage_parse_cache_entry_is_a_miss_not_an_error(
     kit: FakeEngineKit, scope: Scope, ingest: Ingest
 ) -> None:
-    key = parse_cache_key(content_hash(HANDBOOK.encode()), kit.parser)
+    key = parse_cache_key(scope.namespace, content_hash(HANDBOOK.encode()), kit.parser)
     await kit.cache.set(key, '{"v": 1, "pages": [{"number": "x"}]}')
     result = await ingest(HANDBOOK)
     assert not result.parse_cache_hit and result.chunks >= 3
