@@ -75,7 +75,10 @@ def register(commands: Any) -> None:
     )
     gated.add_argument("--gate-split", help="question split to ask (default: all)")
     gated.add_argument(
-        "--force", action="store_true", help="activate even if the gate refuses (figures shown)"
+        "--force",
+        action="store_true",
+        help="activate even if the gate refuses (figures shown); with --rollback, roll back "
+        "even over documents the previous generation lacks",
     )
     reindex.set_defaults(handler=_reindex, asynchronous=False)
 
@@ -218,7 +221,7 @@ def _reindex(args: argparse.Namespace) -> int:
             _print_status(namespace, enqueuer.reindex_status(namespace))
         return 0
     if args.rollback or args.drop_previous:
-        return _maintain(enqueuer, namespaces, rollback=args.rollback)
+        return _maintain(enqueuer, namespaces, rollback=args.rollback, force=args.force)
     kind = args.embedder or enqueuer.settings.embedder
     started: dict[str, int] = {}
     for namespace in namespaces:
@@ -238,7 +241,7 @@ def _reindex(args: argparse.Namespace) -> int:
 
 def _check_gate_flags(args: argparse.Namespace) -> None:
     gate_only = {
-        "--force": args.force,
+        "--force": args.force and not args.rollback,
         "--gate-margin": args.gate_margin is not None,
         "--gate-retrieval": args.gate_retrieval is not None,
         "--gate-split": args.gate_split is not None,
@@ -387,14 +390,14 @@ def _follow_one(
             time.sleep(0.5)
 
 
-def _maintain(enqueuer: Any, namespaces: list[str], *, rollback: bool) -> int:
+def _maintain(enqueuer: Any, namespaces: list[str], *, rollback: bool, force: bool) -> int:
     from ragsage.jobs import reindex
     from ragsage.types import Scope
 
     async def act(scope: Scope) -> str:
         async with enqueuer.database.session(scope) as session:
             if rollback:
-                generation = await reindex.rollback(session, scope)
+                generation = await reindex.rollback(session, scope, force=force)
                 return f"generation {generation.id} ({generation.embedding_model}) is active"
             freed = await reindex.drop_previous(session)
             return f"dropped retired generations, freeing {freed} chunks"

@@ -278,11 +278,16 @@ async def _switch(session: AsyncSession, generation_id: int) -> None:
     )
 
 
-async def rollback(session: AsyncSession, scope: Scope) -> Generation:
+async def rollback(session: AsyncSession, scope: Scope, *, force: bool = False) -> Generation:
     """Re-activate the most recently retired generation (or abandon a building one).
 
     With a re-index still building, rolling back cancels it instead: its jobs
     are cancelled and its rows deleted, and the active generation stays.
+
+    A retired generation stops receiving writes at the switch, so documents
+    uploaded or replaced since then are missing from it, or stale.  Rolling
+    back over them is refused with their count (a :class:`Conflict`) unless
+    ``force``; re-indexing into the old model brings it up to date instead.
     """
     live = await live_generations(session)
     building = next((g for g in live if g.state == "building"), None)
@@ -293,7 +298,7 @@ async def rollback(session: AsyncSession, scope: Scope) -> Generation:
     previous = (
         await session.execute(
             text(
-                "SELECT id, embedding_model, embedding_dim, state, embedder "
+                "SELECT id, embedding_model, embedding_dim, state, embedder, retired_at "
                 "FROM ragsage_generations WHERE state = 'retired' "
                 "ORDER BY retired_at DESC NULLS LAST, id DESC LIMIT 1"
             )
@@ -301,6 +306,13 @@ async def rollback(session: AsyncSession, scope: Scope) -> Generation:
     ).first()
     if previous is None:
         raise Conflict(f"namespace {scope.namespace!r} has no previous generation")
+    lost = await _missing_since_retired(session, int(previous[0]), previous[5])
+    if lost and not force:
+        raise Conflict(
+            f"rolling back {scope.namespace!r} to {previous[1]} would lose {lost} "
+            f"document{'s' if lost != 1 else ''} uploaded or replaced since the switch; "
+            f"re-index into {previous[1]} instead, or force the rollback"
+        )
     await session.execute(text("SELECT id FROM ragsage_generations ORDER BY id FOR UPDATE"))
     await session.execute(
         text(
@@ -316,6 +328,22 @@ async def rollback(session: AsyncSession, scope: Scope) -> Generation:
         {"id": previous[0]},
     )
     return Generation(int(previous[0]), str(previous[1]), int(previous[2]), "active", previous[4])
+
+
+async def _missing_since_retired(
+    session: AsyncSession, generation_id: int, retired_at: object
+) -> int:
+    """Ready documents a retired generation lacks, or holds an older version of."""
+    count = await session.scalar(
+        text(
+            "SELECT count(*) FROM ragsage_documents d WHERE d.status = 'ready' AND ("
+            "(CAST(:retired_at AS timestamptz) IS NOT NULL AND d.updated_at > :retired_at) "
+            "OR NOT EXISTS (SELECT 1 FROM ragsage_chunks c "
+            "WHERE c.generation = :generation AND c.document_id = d.id))"
+        ),
+        {"generation": generation_id, "retired_at": retired_at},
+    )
+    return int(count or 0)
 
 
 async def drop_previous(session: AsyncSession) -> int:

@@ -213,3 +213,40 @@ def _drop(deployment: Deployment) -> int:
             return await reindex.drop_previous(session)
 
     return int(deployment.enqueuer.run(act()))
+
+
+def test_a_rollback_that_would_lose_uploads_is_refused_with_their_count(
+    deployment: Deployment,
+) -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    deployment.worker().start(pool="solo")
+    _ingest(deployment, 3)
+    deployment.enqueuer.start_reindex(ACME, embedder="hashing", model=MODEL_B)
+    _wait_active(deployment, MODEL_B)
+    # Since the switch: one new document and one replaced version, written to B only.
+    fresh = deployment.enqueuer.enqueue_document(ACME, "new.md", data=_document(50))
+    changed = deployment.enqueuer.enqueue_document(ACME, "r1.md", data=_document(1, "revised"))
+    deployment.wait(ACME, [str(fresh.job_id), str(changed.job_id)])
+
+    ragsage = str(Path(sys.executable).with_name("ragsage"))
+
+    def rollback(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [ragsage, "reindex", "--namespace", ACME, "--rollback", *extra],
+            env=deployment.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    refused = rollback()
+    assert refused.returncode == 2, refused.stderr
+    assert "would lose 2 documents uploaded or replaced since the switch" in refused.stderr
+    active = _generation(deployment, "active")
+    assert active is not None and active["embedding_model"] == MODEL_B  # unchanged
+    forced = rollback("--force")
+    assert forced.returncode == 0, forced.stderr
+    _wait_active(deployment, MODEL_A, timeout=5)
