@@ -13,6 +13,7 @@ from ragsage.query.options import MAX_EXPANSION
 
 _BODY_MODELS: tuple[type[BaseModel], ...] = (
     schemas.ReindexRequest,
+    schemas.RollbackRequest,
     schemas.SearchRequest,
     schemas.QueryRequest,
     schemas.DocumentUpload,
@@ -31,6 +32,8 @@ _RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
     schemas.Health,
     schemas.ReindexStatus,
     schemas.ReindexStarted,
+    schemas.ActiveGeneration,
+    schemas.DroppedGenerations,
 )
 
 
@@ -259,6 +262,37 @@ def openapi_document(server_url: str = "") -> dict[str, Any]:
             "get": _op(
                 "Embedding generations and re-index progress (admin)", _ok(schemas.ReindexStatus)
             ),
+        },
+        "/v1/reindex/rollback": {
+            "post": _op(
+                "Undo the last switch, or abandon a building re-index (admin); refused with "
+                "the count of documents the previous generation lacks, unless forced",
+                _ok(schemas.ActiveGeneration),
+                body=schemas.RollbackRequest,
+                errors=(400, 401, 403, 409, 413, 415, 422, 503),
+            )
+        },
+        "/v1/reindex/drop-previous": {
+            "post": _op(
+                "Delete the retired generations and their vectors (admin)",
+                _ok(schemas.DroppedGenerations),
+                errors=(401, 403, 503),
+            )
+        },
+        "/v1/reindex/{generation}/activate": {
+            "post": _op(
+                "Switch to a held, complete generation: a gate's approval (admin)",
+                _ok(schemas.ActiveGeneration),
+                parameters=[
+                    {
+                        "name": "generation",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "integer", "minimum": 0},
+                    }
+                ],
+                errors=(401, 403, 404, 409, 503),
+            )
         },
         "/healthz": {"get": _op("Liveness", _ok(schemas.Health), secured=False, errors=())},
         "/readyz": {

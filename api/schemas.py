@@ -263,6 +263,32 @@ class ReindexRequest(Strict):
         Annotated[int, Field(strict=False, ge=MIN_DIM, le=2000), BeforeValidator(_json_integer)]
         | None
     ) = None
+    held: bool = Field(
+        default=False,
+        description="once complete, wait for POST /v1/reindex/{generation}/activate instead of "
+        "switching (an evaluation gate's decision)",
+    )
+
+
+class RollbackRequest(Strict):
+    """Undo the last switch, or abandon a re-index still building."""
+
+    force: bool = Field(
+        default=False,
+        description="roll back even over documents uploaded or replaced since the switch, "
+        "which the previous generation lacks",
+    )
+
+
+class ActiveGeneration(BaseModel):
+    generation: int
+    embedder: str
+    embedding_model: str
+    embedding_dim: int
+
+
+class DroppedGenerations(BaseModel):
+    freed_chunks: int
 
 
 class GenerationOut(BaseModel):

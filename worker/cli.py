@@ -391,19 +391,14 @@ def _follow_one(
 
 
 def _maintain(enqueuer: Any, namespaces: list[str], *, rollback: bool, force: bool) -> int:
-    from ragsage.jobs import reindex
-    from ragsage.types import Scope
-
-    async def act(scope: Scope) -> str:
-        async with enqueuer.database.session(scope) as session:
-            if rollback:
-                generation = await reindex.rollback(session, scope, force=force)
-                return f"generation {generation.id} ({generation.embedding_model}) is active"
-            freed = await reindex.drop_previous(session)
-            return f"dropped retired generations, freeing {freed} chunks"
-
     for namespace in namespaces:
-        print(f"{namespace}: {enqueuer.run(act(Scope(namespace)))}")
+        if rollback:
+            generation = enqueuer.rollback(namespace, force=force)
+            model = generation.embedding_model
+            print(f"{namespace}: generation {generation.id} ({model}) is active")
+        else:
+            freed = enqueuer.drop_previous(namespace)
+            print(f"{namespace}: dropped retired generations, freeing {freed} chunks")
     return 0
 
 

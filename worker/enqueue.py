@@ -34,6 +34,7 @@ from ragsage.loop import LoopThread
 from ragsage.runtime import build_database
 from ragsage.settings import Settings
 from ragsage.storage import Database
+from ragsage.storage.generations import Generation
 from ragsage.types import Scope
 from worker.app import create_celery, publish
 
@@ -248,6 +249,34 @@ class Enqueuer:
                 await reindex.activate_held(session, scope, generation)
 
         self._loop.run(switch())
+
+    def rollback(self, namespace: str, *, force: bool = False) -> Generation:
+        """Abandon a building re-index, or re-activate the previous generation.
+
+        Refused (:class:`~ragsage.errors.Conflict`, with the count) when the
+        previous generation lacks documents uploaded or replaced since the
+        switch, unless ``force``.
+        """
+        from ragsage.jobs import reindex
+
+        scope = Scope(namespace)
+
+        async def act() -> Generation:
+            async with self.database.session(scope) as session:
+                return await reindex.rollback(session, scope, force=force)
+
+        result: Generation = self._loop.run(act())
+        return result
+
+    def drop_previous(self, namespace: str) -> int:
+        """Delete the namespace's retired generations; returns the chunks freed."""
+        from ragsage.jobs import reindex
+
+        async def act() -> int:
+            async with self.database.session(Scope(namespace)) as session:
+                return await reindex.drop_previous(session)
+
+        return int(self._loop.run(act()))
 
     def reindex_status(self, namespace: str) -> list[dict[str, Any]]:
         """Every generation of the namespace with its re-index progress."""

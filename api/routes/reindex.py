@@ -9,9 +9,18 @@ from flask import Blueprint
 from api import convert
 from api.auth import require
 from api.routes.common import json_body
-from api.schemas import GenerationOut, ReindexRequest, ReindexStarted, ReindexStatus
+from api.schemas import (
+    ActiveGeneration,
+    DroppedGenerations,
+    GenerationOut,
+    ReindexRequest,
+    ReindexStarted,
+    ReindexStatus,
+    RollbackRequest,
+)
 from api.services import services
 from ragsage.keys import Role
+from ragsage.storage.generations import Generation
 
 blueprint = Blueprint("reindex", __name__)
 
@@ -26,8 +35,48 @@ def start() -> Any:
         embedder=body.embedder or here.settings.embedder,
         model=body.embedding_model,
         dim=body.dim,
+        held=body.held,
     )
     return convert.dump(ReindexStarted(generation=generation, queued=queued)), 202
+
+
+def _active(generation: Generation) -> Any:
+    return convert.dump(
+        ActiveGeneration(
+            generation=generation.id,
+            embedder=generation.embedder,
+            embedding_model=generation.embedding_model,
+            embedding_dim=generation.embedding_dim,
+        )
+    )
+
+
+@blueprint.post("/v1/reindex/rollback")
+def rollback() -> Any:
+    who = require(Role.ADMIN)
+    body = json_body(RollbackRequest)
+    return _active(services().enqueuer.rollback(who.scope.namespace, force=body.force))
+
+
+@blueprint.post("/v1/reindex/drop-previous")
+def drop_previous() -> Any:
+    who = require(Role.ADMIN)
+    freed = services().enqueuer.drop_previous(who.scope.namespace)
+    return convert.dump(DroppedGenerations(freed_chunks=freed))
+
+
+@blueprint.post("/v1/reindex/<int:generation>/activate")
+def activate(generation: int) -> Any:
+    """Switch to a held, complete generation: what a gate does once it approves."""
+    who = require(Role.ADMIN)
+    here = services()
+    here.enqueuer.activate_held(who.scope.namespace, generation)
+    rows = here.enqueuer.reindex_status(who.scope.namespace)
+    row = next(row for row in rows if row["id"] == generation)
+    chosen = Generation(
+        row["id"], row["embedding_model"], row["embedding_dim"], row["state"], row["embedder"]
+    )
+    return _active(chosen)
 
 
 @blueprint.get("/v1/reindex")

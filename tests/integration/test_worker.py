@@ -151,7 +151,7 @@ def test_a_corrupt_cache_entry_is_reparsed(
     import redis
 
     data = _document(4)
-    key = parse_cache_key(content_hash(data), HeuristicBackend())
+    key = parse_cache_key(ACME, content_hash(data), HeuristicBackend())
     client = redis.Redis.from_url(redis_server.url(1))
     client.set(key, "{not json")
     deployment.worker().start()
