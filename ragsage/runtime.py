@@ -118,6 +118,11 @@ class Runtime:
             return self.embedder
         return self.embedder_for(active.embedder, active.embedding_model, active.embedding_dim)
 
+    @property
+    def can_transcribe(self) -> bool:
+        """Whether scanned pages can be read here (a vision model or Tesseract is configured)."""
+        return not isinstance(getattr(self.llm, "transcriber", None), NoTranscriber)
+
     def embedder_kind(self, embedder: Embedder) -> str:
         """The adapter kind an embedder instance was built as."""
         for (kind, _, _), built in self._embedders.items():

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from uuid import UUID
 
@@ -28,7 +28,7 @@ from ragsage.observability.logs import bind_log_context, log_context
 from ragsage.runtime import Runtime
 from ragsage.storage.document_store import PgDocumentStore
 from ragsage.storage.generations import EmbeddingModelMismatch, live_generations
-from ragsage.types import RawSource, Scope
+from ragsage.types import Page, PageRoute, RawSource, Scope
 
 _log = logging.getLogger(__name__)
 
@@ -244,6 +244,11 @@ async def _ingest(runtime: Runtime, scope: Scope, job: Job, progress: _Progress)
     )
 
 
+def skipped_scans(pages: Sequence[Page]) -> list[int]:
+    """The numbers of stored pages that are scans no transcriber read (kept empty)."""
+    return [p.number for p in pages if p.route is PageRoute.VISION and not p.text.strip()]
+
+
 async def _reindex(runtime: Runtime, scope: Scope, job: Job, progress: _Progress) -> JobOutcome:
     """Re-chunk and re-embed one document into a building generation."""
     async with runtime.database.session(scope) as session:
@@ -257,7 +262,10 @@ async def _reindex(runtime: Runtime, scope: Scope, job: Job, progress: _Progress
         return await _finish_skipped(runtime, scope, job, "the document changed or was deleted")
     embedder = runtime.embedder_for(target.embedder, target.embedding_model, target.embedding_dim)
     pipeline = runtime.pipeline(embedder)
-    if pages:
+    # A scan skipped when no transcriber was configured is stored as an empty
+    # page; now that one is, the document is read again from its bytes.
+    reread = runtime.can_transcribe and bool(skipped_scans(pages))
+    if pages and not reread:
         prepared = await pipeline.prepare_from_pages(
             scope, document, pages, on_stage=progress.enter
         )
@@ -287,7 +295,14 @@ async def _reindex(runtime: Runtime, scope: Scope, job: Job, progress: _Progress
             return JobOutcome(job.id, "succeeded", "skipped: the document changed")
         vectors, _, _ = runtime.stores(session, embedder=embedder)
         await vectors.upsert(scope, prepared.records)
-        summary = {"chunks": len(prepared.records), "pages_from": "stored" if pages else "bytes"}
+        if reread:
+            await store.save_pages(session, scope.namespace, job.content_hash, prepared.pages)
+        summary: dict[str, object] = {
+            "chunks": len(prepared.records),
+            "pages_from": "bytes" if reread or not pages else "stored",
+        }
+        if reread:
+            summary["pages_read_again"] = skipped_scans(pages)
         await store.succeed(session, job.id, timings=prepared.timing_ms, result=summary)
         switched = await reindex.try_activate(session, target.id)
     note = "; the new generation is now active" if switched else ""

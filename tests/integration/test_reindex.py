@@ -250,3 +250,43 @@ def test_a_rollback_that_would_lose_uploads_is_refused_with_their_count(
     forced = rollback("--force")
     assert forced.returncode == 0, forced.stderr
     _wait_active(deployment, MODEL_A, timeout=5)
+
+
+def _found(deployment: Deployment, query: str) -> list[tuple[str, list[int]]]:
+    async def run() -> list[tuple[str, list[int]]]:
+        runtime = build_runtime(deployment.settings)
+        try:
+            engine = await runtime.query_engine_for(Scope(ACME))
+            result = await engine.search(Scope(ACME), query)
+            return [(hit.chunk.source, list(hit.chunk.page_numbers)) for hit in result.hits]
+        finally:
+            await runtime.aclose()
+
+    return asyncio.run(run())
+
+
+def test_a_scan_skipped_without_ocr_is_read_when_reindexed_with_tesseract(
+    deployment: Deployment,
+) -> None:
+    from ..fixtures.make_fixtures import SCANNED_TEXT, mixed_pdf
+
+    blind = deployment.worker(RAGSAGE_TRANSCRIBER="none")
+    blind.start(pool="solo")
+    outcome = deployment.enqueuer.enqueue_document(ACME, "mixed.pdf", data=mixed_pdf())
+    job = deployment.wait(ACME, [str(outcome.job_id)])[str(outcome.job_id)]
+    assert job.state is JobState.SUCCEEDED
+    assert any("page 2 is a scan and was skipped" in w for w in job.result["warnings"])
+    assert not [hit for hit in _found(deployment, SCANNED_TEXT) if 2 in hit[1]]
+
+    blind.stop()
+    deployment.worker(RAGSAGE_TRANSCRIBER="tesseract").start(pool="solo")
+    deployment.enqueuer.start_reindex(ACME, embedder="hashing", model=MODEL_B)
+    _wait_active(deployment, MODEL_B)
+    results = _sql(
+        deployment,
+        "SELECT result->>'pages_from', result->'pages_read_again' FROM ragsage_jobs "
+        "WHERE kind = 'reindex'",
+    )
+    assert results == [("bytes", [2])]
+    hits = _found(deployment, SCANNED_TEXT)
+    assert hits and hits[0] == ("mixed.pdf", [2])
