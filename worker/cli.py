@@ -82,6 +82,19 @@ def register(commands: Any) -> None:
     )
     reindex.set_defaults(handler=_reindex, asynchronous=False)
 
+    again = commands.add_parser(
+        "reprocess", help="read a namespace's documents again from their stored bytes"
+    )
+    again.add_argument("--namespace", required=True)
+    again.add_argument(
+        "--only-skipped-pages",
+        action="store_true",
+        help="only documents with scanned pages skipped for want of a transcriber",
+    )
+    again.add_argument("--no-wait", action="store_true", help="return once queued")
+    again.add_argument("--timeout", type=float, default=3600.0)
+    again.set_defaults(handler=_reprocess, asynchronous=False)
+
     jobs = commands.add_parser("jobs", help="show an ingestion job's state")
     jobs.add_argument("job_id")
     jobs.add_argument("--namespace", required=True)
@@ -194,6 +207,31 @@ def _follow(
             if len(finished) < len(pending):
                 time.sleep(0.25)
     return finished
+
+
+def _reprocess(args: argparse.Namespace) -> int:
+    from worker.enqueue import default_enqueuer, job_status
+
+    job_ids = default_enqueuer().reprocess(
+        args.namespace, only_skipped_pages=args.only_skipped_pages
+    )
+    which = "with skipped scanned pages " if args.only_skipped_pages else ""
+    print(f"queued {len(job_ids)} document{'s' if len(job_ids) != 1 else ''} {which}to read again")
+    if args.no_wait or not job_ids:
+        return 0
+    pending = {str(job_id): Path(str(job_id)) for job_id in job_ids}
+    finished = _follow(args.namespace, pending, args.timeout, job_status)
+    done = [job for job in finished.values() if job.state is JobState.SUCCEEDED]
+    for job_id in pending:
+        job = finished.get(job_id)
+        if job is None or job.state in (JobState.SUCCEEDED, JobState.SUPERSEDED):
+            continue
+        print(f"failed {job.filename}: {job.error}", file=sys.stderr)
+    unfinished = len(pending) - len(finished)
+    tail = f", {unfinished} still running after {args.timeout:.0f}s" if unfinished else ""
+    print(f"{len(done)} read again{tail}")
+    settled = [j for j in finished.values() if j.state in (JobState.SUCCEEDED, JobState.SUPERSEDED)]
+    return 0 if len(settled) == len(pending) else 1
 
 
 def _jobs(args: argparse.Namespace) -> int:

@@ -268,6 +268,20 @@ class Enqueuer:
         result: Generation = self._loop.run(act())
         return result
 
+    def reprocess(self, namespace: str, *, only_skipped_pages: bool = False) -> list[UUID]:
+        """Read the namespace's documents again from their stored bytes; returns the jobs."""
+        from ragsage.jobs import reprocess
+
+        scope = Scope(namespace)
+
+        async def record() -> list[UUID]:
+            async with self.database.session(scope) as session:
+                return await reprocess.queue(session, scope, only_skipped_pages=only_skipped_pages)
+
+        job_ids: list[UUID] = self._loop.run(record())
+        self._send_committed(namespace, job_ids)
+        return job_ids
+
     def drop_previous(self, namespace: str) -> int:
         """Delete the namespace's retired generations; returns the chunks freed."""
         from ragsage.jobs import reindex

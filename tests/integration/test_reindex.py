@@ -290,3 +290,45 @@ def test_a_scan_skipped_without_ocr_is_read_when_reindexed_with_tesseract(
     assert results == [("bytes", [2])]
     hits = _found(deployment, SCANNED_TEXT)
     assert hits and hits[0] == ("mixed.pdf", [2])
+
+
+def test_ragsage_reprocess_reads_skipped_scans_in_the_active_generation(
+    deployment: Deployment,
+) -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from ..fixtures.make_fixtures import SCANNED_TEXT, mixed_pdf
+
+    blind = deployment.worker(RAGSAGE_TRANSCRIBER="none")
+    blind.start(pool="solo")
+    scanned = deployment.enqueuer.enqueue_document(ACME, "mixed.pdf", data=mixed_pdf())
+    typed = deployment.enqueuer.enqueue_document(ACME, "r1.md", data=_document(1))
+    deployment.wait(ACME, [str(scanned.job_id), str(typed.job_id)])
+    assert not [hit for hit in _found(deployment, SCANNED_TEXT) if 2 in hit[1]]
+    blind.stop()
+    deployment.worker(RAGSAGE_TRANSCRIBER="tesseract").start(pool="solo")
+
+    ragsage = str(Path(sys.executable).with_name("ragsage"))
+    run = subprocess.run(
+        [ragsage, "reprocess", "--namespace", ACME, "--only-skipped-pages", "--timeout", "60"],
+        env=deployment.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    # Only the PDF with a skipped scan is read again, not the Markdown note.
+    assert "queued 1 document with skipped scanned pages to read again" in run.stdout
+    assert "1 read again" in run.stdout
+    hits = _found(deployment, SCANNED_TEXT)
+    assert hits and hits[0] == ("mixed.pdf", [2])
+    again = subprocess.run(
+        [ragsage, "reprocess", "--namespace", ACME, "--only-skipped-pages", "--no-wait"],
+        env=deployment.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "queued 0 documents" in again.stdout  # nothing is skipped any more
