@@ -309,6 +309,11 @@ class GenerationOut(BaseModel):
     complete: bool = Field(
         default=False, description="a building generation that already holds every document"
     )
+    gate: dict[str, Any] | None = Field(
+        default=None,
+        description="the evaluation gate's verdict on this generation (figures, margin, "
+        "passed, forced), when `ragsage reindex --gate` judged it",
+    )
 
 
 class ReindexStatus(BaseModel):

@@ -354,6 +354,22 @@ def _gated_reindex(args: argparse.Namespace, enqueuer: Any) -> int:
         f"active: {_label(active)}; new: {_label(live[generation])}"
     )
     print(gate.verdict_table(verdict, ("active", "new")))
+    enqueuer.record_gate(
+        namespace,
+        generation,
+        {
+            "dataset": dataset.name,
+            "questions": len(match.questions),
+            "retrieval": retrieval,
+            "metric": gate.GATE_METRIC,
+            "active": verdict.active.metrics[gate.GATE_METRIC],
+            "new": verdict.building.metrics[gate.GATE_METRIC],
+            "drop": verdict.drop,
+            "margin": margin,
+            "passed": verdict.passed,
+            "forced": bool(args.force and not verdict.passed),
+        },
+    )
     if verdict.passed or args.force:
         enqueuer.activate_held(namespace, generation)
         why = "passed the gate" if verdict.passed else "forced past the gate"

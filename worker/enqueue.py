@@ -292,6 +292,16 @@ class Enqueuer:
 
         return int(self._loop.run(act()))
 
+    def record_gate(self, namespace: str, generation: int, verdict: dict[str, Any]) -> None:
+        """Keep an evaluation gate's verdict on the generation it judged."""
+        from ragsage.jobs import reindex
+
+        async def act() -> None:
+            async with self.database.session(Scope(namespace)) as session:
+                await reindex.record_gate(session, generation, verdict)
+
+        self._loop.run(act())
+
     def reindex_status(self, namespace: str) -> list[dict[str, Any]]:
         """Every generation of the namespace with its re-index progress."""
         from ragsage.jobs import reindex

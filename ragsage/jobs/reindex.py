@@ -16,6 +16,7 @@ is called after an evaluation has been passed (or overruled).
 
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +48,7 @@ class GenerationStatus:
     failures: tuple[tuple[str, str], ...]
     held: bool = False
     complete: bool = False
+    gate: dict[str, Any] | None = None
 
     @property
     def awaiting_gate(self) -> bool:
@@ -69,6 +71,7 @@ class GenerationStatus:
             "held": self.held,
             "complete": self.complete,
             "awaiting_gate": self.awaiting_gate,
+            "gate": self.gate,
         }
 
 
@@ -375,6 +378,14 @@ async def _discard(session: AsyncSession, generation_id: int) -> int:
     return int(deleted.rowcount or 0)  # type: ignore[attr-defined]
 
 
+async def record_gate(session: AsyncSession, generation_id: int, verdict: dict[str, Any]) -> None:
+    """Keep the gate's figures and decision on the generation it judged."""
+    await session.execute(
+        text("UPDATE ragsage_generations SET gate = CAST(:gate AS jsonb) WHERE id = :id"),
+        {"gate": json.dumps(verdict), "id": generation_id},
+    )
+
+
 async def status(session: AsyncSession) -> list[GenerationStatus]:
     """Every generation of the namespace, with chunk counts and re-index progress."""
     rows = await session.execute(
@@ -386,7 +397,8 @@ async def status(session: AsyncSession) -> list[GenerationStatus]:
             "(SELECT count(*) FILTER (WHERE j.state = 'failed') FROM ragsage_jobs j "
             " WHERE j.kind = 'reindex' AND j.generation = g.id), "
             "(SELECT count(*) FILTER (WHERE j.state IN ('queued', 'running')) "
-            " FROM ragsage_jobs j WHERE j.kind = 'reindex' AND j.generation = g.id), g.held "
+            " FROM ragsage_jobs j WHERE j.kind = 'reindex' AND j.generation = g.id), g.held, "
+            "g.gate "
             "FROM ragsage_generations g ORDER BY g.id"
         )
     )
@@ -420,6 +432,7 @@ async def status(session: AsyncSession) -> list[GenerationStatus]:
                 failures=tuple((str(name), str(error)) for name, error in failures),
                 held=bool(row[9]),
                 complete=row[4] == "building" and not await missing_documents(session, row[0]),
+                gate=dict(row[10]) if row[10] is not None else None,
             )
         )
     return found

@@ -736,6 +736,15 @@ def _v11(config: PostgresConfig) -> tuple[str, ...]:
     )
 
 
+def _v12(config: PostgresConfig) -> tuple[str, ...]:
+    """The gate's verdict on a generation, readable over HTTP as well as printed."""
+    return (
+        "ALTER TABLE ragsage_generations ADD COLUMN IF NOT EXISTS gate jsonb",
+        "COMMENT ON COLUMN ragsage_generations.gate IS "
+        "'the evaluation gate''s figures and decision, when a gate judged this generation'",
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "generations, documents and chunks under Row-Level Security", _v1),
     Migration(2, "uploads: document status, blobs, jobs, resolved pages, system functions", _v2),
@@ -752,6 +761,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(9, "chunk spans: start_char and end_char in the page text", _v9),
     Migration(10, "jobs count the deliveries that died, for the poison limit", _v10),
     Migration(11, "document versions in upload order; superseded jobs", _v11),
+    Migration(12, "generations keep the evaluation gate's verdict", _v12),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

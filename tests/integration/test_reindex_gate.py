@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ragsage.jobs.records import JobState
 from ragsage.query import RetrievalOptions
 from ragsage.runtime import build_runtime
@@ -159,6 +161,12 @@ def test_the_gate_refuses_a_worse_model_and_switches_to_a_better_one(
     assert _answer_ids(deployment) == before  # still answered by the old generation
     status = _reindex(deployment, "--status")
     assert "complete, awaiting gate" in status.stdout, status.stdout
+    # The verdict is kept on the generation, for GET /v1/reindex as well.
+    (held,) = [g for g in deployment.enqueuer.reindex_status(ACME) if g["state"] == "building"]
+    assert held["gate"]["passed"] is False and held["gate"]["forced"] is False
+    assert (held["gate"]["active"], held["gate"]["new"]) == pytest.approx(
+        figures["recall@10"], abs=5e-4
+    )
 
     forced = _gate(deployment, POOR, "--force")
     assert forced.returncode == 0, forced.stdout + forced.stderr

@@ -339,6 +339,23 @@ async def _check_v11(database: Database) -> None:
         assert after is not None and after.state is JobState.SUPERSEDED
 
 
+async def _check_v12(database: Database) -> None:
+    from ragsage.jobs import reindex
+
+    async with database.session(ACME) as session:
+        await session.execute(
+            text(
+                "INSERT INTO ragsage_generations (namespace, id, embedding_model, embedding_dim, "
+                "state, embedder) VALUES ('acme', 7, 'ragsage-hashing-128', 128, 'building', "
+                "'hashing')"
+            )
+        )
+        assert all(g.gate is None for g in await reindex.status(session))  # none was judged
+        await reindex.record_gate(session, 7, {"passed": False, "drop": 0.1})
+        (judged,) = [g for g in await reindex.status(session) if g.id == 7]
+        assert judged.gate == {"passed": False, "drop": 0.1}
+
+
 UPGRADES = {
     2: (_seed_v1, _check_v2),
     3: (_seed_v2, _check_v3),
@@ -350,6 +367,7 @@ UPGRADES = {
     9: (_seed_v3, _check_v9),
     10: (_seed_v2, _check_v10),
     11: (_seed_v2, _check_v11),
+    12: (_seed_v2, _check_v12),
 }
 
 
