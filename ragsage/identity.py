@@ -20,3 +20,9 @@ def document_id_for(namespace: str, source_name: str) -> str:
     """
     digest = hashlib.sha256(f"{namespace}\x00{source_name}".encode()).hexdigest()
     return f"doc_{digest[:20]}"
+
+
+def legacy_document_id_for(source_name: str) -> str:
+    """The id a document got before ids included the namespace; such documents keep it."""
+    digest = hashlib.sha256(source_name.encode("utf-8")).hexdigest()
+    return f"doc_{digest[:20]}"

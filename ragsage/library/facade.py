@@ -26,7 +26,7 @@ from ragsage.contextualizing import HeadingWindowContextualizer
 from ragsage.errors import DocumentError, InvalidRequest, RagsageError
 from ragsage.fakes.models import FakeEmbedder, FakeLLMClient
 from ragsage.fakes.stores import FakeDocumentStore, FakeLexicalStore, FakeVectorStore
-from ragsage.identity import document_id_for
+from ragsage.identity import document_id_for, legacy_document_id_for
 from ragsage.ingestion import IngestionConfig, IngestionPipeline, PreparedDocument
 from ragsage.library.backends import Backend, LocalBackend, PostgresBackend
 from ragsage.library.context import RAGContext
@@ -294,7 +294,7 @@ class RAG:
     ) -> list[Chunk]:
         """Index a file of any format the parser reads (PDF, DOCX, PPTX, HTML, Markdown, text)."""
         source, chosen = _read_file(self.namespace, path, document_id, metadata)
-        return self._run(self._index_source(source, chosen, title))
+        return self._run(self._index_file_source(source, chosen, title, path, document_id))
 
     async def aindex_file(
         self,
@@ -307,7 +307,23 @@ class RAG:
         source, chosen = await asyncio.to_thread(
             _read_file, self.namespace, path, document_id, metadata
         )
-        return await self._arun(self._index_source(source, chosen, title))
+        return await self._arun(self._index_file_source(source, chosen, title, path, document_id))
+
+    async def _index_file_source(
+        self,
+        source: RawSource,
+        chosen: str,
+        title: str | None,
+        path: str | Path,
+        given: str | None,
+    ) -> list[Chunk]:
+        if given is None:
+            # A file indexed before ids included the namespace keeps its old id, so
+            # indexing it again replaces it rather than colliding with it.
+            legacy = legacy_document_id_for(str(Path(path).resolve()))
+            if await self._backend.document(legacy) is not None:
+                chosen = legacy
+        return await self._index_source(source, chosen, title)
 
     def index_document(self, document: TextDocument | Mapping[str, Any] | object) -> list[Chunk]:
         """Index one :class:`TextDocument` (or a mapping / object with its fields)."""

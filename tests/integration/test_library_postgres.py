@@ -146,3 +146,20 @@ def test_a_document_written_during_a_reindex_is_queued_for_the_new_generation(
     (generation,) = {g for _, g in before}
     assert [d for d, _ in before] == ["handbook"]
     assert after == [("handbook", generation), ("visitors", generation)]
+
+
+def test_a_file_indexed_under_a_pre_namespace_id_is_replaced_not_duplicated(
+    rag: RAG, tmp_path: Path
+) -> None:
+    from ragsage.identity import legacy_document_id_for
+
+    note = tmp_path / "runbook.md"
+    note.write_text("# Runbook\n\nRestart the gateway with the blue switch.\n")
+    legacy = legacy_document_id_for(str(note.resolve()))
+    # What earlier releases stored: the id hashed from the path alone.
+    rag.index_file(note, document_id=legacy)
+    note.write_text("# Runbook\n\nRestart the gateway with the red switch.\n")
+    chunks = rag.index_file(note)  # a new release, no id given
+    assert {chunk.document_id for chunk in chunks} == {legacy}
+    assert rag.count() == 1
+    assert "red switch" in rag.search("gateway switch").results[0].chunk.text

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import hashlib
-
 import pytest
 from sqlalchemy import text
 
@@ -115,8 +113,10 @@ async def _check_v2(database: Database) -> None:
 
 async def _seed_v2(database: Database) -> None:
     """A version-2 install with an upload and its job, written as that version wrote them."""
+    from ragsage.identity import legacy_document_id_for
+
     # Ids then hashed the name alone; uploads must keep finding such documents.
-    legacy_id = "doc_" + hashlib.sha256(b"v2.md").hexdigest()[:20]
+    legacy_id = legacy_document_id_for("v2.md")
     async with database.session(ACME) as session:
         for statement in (
             "INSERT INTO ragsage_blobs (namespace, content_hash, data, size_bytes) "
