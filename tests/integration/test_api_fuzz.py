@@ -42,14 +42,18 @@ DOCUMENTS = {
 # The path parameters that name a stored resource; each (like a paging cursor
 # and a re-index target model) gets an existing value in about half the cases.
 PATH_IDS = ("document_id", "job_id", "chunk_id")
-# Which embedding models exist is the provider's business, not something the
-# schema can list: a re-index into a model the embedder cannot build is a
-# schema-valid request the server rightly refuses with 400 (naming the model).
+# Which embedding models exist is the provider's business, and which widths are
+# indexed the operator's: neither is something the schema can list.  A re-index
+# into a model the embedder cannot build (400, naming the model) or into a width
+# this deployment has no index for (422, naming those it has) is a schema-valid
+# request the server rightly refuses.
 CONFIG = """
 [[operations]]
 include-path = "/v1/reindex"
 include-method = "POST"
-checks.positive_data_acceptance.expected-statuses = ["2XX", "400", "401", "403", "404", "409"]
+checks.positive_data_acceptance.expected-statuses = [
+    "2XX", "400", "401", "403", "404", "409", "422"
+]
 """
 
 
