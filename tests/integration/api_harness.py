@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import httpx
 from flask import Flask
@@ -54,6 +55,21 @@ def serve(deployment: Deployment) -> Iterator[ApiServer]:
         server.shutdown()
         thread.join(10)
         app.extensions[EXTENSION].close()
+
+
+def ingested(client: httpx.Client, name: str, data: bytes, timeout: float = 60) -> dict[str, Any]:
+    """Upload a file through the API and wait for its job to succeed; returns the job."""
+    reply = client.post("/v1/documents", files={"file": (name, data, "text/markdown")})
+    assert reply.status_code == 202, reply.text
+    job_id = reply.json()["job_id"]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job: dict[str, Any] = client.get(f"/v1/jobs/{job_id}").json()
+        if job["state"] == "succeeded":
+            return job
+        assert job["state"] in ("queued", "running"), job
+        time.sleep(0.2)
+    raise AssertionError(f"job {job_id} did not finish in {timeout}s")
 
 
 def with_database(settings: Settings, work: Callable[[Database], Awaitable[_T]]) -> _T:

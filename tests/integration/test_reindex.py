@@ -10,7 +10,7 @@ from sqlalchemy import text
 
 from ragsage.embedded.redis import EmbeddedRedis
 from ragsage.identity import document_id_for
-from ragsage.jobs.records import JobState
+from ragsage.jobs.records import Job, JobState
 from ragsage.runtime import build_runtime
 from ragsage.types import Scope
 
@@ -265,21 +265,32 @@ def _found(deployment: Deployment, query: str) -> list[tuple[str, list[int]]]:
     return asyncio.run(run())
 
 
-def test_a_scan_skipped_without_ocr_is_read_when_reindexed_with_tesseract(
-    deployment: Deployment,
-) -> None:
+def _ingest_blind_then_see(deployment: Deployment, *others: tuple[str, bytes]) -> Job:
+    """Ingest mixed.pdf (and ``others``) with no transcriber, then restart with Tesseract.
+
+    Returns the PDF's job; its scanned page 2 was skipped, so searching finds nothing there.
+    """
     from ..fixtures.make_fixtures import SCANNED_TEXT, mixed_pdf
 
     blind = deployment.worker(RAGSAGE_TRANSCRIBER="none")
     blind.start(pool="solo")
-    outcome = deployment.enqueuer.enqueue_document(ACME, "mixed.pdf", data=mixed_pdf())
-    job = deployment.wait(ACME, [str(outcome.job_id)])[str(outcome.job_id)]
-    assert job.state is JobState.SUCCEEDED
-    assert any("page 2 is a scan and was skipped" in w for w in job.result["warnings"])
+    scanned = deployment.enqueuer.enqueue_document(ACME, "mixed.pdf", data=mixed_pdf())
+    rest = [deployment.enqueuer.enqueue_document(ACME, name, data=data) for name, data in others]
+    jobs = deployment.wait(ACME, [str(o.job_id) for o in (scanned, *rest)])
     assert not [hit for hit in _found(deployment, SCANNED_TEXT) if 2 in hit[1]]
-
     blind.stop()
     deployment.worker(RAGSAGE_TRANSCRIBER="tesseract").start(pool="solo")
+    return jobs[str(scanned.job_id)]
+
+
+def test_a_scan_skipped_without_ocr_is_read_when_reindexed_with_tesseract(
+    deployment: Deployment,
+) -> None:
+    from ..fixtures.make_fixtures import SCANNED_TEXT
+
+    job = _ingest_blind_then_see(deployment)
+    assert job.state is JobState.SUCCEEDED
+    assert any("page 2 is a scan and was skipped" in w for w in job.result["warnings"])
     deployment.enqueuer.start_reindex(ACME, embedder="hashing", model=MODEL_B)
     _wait_active(deployment, MODEL_B)
     results = _sql(
@@ -299,16 +310,9 @@ def test_ragsage_reprocess_reads_skipped_scans_in_the_active_generation(
     import sys
     from pathlib import Path
 
-    from ..fixtures.make_fixtures import SCANNED_TEXT, mixed_pdf
+    from ..fixtures.make_fixtures import SCANNED_TEXT
 
-    blind = deployment.worker(RAGSAGE_TRANSCRIBER="none")
-    blind.start(pool="solo")
-    scanned = deployment.enqueuer.enqueue_document(ACME, "mixed.pdf", data=mixed_pdf())
-    typed = deployment.enqueuer.enqueue_document(ACME, "r1.md", data=_document(1))
-    deployment.wait(ACME, [str(scanned.job_id), str(typed.job_id)])
-    assert not [hit for hit in _found(deployment, SCANNED_TEXT) if 2 in hit[1]]
-    blind.stop()
-    deployment.worker(RAGSAGE_TRANSCRIBER="tesseract").start(pool="solo")
+    _ingest_blind_then_see(deployment, ("r1.md", _document(1)))
 
     ragsage = str(Path(sys.executable).with_name("ragsage"))
     run = subprocess.run(

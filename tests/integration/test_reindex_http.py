@@ -9,7 +9,7 @@ import httpx
 
 from ragsage.keys import Role
 
-from .api_harness import ApiServer, make_key
+from .api_harness import ApiServer, ingested, make_key
 from .worker_harness import Deployment
 
 
@@ -26,10 +26,7 @@ def _generations(admin: httpx.Client) -> list[dict[str, Any]]:
 
 
 def _upload(client: httpx.Client, name: str, text: str) -> None:
-    reply = client.post("/v1/documents", files={"file": (name, text.encode(), "text/markdown")})
-    assert reply.status_code == 202, reply.text
-    job_id = reply.json()["job_id"]
-    assert _until(lambda: client.get(f"/v1/jobs/{job_id}").json()["state"] == "succeeded")
+    ingested(client, name, text.encode())
 
 
 def test_an_admin_runs_a_gated_reindex_and_its_rollback_over_http(

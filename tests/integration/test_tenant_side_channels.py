@@ -2,32 +2,14 @@
 
 from __future__ import annotations
 
-import time
-from typing import Any
-
-import httpx
-
 from ragsage.keys import Role
 
 from .api_harness import ApiServer, make_key
+from .api_harness import ingested as _ingested
 from .worker_harness import Deployment
 
 SECRET = b"# Merger plan\n\nAcme acquires Initech in the third quarter.\n"
 FRESH = b"# Picnic\n\nThe team picnic is on Friday by the lake.\n"
-
-
-def _ingested(client: httpx.Client, name: str, data: bytes) -> dict[str, Any]:
-    reply = client.post("/v1/documents", files={"file": (name, data, "text/markdown")})
-    assert reply.status_code == 202, reply.text
-    job_id = reply.json()["job_id"]
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        job: dict[str, Any] = client.get(f"/v1/jobs/{job_id}").json()
-        if job["state"] == "succeeded":
-            return job
-        assert job["state"] in ("queued", "running"), job
-        time.sleep(0.2)
-    raise AssertionError(f"job {job_id} did not finish")
 
 
 def test_uploading_another_tenants_exact_bytes_looks_like_a_fresh_file(
