@@ -238,17 +238,22 @@ class Enqueuer:
         self._send_committed(namespace, job_ids, kind="reindex")
         return generation_id, len(job_ids)
 
-    def activate_held(self, namespace: str, generation: int) -> None:
+    def activate_held(self, namespace: str, generation: int) -> Generation:
         """Switch a namespace to its complete building generation (a gate's decision)."""
         from ragsage.jobs import reindex
+        from ragsage.storage import active_generation
 
         scope = Scope(namespace)
 
-        async def switch() -> None:
+        async def switch() -> Generation:
             async with self.database.session(scope) as session:
                 await reindex.activate_held(session, scope, generation)
+                active = await active_generation(session)
+            assert active is not None and active.id == generation
+            return active
 
-        self._loop.run(switch())
+        result: Generation = self._loop.run(switch())
+        return result
 
     def rollback(self, namespace: str, *, force: bool = False) -> Generation:
         """Abandon a building re-index, or re-activate the previous generation.

@@ -69,14 +69,7 @@ def drop_previous() -> Any:
 def activate(generation: int) -> Any:
     """Switch to a held, complete generation: what a gate does once it approves."""
     who = require(Role.ADMIN)
-    here = services()
-    here.enqueuer.activate_held(who.scope.namespace, generation)
-    rows = here.enqueuer.reindex_status(who.scope.namespace)
-    row = next(row for row in rows if row["id"] == generation)
-    chosen = Generation(
-        row["id"], row["embedding_model"], row["embedding_dim"], row["state"], row["embedder"]
-    )
-    return _active(chosen)
+    return _active(services().enqueuer.activate_held(who.scope.namespace, generation))
 
 
 @blueprint.get("/v1/reindex")
