@@ -258,10 +258,8 @@ class _Walker:
             self._flush("paragraph")
             caption = node.css_first("caption")
             if caption is not None:
-                self._flush_text(caption.text(deep=True, separator=" "))
-            grid = [
-                [cell.text(deep=True, separator=" ") for cell in cells(row)] for row in rows(node)
-            ]
+                self._flush_text(_cell_text(caption))
+            grid = [[_cell_text(cell) for cell in cells(row)] for row in rows(node)]
             self._count_leaf(" ".join(" ".join(row) for row in grid))
             table = markdown.table(grid)
             if table:
@@ -419,6 +417,29 @@ def _size(region: _Region) -> tuple[int, int]:
     """Words not in links first (an index's terms), then all words."""
     tally = region.tally
     return (0, 0) if tally is None else (tally.words - tally.link_words, tally.words)
+
+
+def _cell_text(cell: Any) -> str:
+    """A table cell's text: inline runs joined as written, blocks and breaks apart.
+
+    Joining every text node with a space, as ``text(separator=" ")`` does, put
+    a space inside "``DONT_CONTEXTIFY``." and "``TypedArray``, or"; joining with
+    nothing would glue the paragraphs of a cell together.
+    """
+    parts: list[str] = []
+    previous: Any = None
+    for node in cell.traverse(include_text=True):
+        if node.tag == "br":
+            parts.append(" ")
+        elif node.tag == "-text":
+            block = node.parent
+            while block is not None and block is not cell and block.tag not in _BLOCKS:
+                block = block.parent
+            if previous is not None and block != previous:
+                parts.append(" ")
+            parts.append(node.text_content or "")
+            previous = block
+    return " ".join("".join(parts).split())
 
 
 def _join(blocks: list[tuple[str, str]]) -> str:

@@ -123,6 +123,22 @@ def test_a_nested_data_table_is_read_once():
     assert text == "### Box\n\n| k | v |\n| --- | --- |\n| a | 1 |"
 
 
+def test_a_table_cell_keeps_inline_code_next_to_its_punctuation():
+    # A Node.js API history table: a code span ends the sentence; a second cell
+    # holds two paragraphs, which must stay apart.
+    html = (
+        "<body><table><thead><tr><th>Version</th><th>Changes</th></tr></thead><tbody>"
+        "<tr><td>v20.18.0</td><td>The <code>contextObject</code> argument now accepts "
+        "<code>vm.constants.DONT_CONTEXTIFY</code>.</td></tr>"
+        "<tr><td>v7.4.0</td><td><p>The <code>buffer</code> parameter can be any "
+        "<code>TypedArray</code>, or a <code>DataView</code>.</p><p>Second line</p></td></tr>"
+        "</tbody></table></body>"
+    )
+    text = read(html)
+    assert "| The contextObject argument now accepts vm.constants.DONT_CONTEXTIFY. |" in text
+    assert "can be any TypedArray, or a DataView. Second line |" in text
+
+
 def test_a_sphinx_page_keeps_its_headings_and_loses_its_bars_and_pilcrows():
     html = (
         '<body><div class="related" role="navigation"><h3>Navigation</h3><ul>'
