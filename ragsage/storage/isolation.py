@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -14,6 +15,11 @@ from ragsage.types import Scope
 
 SCOPE_KEY = "ragsage.scope"
 EF_SEARCH_KEY = "ragsage.ef_search"
+# Set by whatever inserts or deletes chunk rows in a session: once it commits,
+# the namespace's keyword statistics are folded (storage migration 13).
+TERMS_CHANGED_KEY = "ragsage.terms_changed"
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,11 +65,31 @@ async def open_scoped_session(
     """A session in one transaction pinned to ``scope``: committed on success.
 
     The scope is recorded on the session so a store handed this session can
-    refuse to act for a different namespace.
+    refuse to act for a different namespace.  A transaction that changed chunk
+    rows (:data:`TERMS_CHANGED_KEY`) is followed, once committed, by a short
+    one that folds the namespace's keyword statistics; that fold failing leaves
+    the ledger for the next one and fails nothing.
     """
-    async with sessionmaker() as session, session.begin():
-        for statement in isolation_preamble(config, scope):
-            await session.execute(text(statement.sql), dict(statement.parameters))
-        session.info[SCOPE_KEY] = scope.namespace if scope is not None else None
-        session.info[EF_SEARCH_KEY] = config.ef_search
-        yield session
+    async with sessionmaker() as session:
+        async with session.begin():
+            await _pin(session, config, scope)
+            yield session
+        if scope is not None and session.info.pop(TERMS_CHANGED_KEY, False):
+            try:
+                async with session.begin():
+                    await _pin(session, config, scope)
+                    await session.execute(text("SELECT ragsage_fold_terms()"))
+            except Exception as exc:  # noqa: BLE001 - the next write folds what is left
+                _log.warning("could not fold keyword statistics: %s", type(exc).__name__)
+
+
+def terms_changed(session: AsyncSession) -> None:
+    """Mark ``session`` as having inserted or deleted chunk rows."""
+    session.info[TERMS_CHANGED_KEY] = True
+
+
+async def _pin(session: AsyncSession, config: PostgresConfig, scope: Scope | None) -> None:
+    for statement in isolation_preamble(config, scope):
+        await session.execute(text(statement.sql), dict(statement.parameters))
+    session.info[SCOPE_KEY] = scope.namespace if scope is not None else None
+    session.info[EF_SEARCH_KEY] = config.ef_search

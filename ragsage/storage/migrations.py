@@ -32,6 +32,10 @@ from ragsage.storage.config import PostgresConfig, safe_identifier, safe_setting
 SCHEMA_TABLE = "ragsage_schema"
 TENANT_TABLES = ("ragsage_generations", "ragsage_documents", "ragsage_chunks")
 SERVICE_TABLES = ("ragsage_blobs", "ragsage_jobs", "ragsage_pages", "ragsage_api_keys")
+# Per-namespace keyword statistics (migration 13), written only by its functions.
+STATISTICS_TABLES = ("ragsage_term_ledger", "ragsage_term_stats")
+# The first key of the advisory lock that serialises one namespace's statistics folds.
+TERM_FOLD_LOCK = 0x7465_726D  # "term"
 MIN_PGVECTOR = (0, 8, 0)
 _LOCK_KEY = 0x7261_6773  # "rags": one advisory lock for every ragsage migration
 
@@ -745,6 +749,269 @@ def _v12(config: PostgresConfig) -> tuple[str, ...]:
     )
 
 
+def _v13(config: PostgresConfig) -> tuple[str, ...]:
+    """Keyword statistics kept at write time, so a search no longer counts its terms.
+
+    Migration 7's search counted, for every query term, the namespace's chunks
+    holding it: up to 32 capped index scans per search.  Now every insert or
+    delete of chunk rows appends, from a statement-level trigger, one
+    ``ragsage_term_ledger`` row per namespace and generation: the lexemes of
+    the rows it touched and how many rows held each (negative for a delete),
+    and the row count itself under the empty term, which no lexeme can be.  The
+    ledger is only ever appended to, so two workers writing two documents touch
+    no common row.  ``ragsage_fold_terms()``, called once a write has committed,
+    moves the caller's namespace's ledger into ``ragsage_term_stats`` (one row
+    per generation and term) under an advisory lock of that namespace alone, so
+    folds queue behind each other for milliseconds and never behind an ingest.
+    The search function reads the terms' counts from there in one index scan;
+    a term not folded yet is counted the old way.  Capped at ``common_rows + 1``
+    as before, the counts give the same candidates and weights as the old ones.
+    Everything stays per namespace: no tenant's text enters another's figures.
+    """
+    tsconfig = safe_identifier(config.text_search_config)
+    role = safe_identifier(config.app_role)
+    setting = safe_setting_name(config.isolation_variable)
+    system = SYSTEM_ROLE
+    signature = (
+        "ragsage_lexical_search(text, boolean, integer, integer, integer, text[], text[], "
+        "jsonb, timestamptz, timestamptz, boolean, integer)"
+    )
+    predicate = f"namespace = current_setting('{setting}', true)"
+    tables = (
+        """CREATE TABLE IF NOT EXISTS ragsage_term_ledger (
+            id bigserial PRIMARY KEY,
+            namespace text NOT NULL,
+            generation integer NOT NULL,
+            terms text[] NOT NULL,
+            counts integer[] NOT NULL
+        )""",
+        "CREATE INDEX IF NOT EXISTS ragsage_term_ledger_namespace "
+        "ON ragsage_term_ledger (namespace, id)",
+        """CREATE TABLE IF NOT EXISTS ragsage_term_stats (
+            namespace text NOT NULL,
+            generation integer NOT NULL,
+            term text NOT NULL,
+            chunks bigint NOT NULL,
+            PRIMARY KEY (namespace, generation, term)
+        )""",
+        "COMMENT ON TABLE ragsage_term_stats IS "
+        "'chunks holding each lexeme, per namespace and generation; the empty term counts rows'",
+    )
+    policies: list[str] = []
+    for table in STATISTICS_TABLES:
+        policies += [
+            f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
+            f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY",
+            f"DROP POLICY IF EXISTS {table}_system ON {table}",
+            f'CREATE POLICY {table}_system ON {table} TO "{system}" USING (true) WITH CHECK (true)',
+            f'GRANT SELECT, INSERT, UPDATE, DELETE ON {table} TO "{system}"',
+        ]
+    # The app role reads its own namespace's figures (dense search asks a
+    # generation's size) and writes none.
+    policies += [
+        "DROP POLICY IF EXISTS ragsage_term_stats_namespace ON ragsage_term_stats",
+        f"CREATE POLICY ragsage_term_stats_namespace ON ragsage_term_stats FOR SELECT "
+        f'TO "{role}" USING ({predicate})',
+        f'GRANT SELECT ON ragsage_term_stats TO "{role}"',
+        f'GRANT USAGE ON SEQUENCE ragsage_term_ledger_id_seq TO "{system}"',
+    ]
+    ledger = "ragsage_ledger_terms()"
+    functions = (
+        """CREATE OR REPLACE FUNCTION ragsage_ledger_terms() RETURNS trigger
+            LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $fn$
+            BEGIN
+                INSERT INTO ragsage_term_ledger (namespace, generation, terms, counts)
+                SELECT s.namespace, s.generation, array_agg(s.term ORDER BY s.term),
+                    array_agg(s.n ORDER BY s.term)
+                FROM (
+                    SELECT r.namespace, r.generation, t.term,
+                        (count(*) * CASE WHEN TG_OP = 'DELETE' THEN -1 ELSE 1 END)::integer AS n
+                    FROM changed r, unnest(tsvector_to_array(r.lexical) || ''::text) AS t(term)
+                    GROUP BY r.namespace, r.generation, t.term
+                ) s
+                GROUP BY s.namespace, s.generation;
+                RETURN NULL;
+            END $fn$""",
+        f'ALTER FUNCTION ragsage_ledger_terms() OWNER TO "{system}"',
+        "REVOKE ALL ON FUNCTION ragsage_ledger_terms() FROM PUBLIC",
+        "DROP TRIGGER IF EXISTS ragsage_chunks_terms_added ON ragsage_chunks",
+        "CREATE TRIGGER ragsage_chunks_terms_added AFTER INSERT ON ragsage_chunks "
+        f"REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION {ledger}",
+        "DROP TRIGGER IF EXISTS ragsage_chunks_terms_removed ON ragsage_chunks",
+        "CREATE TRIGGER ragsage_chunks_terms_removed AFTER DELETE ON ragsage_chunks "
+        f"REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION {ledger}",
+        f"""CREATE OR REPLACE FUNCTION ragsage_fold_terms() RETURNS bigint
+            LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $fn$
+            DECLARE
+                ns text := current_setting('{setting}', true);
+                folded bigint;
+            BEGIN
+                IF ns IS NULL OR ns = '' THEN RETURN 0; END IF;
+                PERFORM pg_advisory_xact_lock({TERM_FOLD_LOCK}, hashtext(ns));
+                WITH taken AS (
+                    DELETE FROM ragsage_term_ledger l WHERE l.namespace = ns
+                    RETURNING l.generation, l.terms, l.counts
+                ), sums AS (
+                    SELECT t.generation, u.term, sum(u.n) AS n
+                    FROM taken t, unnest(t.terms, t.counts) AS u(term, n)
+                    GROUP BY t.generation, u.term
+                )
+                INSERT INTO ragsage_term_stats AS s (namespace, generation, term, chunks)
+                SELECT ns, sums.generation, sums.term, sums.n FROM sums
+                ORDER BY sums.generation, sums.term
+                ON CONFLICT (namespace, generation, term)
+                    DO UPDATE SET chunks = s.chunks + EXCLUDED.chunks;
+                GET DIAGNOSTICS folded = ROW_COUNT;
+                -- A generation left with no rows (retired and dropped, or emptied)
+                -- takes its figures with it.
+                DELETE FROM ragsage_term_stats s USING ragsage_term_stats e
+                    WHERE e.namespace = ns AND e.term = '' AND e.chunks <= 0
+                    AND s.namespace = ns AND s.generation = e.generation;
+                RETURN folded;
+            END $fn$""",
+        f'ALTER FUNCTION ragsage_fold_terms() OWNER TO "{system}"',
+        "REVOKE ALL ON FUNCTION ragsage_fold_terms() FROM PUBLIC",
+        f'GRANT EXECUTE ON FUNCTION ragsage_fold_terms() TO "{role}"',
+    )
+    backfill = (
+        "ALTER TABLE ragsage_chunks NO FORCE ROW LEVEL SECURITY",
+        "ALTER TABLE ragsage_term_stats NO FORCE ROW LEVEL SECURITY",
+        """INSERT INTO ragsage_term_stats (namespace, generation, term, chunks)
+            SELECT c.namespace, c.generation, t.term, count(*) FROM ragsage_chunks c,
+                unnest(tsvector_to_array(c.lexical) || ''::text) AS t(term)
+            GROUP BY c.namespace, c.generation, t.term
+            ON CONFLICT DO NOTHING""",
+        "ALTER TABLE ragsage_term_stats FORCE ROW LEVEL SECURITY",
+        "ALTER TABLE ragsage_chunks FORCE ROW LEVEL SECURITY",
+    )
+    search = f"""CREATE OR REPLACE FUNCTION ragsage_lexical_search(
+                query_text text, with_syntax boolean, k integer, common_rows integer,
+                sample_rows integer, document_ids text[], sources text[], metadata jsonb,
+                created_after timestamptz, created_before timestamptz,
+                weighted boolean DEFAULT true, target_generation integer DEFAULT NULL)
+            RETURNS TABLE (document_id text, ordinal integer, rank real)
+            LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $fn$
+            #variable_conflict use_column
+            DECLARE
+                ns text := current_setting('{setting}', true);
+                gen integer;
+                terms text[];
+                rare text[] := '{{}}';
+                term text;
+                hits bigint;
+                fewest bigint := NULL;
+                rarest text;
+                candidates tsquery;
+                ranking tsquery;
+                limit_rows integer := NULL;
+                total double precision;
+                rare_hits bigint[] := '{{}}';
+                scores text[] := '{{}}';
+                weights text := '{{0.1, 0.2, 0.4, 0.1}}';
+                rank_sql text := 'ts_rank(''{{0.1, 0.2, 0.4, 0.1}}'', h.lexical, $3, 1)';
+            BEGIN
+                IF ns IS NULL OR ns = '' THEN RETURN; END IF;
+                IF target_generation IS NULL THEN
+                    SELECT g.id INTO gen FROM ragsage_generations g
+                        WHERE g.namespace = ns AND g.state = 'active';
+                ELSE
+                    SELECT g.id INTO gen FROM ragsage_generations g
+                        WHERE g.namespace = ns AND g.id = target_generation
+                        AND g.state IN ('active', 'building');
+                END IF;
+                IF gen IS NULL THEN RETURN; END IF;
+                IF with_syntax THEN
+                    candidates := websearch_to_tsquery('{tsconfig}'::regconfig, query_text);
+                    ranking := candidates;
+                ELSE
+                    SELECT array_agg(DISTINCT t ORDER BY t) INTO terms FROM unnest(
+                        tsvector_to_array(to_tsvector('{tsconfig}'::regconfig,
+                            query_text || ' ' || ragsage_identifier_words(query_text)))) t;
+                    IF terms IS NULL THEN RETURN; END IF;
+                    terms := terms[1:32];
+                    total := 10 * (common_rows + 1);
+                    -- One index scan reads every term's count; a term whose rows
+                    -- are not folded in yet (ragsage_fold_terms) is counted.
+                    FOR term, hits IN
+                        SELECT q.t, s.chunks FROM unnest(terms) AS q(t)
+                        LEFT JOIN ragsage_term_stats s
+                            ON s.namespace = ns AND s.generation = gen AND s.term = q.t
+                        ORDER BY q.t
+                    LOOP
+                        IF hits IS NULL THEN
+                            EXECUTE 'SELECT count(*) FROM (SELECT 1 FROM ragsage_chunks c '
+                                'WHERE c.namespace = $1 AND c.generation = $2 '
+                                'AND c.lexical @@ $3 LIMIT $4) s'
+                                INTO hits USING ns, gen, quote_literal(term)::tsquery,
+                                    common_rows + 1;
+                        END IF;
+                        hits := least(greatest(hits, 0), common_rows + 1);
+                        IF hits <= common_rows THEN
+                            rare := rare || term;
+                            rare_hits := rare_hits || hits;
+                        END IF;
+                        IF fewest IS NULL OR hits < fewest THEN
+                            fewest := hits;
+                            rarest := term;
+                        END IF;
+                        IF hits > 0 THEN
+                            scores := scores || format(
+                                '%s * ts_rank(%L, h.lexical, %L::tsquery, 1)',
+                                ln(1.0 + (total - hits + 0.5) / (hits + 0.5)), weights,
+                                quote_literal(term));
+                        END IF;
+                    END LOOP;
+                    IF weighted AND cardinality(scores) > 0 THEN
+                        rank_sql := array_to_string(scores, ' + ');
+                    END IF;
+                    ranking := array_to_string(
+                        ARRAY(SELECT quote_literal(t) FROM unnest(terms) t), ' | ')::tsquery;
+                    IF cardinality(rare) > 0 THEN
+                        candidates := array_to_string(ARRAY(
+                            SELECT quote_literal(r.t) FROM (
+                                SELECT u.t, u.n,
+                                    sum(u.n) OVER (ORDER BY u.n, u.t) - u.n AS before
+                                FROM unnest(rare, rare_hits) AS u(t, n)) r
+                            WHERE r.before < sample_rows ORDER BY r.n, r.t), ' | ')::tsquery;
+                    ELSE
+                        candidates := array_to_string(
+                            ARRAY(SELECT quote_literal(t) FROM unnest(terms) t), ' & ')::tsquery;
+                        EXECUTE 'SELECT count(*) FROM (SELECT 1 FROM ragsage_chunks c '
+                            'WHERE c.namespace = $1 AND c.generation = $2 AND c.lexical @@ $3 '
+                            'LIMIT $4) s'
+                            INTO hits USING ns, gen, candidates, k;
+                        IF hits < k THEN
+                            candidates := quote_literal(rarest)::tsquery;
+                        END IF;
+                        limit_rows := sample_rows;
+                    END IF;
+                END IF;
+                IF numnode(candidates) = 0 THEN RETURN; END IF;
+                RETURN QUERY EXECUTE
+                    'SELECT h.document_id, h.ordinal, (' || rank_sql || ')::real AS rank FROM ('
+                    'SELECT c.document_id, c.ordinal, c.lexical FROM ragsage_chunks c '
+                    'WHERE c.namespace = $1 AND c.generation = $2 AND c.lexical @@ $4 '
+                    'AND ($5::text[] IS NULL OR c.document_id = ANY($5)) '
+                    'AND ($6::text[] IS NULL OR c.source = ANY($6)) '
+                    'AND ($7::jsonb IS NULL OR c.metadata @> $7) '
+                    'AND ($8::timestamptz IS NULL OR c.created_at >= $8) '
+                    'AND ($9::timestamptz IS NULL OR c.created_at <= $9) '
+                    'LIMIT $10) h ORDER BY rank DESC, h.document_id, h.ordinal LIMIT $11'
+                    USING ns, gen, ranking, candidates, document_ids, sources, metadata,
+                        created_after, created_before, limit_rows, k;
+            END $fn$"""
+    return (
+        *tables,
+        *policies,
+        *functions,
+        *backfill,
+        search,
+        f'ALTER FUNCTION {signature} OWNER TO "{system}"',
+        f"REVOKE ALL ON FUNCTION {signature} FROM PUBLIC",
+        f'GRANT EXECUTE ON FUNCTION {signature} TO "{role}"',
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "generations, documents and chunks under Row-Level Security", _v1),
     Migration(2, "uploads: document status, blobs, jobs, resolved pages, system functions", _v2),
@@ -762,6 +1029,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(10, "jobs count the deliveries that died, for the poison limit", _v10),
     Migration(11, "document versions in upload order; superseded jobs", _v11),
     Migration(12, "generations keep the evaluation gate's verdict", _v12),
+    Migration(13, "keyword term counts kept at write time, folded per namespace", _v13),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

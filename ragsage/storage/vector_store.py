@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pgvector import Vector
 from pgvector.psycopg import register_vector_async
@@ -16,11 +16,9 @@ from ragsage.errors import InvalidRequest
 from ragsage.storage.generations import (
     EmbeddingModelMismatch,
     Generation,
-    live_generations,
-    read_generation,
     write_generation,
 )
-from ragsage.storage.isolation import EF_SEARCH_KEY
+from ragsage.storage.isolation import EF_SEARCH_KEY, terms_changed
 from ragsage.storage.rows import CHUNK_COLUMN_COUNT, CHUNK_COLUMNS, chunk_from_row, filter_sql
 from ragsage.storage.sessions import scoped
 from ragsage.types import EmbeddedChunk, Scope, ScoredChunk, SearchFilters
@@ -65,6 +63,66 @@ _COPY_TYPES = (
     "int4",
 )
 _MOVE = f"INSERT INTO ragsage_chunks ({_COLUMNS}) SELECT {_COLUMNS} FROM ragsage_chunk_staging"
+
+
+# Below this many rows of a generation, a namespace is ranked exactly: at most
+# this many distances cost about what one graph walk does.
+EXACT_BELOW = 1000
+
+
+def dense_statement(
+    dim: int, filters: SearchFilters | None, *, generation: int | None = None
+) -> tuple[str, dict[str, Any]]:
+    """The one statement of a dense search, and the parameters its filters bind.
+
+    Its rows are ``(generation id, model, width, exact, chunk columns...,
+    similarity)``: the searched generation comes back on every row (a single row
+    with null chunk columns when it holds nothing), so no second round trip
+    reads it.
+
+    ``near`` walks the width's HNSW index; ``hnsw.iterative_scan`` lets the walk
+    go on past ``ef_search`` while filters or other namespaces' rows reject what
+    it meets, up to ``hnsw.max_scan_tuples``.  A namespace that is a sliver of a
+    big table can exhaust that budget before it meets ``k`` of its rows, and a
+    namespace with fewer than ``k`` rows always would.  So ``exact`` ranks the
+    generation's rows by computing every distance, through the primary key,
+    when the namespace holds fewer than :data:`EXACT_BELOW` of them (the row
+    count the keyword statistics keep, migration 13) or when the walk came back
+    short.  Those conditions hold
+    no column, so Postgres evaluates them once and skips the scan they guard:
+    a big namespace never starts the exact scan, a small one never walks the
+    graph.  The exact branch orders by the uncast column, which no HNSW index
+    matches.
+
+    ``generation`` names a live generation to search instead of the active one
+    (bound as ``:generation``); the query vector is ``:query`` and the count ``:k``.
+    """
+    where, params = filter_sql(filters)
+    if generation is None:
+        chosen = "g.state = 'active'"
+    else:
+        chosen = "g.id = CAST(:generation AS integer) AND g.state IN ('active', 'building')"
+    cast = f"CAST(:query AS vector({dim}))"
+    distance = f"c.embedding::vector({dim}) <=> {cast}"
+    rows = (
+        "FROM ragsage_chunks c WHERE c.generation = (SELECT id FROM g) "
+        f"AND c.embedding_dim = {dim}{where}"
+    )
+    sql = (
+        "WITH g AS MATERIALIZED (SELECT g.id, g.embedding_model, g.embedding_dim "
+        f"FROM ragsage_generations g WHERE {chosen}), "
+        "small AS MATERIALIZED (SELECT coalesce((SELECT s.chunks FROM ragsage_term_stats s "
+        f"WHERE s.generation = (SELECT id FROM g) AND s.term = ''), {EXACT_BELOW}) "
+        f"< {EXACT_BELOW} AS yes), "
+        f"near AS (SELECT {CHUNK_COLUMNS}, 1 - ({distance}) AS similarity {rows} "
+        f"AND NOT (SELECT yes FROM small) ORDER BY {distance} LIMIT :k), "
+        f"exact AS (SELECT {CHUNK_COLUMNS}, 1 - (c.embedding <=> {cast}) AS similarity {rows} "
+        "AND ((SELECT yes FROM small) OR (SELECT count(*) FROM near) < :k) "
+        f"ORDER BY c.embedding <=> {cast} LIMIT :k) "
+        "SELECT g.id, g.embedding_model, g.embedding_dim, r.* FROM g LEFT JOIN ("
+        "SELECT false AS exact, * FROM near UNION ALL SELECT true, * FROM exact) r ON true"
+    )
+    return sql, params
 
 
 def vector_literal(vector: Sequence[float]) -> str:
@@ -126,6 +184,7 @@ class PgVectorStore:
                 ),
                 {"generation": generation.id, "documents": documents},
             )
+            terms_changed(session)
             await session.execute(text(_STAGING))
             connection = await session.connection()
             raw = await connection.get_raw_connection()
@@ -171,48 +230,58 @@ class PgVectorStore:
         k: int,
         filters: SearchFilters | None = None,
     ) -> Sequence[ScoredChunk]:
-        """Nearest chunks by cosine distance, scored as cosine similarity."""
+        """Nearest chunks by cosine distance, scored as cosine similarity.
+
+        One statement reads the searched generation, walks the HNSW index and,
+        only when the walk came back short, ranks the namespace's rows exactly
+        (see :func:`dense_statement`): a small namespace beside a big one gets
+        ``k`` chunks whenever it has them.
+        """
         self._check_vector(query_vector)
         if k < 1:
             return []
-        dim = self.embedding_dim
-        where, params = filter_sql(filters)
+        sql, params = dense_statement(self.embedding_dim, filters, generation=self.generation)
         async with scoped(self._target, scope) as session:
-            generation = await self._searched_generation(session, scope)
-            if generation is None:
-                return []
-            # ef_search bounds how many neighbours one graph walk returns, so it
-            # must be at least k; the session starts at the configured value.
-            current = int(session.info.get(EF_SEARCH_KEY, 40))
-            wanted = max(self.ef_search or current, k)
-            if wanted != current:
+            if self.ef_search is not None and self.ef_search != session.info.get(EF_SEARCH_KEY):
                 await session.execute(
-                    text("SELECT set_config('hnsw.ef_search', :ef, true)"), {"ef": str(wanted)}
+                    text("SELECT set_config('hnsw.ef_search', :ef, true)"),
+                    {"ef": str(self.ef_search)},
                 )
-                session.info[EF_SEARCH_KEY] = wanted
-            distance = f"c.embedding::vector({dim}) <=> CAST(:query AS vector({dim}))"
-            rows = await session.execute(
-                text(
-                    f"SELECT {CHUNK_COLUMNS}, 1 - ({distance}) AS similarity "
-                    "FROM ragsage_chunks c "
-                    f"WHERE c.generation = :generation AND c.embedding_dim = {dim}{where} "
-                    f"ORDER BY {distance} LIMIT :k"
-                ),
-                {
-                    "query": vector_literal(query_vector),
-                    "generation": generation.id,
-                    "k": k,
-                    **params,
-                },
+                session.info[EF_SEARCH_KEY] = self.ef_search
+            rows = (
+                await session.execute(
+                    text(sql),
+                    {
+                        "query": vector_literal(query_vector),
+                        "k": k,
+                        "generation": self.generation,
+                        **params,
+                    },
+                )
+            ).all()
+        if not rows:
+            if self.generation is not None:
+                raise InvalidRequest(
+                    f"namespace {scope.namespace!r} has no active or building generation "
+                    f"{self.generation}"
+                )
+            return []
+        model, dim = str(rows[0][1]), int(rows[0][2])
+        if (model, dim) != (self.embedding_model, self.embedding_dim):
+            chosen = Generation(int(rows[0][0]), model, dim, "active")
+            raise EmbeddingModelMismatch(
+                scope.namespace, chosen, self.embedding_model, self.embedding_dim
             )
-            found = [
-                ScoredChunk(
-                    chunk=chunk_from_row(row),
-                    score=float(row[CHUNK_COLUMN_COUNT]),
-                    vector_score=float(row[CHUNK_COLUMN_COUNT]),
-                )
-                for row in rows
-            ]
+        exact = any(row[3] for row in rows if row[3] is not None)
+        found = [
+            ScoredChunk(
+                chunk=chunk_from_row(row[4:]),
+                score=float(row[4 + CHUNK_COLUMN_COUNT]),
+                vector_score=float(row[4 + CHUNK_COLUMN_COUNT]),
+            )
+            for row in rows
+            if row[3] is not None and bool(row[3]) == exact
+        ]
         # relaxed_order may return neighbours slightly out of order; restore it.
         found.sort(key=lambda c: (-c.score, c.chunk.id))
         return found
@@ -220,28 +289,11 @@ class PgVectorStore:
     async def delete(self, scope: Scope, document_id: str) -> None:
         """Remove the document's chunks from every generation."""
         async with scoped(self._target, scope) as session:
+            terms_changed(session)
             await session.execute(
                 text("DELETE FROM ragsage_chunks WHERE document_id = :document_id"),
                 {"document_id": document_id},
             )
-
-    async def _searched_generation(self, session: AsyncSession, scope: Scope) -> Generation | None:
-        if self.generation is None:
-            return await read_generation(session, scope, self.embedding_model, self.embedding_dim)
-        chosen = next((g for g in await live_generations(session) if g.id == self.generation), None)
-        if chosen is None:
-            raise InvalidRequest(
-                f"namespace {scope.namespace!r} has no active or building generation "
-                f"{self.generation}"
-            )
-        if (chosen.embedding_model, chosen.embedding_dim) != (
-            self.embedding_model,
-            self.embedding_dim,
-        ):
-            raise EmbeddingModelMismatch(
-                scope.namespace, chosen, self.embedding_model, self.embedding_dim
-            )
-        return chosen
 
     def _check_vector(self, vector: Sequence[float]) -> None:
         if len(vector) != self.embedding_dim:

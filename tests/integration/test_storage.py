@@ -17,7 +17,7 @@ from ragsage.storage import (
     purge_namespace,
     schema_version,
 )
-from ragsage.storage.migrations import SERVICE_TABLES, TENANT_TABLES, Migration
+from ragsage.storage.migrations import SERVICE_TABLES, STATISTICS_TABLES, TENANT_TABLES, Migration
 from ragsage.types import RawSource, Scope
 
 from ..unit.engine.conftest import HANDBOOK
@@ -46,7 +46,7 @@ async def test_migrate_is_idempotent(db: Database) -> None:
             )
         )
     assert tables == forced
-    assert tables == {"ragsage_schema", *TENANT_TABLES, *SERVICE_TABLES}
+    assert tables == {"ragsage_schema", *TENANT_TABLES, *SERVICE_TABLES, *STATISTICS_TABLES}
 
 
 async def test_a_width_mismatch_is_refused_before_any_ddl(
@@ -356,6 +356,35 @@ async def _check_v12(database: Database) -> None:
         assert judged.gate == {"passed": False, "drop": 0.1}
 
 
+async def _term_counts(database: Database, scope: Scope) -> dict[str, int]:
+    async with database.session(scope) as session:
+        rows = await session.execute(text("SELECT term, chunks FROM ragsage_term_stats"))
+        return {str(term): int(chunks) for term, chunks in rows}
+
+
+async def _check_v13(database: Database) -> None:
+    # The rows written before the upgrade are counted by the migration itself ...
+    before = await _term_counts(database, ACME)
+    assert (before[""], before["zirconium"], before["ledger"]) == (1, 1, 1)
+    assert await _term_counts(database, GLOBEX) == {}
+    # ... and a later write is counted once its transaction has committed.
+    vector = "[" + ",".join(["0.0625"] * 256) + "]"
+    async with database.session(ACME) as session:
+        session.info["ragsage.terms_changed"] = True
+        await session.execute(
+            text(
+                "INSERT INTO ragsage_chunks (namespace, generation, document_id, ordinal, text, "
+                "embed_text, source, embedding_model, embedding_dim, embedding) VALUES "
+                "('acme', 1, 'doc_v3', 1, 'zirconium tantalum', 'zirconium tantalum', 'v3.md', "
+                "'ragsage-hashing-256', 256, CAST(:v AS vector))"
+            ),
+            {"v": vector},
+        )
+    after = await _term_counts(database, ACME)
+    assert (after[""], after["zirconium"], after["ledger"], after["tantalum"]) == (2, 2, 1, 1)
+    assert (await _keyword_hits(database, ACME, "zirconium ledger"))[:1] == [("doc_v3", 0)]
+
+
 UPGRADES = {
     2: (_seed_v1, _check_v2),
     3: (_seed_v2, _check_v3),
@@ -368,6 +397,7 @@ UPGRADES = {
     10: (_seed_v2, _check_v10),
     11: (_seed_v2, _check_v11),
     12: (_seed_v2, _check_v12),
+    13: (_seed_v3, _check_v13),
 }
 
 
