@@ -140,10 +140,10 @@ async def in_process(settings: Settings, batch: list[str]) -> list[float]:
     return timings
 
 
-async def new_key(settings: Settings) -> str:
+async def new_key(settings: Settings, scope: Scope = SCOPE) -> str:
     runtime = build_runtime(settings)
-    async with runtime.database.session(SCOPE) as session:
-        key = await create_key(session, SCOPE, Role.READ, "bench")
+    async with runtime.database.session(scope) as session:
+        key = await create_key(session, scope, Role.READ, "bench")
     await runtime.aclose()
     return key
 

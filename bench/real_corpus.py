@@ -25,23 +25,28 @@ printed.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import statistics
 import subprocess
 import tempfile
+import threading
 import time
 from collections import Counter
 from pathlib import Path
 
 # Run as a script, this folder is on sys.path: its sibling modules import directly.
+import corpus_search
 import site_chrome
+from api_search import new_key, serve
 from sqlalchemy import Engine, create_engine, text
-from stack import local_stack
+from stack import Stack, local_stack
 
 from ragsage.jobs.records import UploadOutcome
 from ragsage.parsing import make_token_counter
 from ragsage.settings import Settings
+from ragsage.types import Scope
 from worker.cli import celery_worker_argv
 from worker.enqueue import Enqueuer, upload_from_path
 
@@ -87,7 +92,7 @@ def tree_cpu(pid: int) -> float:
     return own + sum(tree_cpu(int(kid)) for kid in kids)
 
 
-def finished_jobs(engine: Engine) -> int:
+def finished_jobs(engine: Engine, namespace: str = NAMESPACE) -> int:
     with engine.connect() as connection:
         return int(
             connection.scalar(
@@ -112,7 +117,14 @@ def postmaster_pid(owner_url: str) -> int:
     return int(stat.rsplit(")", 1)[1].split()[1])
 
 
-def ingest(settings: Settings, pages: list[Path], doc_root: Path, processes: int, log: Path):
+def ingest(
+    settings: Settings,
+    pages: list[Path],
+    doc_root: Path,
+    processes: int,
+    log: Path,
+    namespace: str = NAMESPACE,
+):
     env = {**os.environ, **settings.to_env()}
     argv = celery_worker_argv(settings.ingest_queue, concurrency=processes, loglevel="WARNING")
     worker = subprocess.Popen(
@@ -128,7 +140,7 @@ def ingest(settings: Settings, pages: list[Path], doc_root: Path, processes: int
         outcomes = [
             outcome
             for outcome in enqueuer.enqueue_documents(
-                NAMESPACE,
+                namespace,
                 (upload_from_path(path, str(path.relative_to(doc_root))) for path in pages),
             )
             if isinstance(outcome, UploadOutcome)
@@ -141,7 +153,7 @@ def ingest(settings: Settings, pages: list[Path], doc_root: Path, processes: int
         polling = create_engine(
             settings.database_url.replace("postgresql://", "postgresql+psycopg://", 1)
         )
-        while finished_jobs(polling) < len(job_ids):
+        while finished_jobs(polling, namespace) < len(job_ids):
             time.sleep(0.2)
         polling.dispose()
         wall = time.perf_counter() - started
@@ -155,7 +167,7 @@ def ingest(settings: Settings, pages: list[Path], doc_root: Path, processes: int
             f"machine CPU busy: {(busy_seconds() - busy) / (wall * cores):.0%} of {cores} cores; "
             + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in used.items())
         )
-        jobs = [enqueuer.job_status(NAMESPACE, job_id) for job_id in job_ids]
+        jobs = [enqueuer.job_status(namespace, job_id) for job_id in job_ids]
         return wall, (uploaded, duplicates), [job for job in jobs if job], worker_peaks(worker)
     finally:
         worker.terminate()
@@ -176,7 +188,7 @@ def stored_chunks(owner_url: str) -> list[tuple[str, str]]:
         engine.dispose()
 
 
-def run_peer(peer_python: str, doc_root: Path, workdir: Path) -> float | None:
+def run_peer(peer_python: str, doc_root: Path, workdir: Path) -> dict | None:
     done = subprocess.run(
         [
             peer_python,
@@ -198,7 +210,11 @@ def run_peer(peer_python: str, doc_root: Path, workdir: Path) -> float | None:
     if done.returncode != 0 or not results.exists():
         print(f"peer failed ({done.returncode}): {done.stderr.strip()[-400:]}")
         return None
-    runs = [r for r in json.loads(results.read_text()).get("ingest_seq", []) if "wall_s" in r]
+    return dict(json.loads(results.read_text()))
+
+
+def peer_wall(results: dict) -> float | None:
+    runs = [r for r in results.get("ingest_seq", []) if "wall_s" in r]
     return float(runs[0]["wall_s"]) if runs else None
 
 
@@ -213,6 +229,9 @@ def main() -> None:
     )
     parser.add_argument("--chunk-size", type=int, default=512)
     parser.add_argument("--peer-python", help="python of a venv holding LlamaIndex")
+    parser.add_argument(
+        "--no-search", action="store_true", help="skip the search measurements after ingestion"
+    )
     args = parser.parse_args()
     pages = site_chrome.html_pages(args.doc_root)
     megabytes = sum(path.stat().st_size for path in pages) / 1e6
@@ -226,7 +245,14 @@ def main() -> None:
             print(f"{processes} processes: {wall:.1f} s = {wall / walls[fewest]:.2f} x {fewest}")
     if args.peer_python:
         with tempfile.TemporaryDirectory() as directory:
-            peer = run_peer(args.peer_python, args.doc_root, Path(directory))
+            results = run_peer(args.peer_python, args.doc_root, Path(directory))
+        peer = peer_wall(results) if results else None
+        if results and not args.no_search:
+            print("peer (LlamaIndex, same pages, same run) search, top 10:")
+            for name, figures in corpus_search.peer_figures(results).items():
+                print(corpus_search.line(name, figures))
+            rates = (results.get("query") or {}).get("hit_rate") or {}
+            print(f"  peer own sentence in top 10: {rates}")
         if peer:
             for processes, wall in sorted(walls.items()):
                 print(
@@ -245,8 +271,65 @@ def run_once(args: argparse.Namespace, pages: list[Path], processes: int) -> flo
             settings, pages, args.doc_root, processes, stack.directory / "worker.log"
         )
         chunks = stored_chunks(stack.owner_url)
-    report(args, processes, wall, uploaded, jobs, peaks, chunks, pages)
+        report(args, processes, wall, uploaded, jobs, peaks, chunks, pages)
+        if not args.no_search:
+            search_report(args, stack, pages, processes)
     return wall
+
+
+def search_report(
+    args: argparse.Namespace, stack: Stack, pages: list[Path], processes: int
+) -> None:
+    """Search latency idle, over HTTP, during a second ingestion; the own-sentence rate."""
+    settings = stack.settings
+    sentences = corpus_search.query_sentences(pages)
+    key = asyncio.run(new_key(settings, Scope(NAMESPACE)))
+    server, url = serve(settings, stack.directory / "api.log")
+    try:
+        figures, last = asyncio.run(
+            corpus_search.measure(settings, NAMESPACE, sentences, (url, key))
+        )
+    finally:
+        server.terminate()
+        server.wait(30)
+    print(f"search over {len(sentences)} sampled sentences, top 10 (median of 3 rounds):")
+    corpus = corpus_search.Corpus(stack.owner_url, NAMESPACE)
+    navigation = corpus_search.navigation_sentences(args.doc_root, pages, sentences)
+    for name, measured in figures.items():
+        rate, nav, absent = corpus_search.own_sentence_rate(
+            corpus, sentences, last[name], navigation
+        )
+        print(corpus_search.line(name, measured, f"  own sentence {rate:.3f}"))
+    print(
+        f"  sentences only in navigation the chunker removed (left out): {nav}; "
+        f"absent from the stored text for another reason (counted as misses): {absent}"
+    )
+    dense, raw = figures["dense store"]["p50"], figures["dense raw SQL"]["p50"]
+    print(f"  dense store / raw SQL p50: {dense / raw:.2f}")
+    idle = asyncio.run(corpus_search.under_load(settings, NAMESPACE, sentences))
+    loaded: list[float] = []
+    done = threading.Event()
+
+    def search_while_ingesting() -> None:
+        while not done.is_set():
+            loaded.append(
+                asyncio.run(corpus_search.under_load(settings, NAMESPACE, sentences[:50]))
+            )
+
+    searcher = threading.Thread(target=search_while_ingesting)
+    searcher.start()
+    try:
+        ingest(
+            settings, pages, args.doc_root, processes, stack.directory / "load.log", "corpus-load"
+        )
+    finally:
+        done.set()
+        searcher.join()
+    during = statistics.median(loaded) if loaded else float("nan")
+    print(
+        f"hybrid p50 idle {idle:.2f} ms; during ingestion by {processes} worker processes "
+        f"{during:.2f} ms ({during / idle:.2f} x idle, {len(loaded)} passes of 50 queries)"
+    )
 
 
 def report(args, processes, wall, uploaded, jobs, peaks, chunks, pages) -> None:
