@@ -22,6 +22,7 @@ def options(body: RetrievalOptionsBody) -> RetrievalOptions:
         filters=filters(body.filters),
         hybrid_alpha=body.hybrid_alpha,
         rerank=body.rerank,
+        min_score=body.min_score,
         recency_bias=body.recency_bias,
         recency_half_life_days=body.recency_half_life_days,
         chunks_above=body.chunks_above,

@@ -68,7 +68,18 @@ class RetrievalOptionsBody(Strict):
     top_k: Integer = Field(default=5, ge=1, le=MAX_TOP_K)
     filters: Filters | None = None
     hybrid_alpha: float = Field(default=DEFAULT_HYBRID_ALPHA, ge=0.0, le=1.0)
-    rerank: bool = True
+    rerank: bool | None = Field(
+        default=None,
+        description="Rerank the candidates. Unset: searches rerank with a provider's reranker "
+        "but not with the offline one; answers rerank whenever a reranker is configured.",
+    )
+    min_score: float | None = Field(
+        default=None,
+        ge=-1e6,
+        le=1e6,
+        description="Searches only: drop results whose final score is below this. Without it "
+        "a search returns top_k results whenever that many candidates match at all.",
+    )
     recency_bias: bool = False
     recency_half_life_days: float = Field(default=30.0, gt=0, le=36500)
     chunks_above: Integer = Field(default=0, ge=0, le=MAX_EXPANSION)

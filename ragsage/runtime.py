@@ -196,7 +196,10 @@ class Runtime:
             reranker=self.reranker,
             rewriter=self.rewriter,
             tracer=self.tracer,
-            config=QueryConfig(fusion=cast(FusionMethod, self.settings.fusion)),
+            config=QueryConfig(
+                fusion=cast(FusionMethod, self.settings.fusion),
+                rerank_searches=not isinstance(self.reranker, FakeReranker),
+            ),
         )
 
     async def query_engine_for(self, scope: Scope) -> QueryEngine:

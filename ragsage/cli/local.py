@@ -83,7 +83,7 @@ def _options(args: argparse.Namespace) -> RetrievalOptions:
     return RetrievalOptions(
         top_k=args.top_k,
         hybrid_alpha=args.alpha,
-        rerank=not args.no_rerank,
+        rerank=False if args.no_rerank else None,
         chunks_above=args.context,
         chunks_below=args.context,
     )

@@ -433,13 +433,16 @@ class RAG:
         recency_half_life_days: float = 30.0,
         chunks_above: int = 0,
         chunks_below: int = 0,
+        min_score: float | None = None,
     ) -> RAGContext:
         """The best passages for ``query``, with scores, timings and citation numbers.
 
         ``filters`` is a :class:`~ragsage.types.SearchFilters` or a mapping with
         any of ``document_ids``, ``sources``, ``metadata``, ``created_after``,
-        ``created_before``.  ``rerank=True`` needs a reranker.  Inside a run
-        (:meth:`begin_run`) the hits are recorded as the run's sources.
+        ``created_before``.  ``rerank=True`` needs a reranker.  ``top_k`` hits
+        come back whenever that many passages match at all; ``min_score`` drops
+        those whose score is below it.  Inside a run (:meth:`begin_run`) the hits
+        are recorded as the run's sources.
         """
         options = self._options(
             top_k,
@@ -450,6 +453,7 @@ class RAG:
             recency_half_life_days,
             chunks_above,
             chunks_below,
+            min_score,
         )
         return self._tracked(self._run(self._search(query, options)))
 
@@ -465,6 +469,7 @@ class RAG:
         recency_half_life_days: float = 30.0,
         chunks_above: int = 0,
         chunks_below: int = 0,
+        min_score: float | None = None,
     ) -> RAGContext:
         options = self._options(
             top_k,
@@ -475,6 +480,7 @@ class RAG:
             recency_half_life_days,
             chunks_above,
             chunks_below,
+            min_score,
         )
         return self._tracked(await self._arun(self._search(query, options)))
 
@@ -488,6 +494,7 @@ class RAG:
         recency_half_life_days: float,
         chunks_above: int,
         chunks_below: int,
+        min_score: float | None = None,
     ) -> RetrievalOptions:
         if rerank and not self._backend.has_reranker:
             raise InvalidRequest(
@@ -503,6 +510,7 @@ class RAG:
             recency_half_life_days=recency_half_life_days,
             chunks_above=chunks_above,
             chunks_below=chunks_below,
+            min_score=min_score,
         )
 
     async def _search(self, query: str, options: RetrievalOptions) -> RAGContext:

@@ -81,7 +81,9 @@ class QueryEngine:
     ) -> RetrievalResult:
         """Ranked passages for ``query`` that pass the relevance floor (maybe none)."""
         with self.tracer.span("search", tenant=scope.namespace) as root:
-            return await self._retrieve(root, scope, query, options or RetrievalOptions(), history)
+            return await self._retrieve(
+                root, scope, query, options or RetrievalOptions(), history, answering=False
+            )
 
     async def _retrieve(
         self,
@@ -90,6 +92,8 @@ class QueryEngine:
         query: str,
         options: RetrievalOptions,
         history: Sequence[Turn],
+        *,
+        answering: bool,
     ) -> RetrievalResult:
         timing: dict[str, float] = {}
         started = time.perf_counter()
@@ -119,7 +123,10 @@ class QueryEngine:
         timing["fusion_ms"] = _ms(stage)
 
         reranked = False
-        if options.rerank and self.reranker is not None and fused:
+        rerank = options.rerank
+        if rerank is None:
+            rerank = answering or self.config.rerank_searches
+        if rerank and self.reranker is not None and fused:
             stage = time.perf_counter()
             with root.child("rerank", candidates=len(fused)) as span:
                 fused = list(
@@ -128,7 +135,10 @@ class QueryEngine:
                 span.set(kept=len(fused))
             timing["rerank_ms"] = _ms(stage)
             reranked = True
-        passing = [c for c in fused if self._passes_floor(c, reranked)]
+        if answering:
+            passing = [c for c in fused if self._passes_floor(c, reranked)]
+        else:
+            passing = [c for c in fused if _has_signal(c, options.min_score)]
         root.set(passing=len(passing), reranked=reranked)
 
         stage = time.perf_counter()
@@ -272,7 +282,7 @@ class QueryEngine:
                 return
 
             result = await self._retrieve(
-                root, scope, question, options or RetrievalOptions(), history
+                root, scope, question, options or RetrievalOptions(), history, answering=True
             )
             timing = dict(result.timing_ms)
             if result.not_found:
@@ -374,6 +384,17 @@ class QueryEngine:
     async def count(self, scope: Scope) -> int:
         """How many chunks the namespace holds."""
         return await self.document_store.count_chunks(scope)
+
+
+def _has_signal(candidate: ScoredChunk, min_score: float | None) -> bool:
+    """A search result: it shares a term with the query or points its way, and clears min_score."""
+    if min_score is not None and candidate.score < min_score:
+        return False
+    return (
+        (candidate.keyword_score or 0.0) > 0.0
+        or (candidate.vector_score or 0.0) > 0.0
+        or (candidate.rerank_score is not None and candidate.rerank_score > 0.0)
+    )
 
 
 def _check_query(query: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ragsage.errors import InvalidRequest
@@ -27,17 +28,26 @@ class RetrievalOptions:
     by ``0.5 + 0.5 * 2^(-age_days / half_life)``: an old document keeps at least
     half its score rather than vanishing.  ``chunks_above``/``chunks_below`` add
     that many neighbouring chunks of the same document around each hit.
+
+    ``rerank`` None leaves the choice to the engine (see
+    :attr:`QueryConfig.rerank_searches`); True or False decides it.  A search
+    returns ``top_k`` results whenever that many candidates share a term with
+    the query or lie at a positive cosine from it; ``min_score`` (on each
+    result's final ``score``) drops the weaker ones when a caller wants that.
+    Answers instead keep only candidates past the relevance floor, and say
+    "not found" when none is.
     """
 
     top_k: int = 5
     filters: SearchFilters | None = None
     hybrid_alpha: float = DEFAULT_HYBRID_ALPHA
-    rerank: bool = True
+    rerank: bool | None = None
     recency_bias: bool = False
     recency_half_life_days: float = 30.0
     chunks_above: int = 0
     chunks_below: int = 0
     candidates: int | None = None
+    min_score: float | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.top_k <= MAX_TOP_K:
@@ -52,6 +62,8 @@ class RetrievalOptions:
             value = getattr(self, name)
             if not 0 <= value <= MAX_EXPANSION:
                 raise InvalidRequest(f"{name} must be between 0 and {MAX_EXPANSION}, got {value}")
+        if self.min_score is not None and not math.isfinite(self.min_score):
+            raise InvalidRequest(f"min_score must be a finite number, got {self.min_score}")
         if self.candidates is not None and not self.top_k <= self.candidates <= 10 * MAX_TOP_K:
             raise InvalidRequest(
                 f"candidates must be between top_k and {10 * MAX_TOP_K}, got {self.candidates}"
@@ -72,6 +84,12 @@ class QueryConfig:
     (default: the embedder's own ``similarity_floor``) or its keyword score must
     exceed ``min_keyword_score``.  When nothing passes, the engine answers
     ``not_found_message`` instead of asking the model to answer from nothing.
+
+    ``rerank_searches`` is whether a search reranks when its options leave it
+    open; answers always do when a reranker exists.  The runtime turns it off
+    for the offline overlap reranker, which costs a search more than the
+    search itself and, with it off, the own-sentence rate on real pages does
+    not move (docs/retrieval.md); a provider's reranker keeps it on.
     """
 
     fusion: FusionMethod = "score"
@@ -82,3 +100,4 @@ class QueryConfig:
     max_history_turns: int = 8
     max_source_chars: int = 4000
     not_found_message: str = "I could not find an answer to that in your documents."
+    rerank_searches: bool = True

@@ -91,7 +91,7 @@ class PostgresConfig:
     text_search_config: str = "english"
     pool_size: int = 5
     max_overflow: int = 5
-    pool_pre_ping: bool = True
+    pool_pre_ping: bool = False
     statement_timeout_ms: int = 30_000
     hnsw_m: int = 16
     hnsw_ef_construction: int = 64

@@ -5,7 +5,9 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
 
+import psycopg
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import (
@@ -20,7 +22,7 @@ from sqlalchemy.ext.asyncio import (
 
 from ragsage.errors import ConfigurationError
 from ragsage.storage.config import PostgresConfig, async_url
-from ragsage.storage.isolation import open_scoped_session
+from ragsage.storage.isolation import open_read_connection, open_scoped_session
 from ragsage.storage.migrations import (
     hnsw_index_statement,
     migrate,
@@ -94,6 +96,13 @@ class Database:
     def session(self, scope: Scope) -> AbstractAsyncContextManager[AsyncSession]:
         """One transaction pinned to ``scope`` with Row-Level Security enforced."""
         return open_scoped_session(self._sessions, self._config, scope)
+
+    @asynccontextmanager
+    async def reading(self, scope: Scope) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """A pooled psycopg connection in one transaction pinned to ``scope``, for searches."""
+        async with self._engine.connect() as connection:
+            async with open_read_connection(connection, self._config, scope) as driver:
+                yield driver
 
     def system_session(self) -> AbstractAsyncContextManager[AsyncSession]:
         """A scoped-role transaction pinned to no namespace: it sees no tenant row.

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
+import psycopg
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession, async_sessionmaker
 
 from ragsage.storage.config import PostgresConfig, safe_identifier
 from ragsage.types import Scope
@@ -20,6 +24,7 @@ EF_SEARCH_KEY = "ragsage.ef_search"
 TERMS_CHANGED_KEY = "ragsage.terms_changed"
 
 _log = logging.getLogger(__name__)
+_NAMED = re.compile(r"(?<![:\w]):(\w+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +77,7 @@ async def open_scoped_session(
     """
     async with sessionmaker() as session:
         async with session.begin():
-            await _pin(session, config, scope)
+            await _pin_fresh(session, config, scope)
             yield session
         if scope is not None and session.info.pop(TERMS_CHANGED_KEY, False):
             try:
@@ -81,6 +86,25 @@ async def open_scoped_session(
                     await session.execute(text("SELECT ragsage_fold_terms()"))
             except Exception as exc:  # noqa: BLE001 - the next write folds what is left
                 _log.warning("could not fold keyword statistics: %s", type(exc).__name__)
+
+
+async def _pin_fresh(session: AsyncSession, config: PostgresConfig, scope: Scope | None) -> None:
+    """Pin the transaction, on a fresh connection if the pooled one had died.
+
+    The pool does not ping a connection before handing it out (a round trip on
+    every transaction); a connection the server dropped while idle fails on
+    this first statement instead, before anything was done, so it is replaced
+    and the statement sent once more.
+    """
+    try:
+        await _pin(session, config, scope)
+    except DBAPIError as exc:
+        if not exc.connection_invalidated:
+            raise
+        _log.info("a pooled database connection had closed; using a new one")
+        connection = await session.connection()
+        await connection.invalidate()
+        await _pin(session, config, scope)
 
 
 def terms_changed(session: AsyncSession) -> None:
@@ -93,3 +117,45 @@ async def _pin(session: AsyncSession, config: PostgresConfig, scope: Scope | Non
         await session.execute(text(statement.sql), dict(statement.parameters))
     session.info[SCOPE_KEY] = scope.namespace if scope is not None else None
     session.info[EF_SEARCH_KEY] = config.ef_search
+
+
+def driver_preamble(config: PostgresConfig, scope: Scope | None) -> tuple[str, dict[str, str]]:
+    """:func:`isolation_preamble` in psycopg's parameter style."""
+    (statement,) = isolation_preamble(config, scope)
+    return to_driver_style(statement.sql), dict(statement.parameters)
+
+
+def to_driver_style(sql: str) -> str:
+    """``:name`` parameters (SQLAlchemy's ``text``) as ``%(name)s`` (psycopg's)."""
+    return _NAMED.sub(r"%(\1)s", sql.replace("%", "%%"))
+
+
+@asynccontextmanager
+async def open_read_connection(
+    connection: AsyncConnection, config: PostgresConfig, scope: Scope
+) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+    """The pooled connection's psycopg connection, in a transaction pinned to ``scope``.
+
+    Searches run their few statements through psycopg directly: the ORM
+    session costs more per statement than the database takes to answer them.
+    As with sessions, a connection found dead on its first statement is
+    replaced once.
+    """
+    sql, parameters = driver_preamble(config, scope)
+    for attempt in (0, 1):
+        raw = await connection.get_raw_connection()
+        driver: psycopg.AsyncConnection[Any] = raw.driver_connection  # type: ignore[assignment]
+        try:
+            await driver.execute(sql, parameters)
+            break
+        except psycopg.OperationalError:
+            if attempt or not driver.closed:
+                raise
+            _log.info("a pooled database connection had closed; using a new one")
+            await connection.invalidate()
+    try:
+        yield driver
+    except BaseException:
+        await driver.rollback()
+        raise
+    await driver.commit()

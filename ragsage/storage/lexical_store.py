@@ -7,18 +7,18 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.errors import InvalidRequest
 from ragsage.storage.config import safe_identifier
+from ragsage.storage.isolation import to_driver_style
 from ragsage.storage.rows import (
     ACTIVE_GENERATION,
     CHUNK_COLUMN_COUNT,
     CHUNK_COLUMNS,
     chunk_from_row,
 )
-from ragsage.storage.sessions import scoped
+from ragsage.storage.sessions import scoped_read
 from ragsage.types import Chunk, Scope, ScoredChunk, SearchFilters
 
 if TYPE_CHECKING:
@@ -121,19 +121,17 @@ class PgLexicalStore:
         searched, chosen = ACTIVE_GENERATION, ""
         if self.generation is not None:
             searched, chosen = ":generation", ", CAST(:generation AS integer)"
-        async with scoped(self._target, scope) as session:
-            rows = await session.execute(
-                text(
-                    f"SELECT {CHUNK_COLUMNS}, r.rank FROM ragsage_lexical_search(:query, :syntax, "
-                    ":k, :common, :sample, CAST(:ids AS text[]), CAST(:sources AS text[]), "
-                    "CAST(:metadata AS jsonb), CAST(:after AS timestamptz), "
-                    f"CAST(:before AS timestamptz), :weighted{chosen}) r JOIN ragsage_chunks c "
-                    "ON c.document_id = r.document_id AND c.ordinal = r.ordinal "
-                    f"AND c.generation = {searched} "
-                    "ORDER BY r.rank DESC, c.document_id, c.ordinal"
-                ),
-                params,
-            )
+        sql = (
+            f"SELECT {CHUNK_COLUMNS}, r.rank FROM ragsage_lexical_search(:query, :syntax, "
+            ":k, :common, :sample, CAST(:ids AS text[]), CAST(:sources AS text[]), "
+            "CAST(:metadata AS jsonb), CAST(:after AS timestamptz), "
+            f"CAST(:before AS timestamptz), :weighted{chosen}) r JOIN ragsage_chunks c "
+            "ON c.document_id = r.document_id AND c.ordinal = r.ordinal "
+            f"AND c.generation = {searched} "
+            "ORDER BY r.rank DESC, c.document_id, c.ordinal"
+        )
+        async with scoped_read(self._target, scope) as connection:
+            rows = await (await connection.execute(to_driver_style(sql), params)).fetchall()
             return [
                 ScoredChunk(
                     chunk=chunk_from_row(row),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
@@ -62,5 +62,32 @@ async def scoped(target: Database | AsyncSession, scope: Scope) -> AsyncIterator
             return
         async with target.session(scope) as session:
             yield session
+    except (SQLAlchemyError, psycopg.Error) as exc:
+        raise translate(exc) from exc
+
+
+@asynccontextmanager
+async def scoped_read(
+    target: Database | AsyncSession, scope: Scope
+) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+    """A psycopg connection for ``scope``'s searches, errors translated as :func:`scoped`'s.
+
+    A store bound to a session reads through that session's own connection,
+    inside its transaction; one bound to a :class:`Database` takes a pooled
+    connection for one short transaction.
+    """
+    try:
+        if isinstance(target, AsyncSession):
+            pinned = target.info.get(SCOPE_KEY)
+            if pinned != scope.namespace:
+                raise StorageError(
+                    f"a session scoped to {pinned!r} cannot serve namespace {scope.namespace!r}"
+                )
+            connection = await target.connection()
+            raw = await connection.get_raw_connection()
+            yield raw.driver_connection  # type: ignore[misc]
+            return
+        async with target.reading(scope) as driver:
+            yield driver
     except (SQLAlchemyError, psycopg.Error) as exc:
         raise translate(exc) from exc

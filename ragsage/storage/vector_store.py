@@ -18,9 +18,9 @@ from ragsage.storage.generations import (
     Generation,
     write_generation,
 )
-from ragsage.storage.isolation import EF_SEARCH_KEY, terms_changed
+from ragsage.storage.isolation import terms_changed, to_driver_style
 from ragsage.storage.rows import CHUNK_COLUMN_COUNT, CHUNK_COLUMNS, chunk_from_row, filter_sql
-from ragsage.storage.sessions import scoped
+from ragsage.storage.sessions import scoped, scoped_read
 from ragsage.types import EmbeddedChunk, Scope, ScoredChunk, SearchFilters
 
 if TYPE_CHECKING:
@@ -241,24 +241,13 @@ class PgVectorStore:
         if k < 1:
             return []
         sql, params = dense_statement(self.embedding_dim, filters, generation=self.generation)
-        async with scoped(self._target, scope) as session:
-            if self.ef_search is not None and self.ef_search != session.info.get(EF_SEARCH_KEY):
-                await session.execute(
-                    text("SELECT set_config('hnsw.ef_search', :ef, true)"),
-                    {"ef": str(self.ef_search)},
+        params.update(query=vector_literal(query_vector), k=k, generation=self.generation)
+        async with scoped_read(self._target, scope) as connection:
+            if self.ef_search is not None:
+                await connection.execute(
+                    "SELECT set_config('hnsw.ef_search', %(ef)s, true)", {"ef": str(self.ef_search)}
                 )
-                session.info[EF_SEARCH_KEY] = self.ef_search
-            rows = (
-                await session.execute(
-                    text(sql),
-                    {
-                        "query": vector_literal(query_vector),
-                        "k": k,
-                        "generation": self.generation,
-                        **params,
-                    },
-                )
-            ).all()
+            rows = await (await connection.execute(to_driver_style(sql), params)).fetchall()
         if not rows:
             if self.generation is not None:
                 raise InvalidRequest(

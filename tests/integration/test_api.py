@@ -119,12 +119,17 @@ def test_search_reports_stage_scores_and_honours_options(
     for name, data in (("travel.md", HANDBOOK), ("valves.md", _document(3))):
         wait_job(client, upload(client, name, data).json()["job_id"])
 
-    found = client.post("/v1/search", json={"query": "hotel night Paris", "top_k": 3}).json()
+    query = {"query": "hotel night Paris", "top_k": 3}
+    found = client.post("/v1/search", json={**query, "rerank": True}).json()
     top = found["results"][0]
     assert top["chunk"]["source"] == "travel.md"
     assert top["vector_score"] is not None and top["keyword_score"] is not None
     assert top["rerank_score"] is not None
-    assert {"embed_ms", "vector_ms", "keyword_ms", "total_ms"} <= set(found["timing_ms"])
+    assert {"embed_ms", "vector_ms", "keyword_ms", "rerank_ms"} <= set(found["timing_ms"])
+    # Unasked, a search skips the offline reranker; the ranking still leads with the hotel.
+    plain = client.post("/v1/search", json=query).json()
+    assert plain["results"][0]["chunk"]["source"] == "travel.md"
+    assert plain["results"][0]["rerank_score"] is None and "rerank_ms" not in plain["timing_ms"]
 
     only_valves = client.post(
         "/v1/search",
@@ -136,6 +141,27 @@ def test_search_reports_stage_scores_and_honours_options(
     fetched = client.get(f"/v1/chunks/{chunk_id}", params={"above": 1, "below": 1}).json()
     assert fetched["chunk"]["id"] == chunk_id
     assert client.get("/v1/sources").json() == {"sources": ["travel.md", "valves.md"]}
+
+
+def test_a_search_returns_every_result_asked_for(running: Deployment, api: ApiServer) -> None:
+    client = api.client(make_key(running.settings, ACME))
+    # Thirty notes share one rare word; each is otherwise about something else.
+    for n in range(30):
+        note = f"# Note {n}\n\nShipment {n} of zirconium left dock {n} for warehouse {n * 7}.\n"
+        wait_job(client, upload(client, f"note-{n}.md", note.encode()).json()["job_id"])
+
+    found = client.post("/v1/search", json={"query": "zirconium", "top_k": 20}).json()
+    assert len(found["results"]) == 20 and found["total_found"] >= 20
+    assert all("zirconium" in r["chunk"]["text"] for r in found["results"])
+    # A floor is the caller's to ask for: scores at or above it, and fewer results.
+    scores = sorted({r["score"] for r in found["results"]}, reverse=True)
+    assert len(scores) > 1
+    floor = scores[len(scores) // 2]
+    strict = client.post(
+        "/v1/search", json={"query": "zirconium", "top_k": 20, "min_score": floor}
+    ).json()
+    kept = [r["score"] for r in strict["results"]]
+    assert kept == [r["score"] for r in found["results"] if r["score"] >= floor]
 
 
 def test_delete_removes_a_document_from_search(running: Deployment, api: ApiServer) -> None:
