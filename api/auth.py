@@ -6,7 +6,7 @@ from flask import g, request
 
 from api.errors import ApiError
 from api.services import services
-from ragsage.keys import Principal, Role, authenticate
+from ragsage.keys import Principal, Role, authenticate_on
 
 _CHALLENGE = 'Bearer realm="ragsage"'
 
@@ -20,8 +20,8 @@ def authenticate_request() -> None:
     here = services()
 
     async def lookup() -> Principal | None:
-        async with here.runtime.database.system_session() as session:
-            return await authenticate(session, key.strip())
+        async with here.runtime.database.reading(None) as connection:
+            return await authenticate_on(connection, key.strip())
 
     principal = here.run(lookup())
     if principal is None:

@@ -13,10 +13,13 @@ import hashlib
 import hmac
 import re
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
+import psycopg
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -130,6 +133,21 @@ async def authenticate(session: AsyncSession, key: str) -> Principal | None:
             {"hash": hash_key(key)},
         )
     ).first()
+    return _principal(key, row)
+
+
+async def authenticate_on(connection: psycopg.AsyncConnection[Any], key: str) -> Principal | None:
+    """:func:`authenticate` on a system-pinned psycopg connection: one statement, no ORM."""
+    if not well_formed(key):
+        return None
+    cursor = await connection.execute(
+        "SELECT namespace, key_id, role FROM ragsage_find_api_key(%(hash)s)",
+        {"hash": hash_key(key)},
+    )
+    return _principal(key, await cursor.fetchone())
+
+
+def _principal(key: str, row: Sequence[Any] | None) -> Principal | None:
     if row is None:
         return None
     # The hash matched in SQL; compare the id too, in constant time, as a guard

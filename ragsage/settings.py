@@ -95,6 +95,9 @@ class Settings:
     job_unsent_grace: float = 30.0
     job_requeue_after: float = 3600.0
     watchdog_interval: float = 30.0
+    # Worker processes run this much nicer than the API: on a shared machine the
+    # CPU goes to a waiting query before a background ingest (docs/operations.md).
+    worker_nice: int = 5
     broker_visibility_timeout: float = 7200.0
     # Observability
     log_level: str = "INFO"
@@ -120,6 +123,8 @@ class Settings:
             raise ConfigurationError(
                 f"RAGSAGE_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}; got {self.log_level!r}"
             )
+        if not 0 <= self.worker_nice <= 19:
+            raise ConfigurationError("RAGSAGE_WORKER_NICE must be between 0 and 19")
         if not 0 <= self.worker_metrics_port <= 65535:
             raise ConfigurationError("RAGSAGE_WORKER_METRICS_PORT must be between 0 and 65535")
         self.indexed_widths()  # refuses a malformed list at start

@@ -7,6 +7,7 @@ so a bulk re-index never makes uploads wait behind it.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from typing import Any
 from uuid import UUID
@@ -111,6 +112,9 @@ async def _fail(here: process.ProcessRuntime, scope: Scope, job_id: UUID, messag
 
 @worker_process_init.connect
 def _child_started(**_: object) -> None:
+    # Before any thread starts, so the lease keeper's runs at the same priority.
+    if settings.worker_nice:
+        os.nice(settings.worker_nice)
     # A pool child runs jobs: its lease keeper starts now, not with the first job.
     process.current(settings).lease.start()
     if settings.worker_metrics_port:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from uuid import UUID
 
 import psycopg
+from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from ragsage.errors import DocumentError, InputError, RagsageError
@@ -124,10 +125,23 @@ class _Heartbeat:
                 _log.warning("heartbeat for job %s failed: %s", self.job.id, type(exc).__name__)
                 continue
             if not alive:
+                if await self._finished():
+                    return  # this attempt's final write committed first: nothing was lost
                 # Cancelled, or the lease expired and another worker took over.
                 self.lost = True
                 self.work.cancel()
                 return
+
+    async def _finished(self) -> bool:
+        async with self.runtime.database.session(self.scope) as session:
+            state = await session.scalar(
+                text(
+                    "SELECT state FROM ragsage_jobs WHERE id = :id AND attempts = :attempt "
+                    "AND state IN ('succeeded', 'failed', 'superseded')"
+                ),
+                {"id": self.job.id, "attempt": self.job.attempts},
+            )
+        return state is not None
 
 
 async def run_job(

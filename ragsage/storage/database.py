@@ -98,8 +98,12 @@ class Database:
         return open_scoped_session(self._sessions, self._config, scope)
 
     @asynccontextmanager
-    async def reading(self, scope: Scope) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-        """A pooled psycopg connection in one transaction pinned to ``scope``, for searches."""
+    async def reading(self, scope: Scope | None) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """A pooled psycopg connection in one transaction pinned to ``scope``, for searches.
+
+        ``None`` pins it to no namespace, as :meth:`system_session` does (the API
+        key check reads through here on every request).
+        """
         async with self._engine.connect() as connection:
             async with open_read_connection(connection, self._config, scope) as driver:
                 yield driver

@@ -76,9 +76,13 @@ async def open_scoped_session(
     the ledger for the next one and fails nothing.
     """
     async with sessionmaker() as session:
-        async with session.begin():
-            await _pin_fresh(session, config, scope)
+        await _pin_fresh(session, config, scope)  # begins the transaction
+        try:
             yield session
+        except BaseException:
+            await session.rollback()
+            raise
+        await session.commit()
         if scope is not None and session.info.pop(TERMS_CHANGED_KEY, False):
             try:
                 async with session.begin():
@@ -102,8 +106,7 @@ async def _pin_fresh(session: AsyncSession, config: PostgresConfig, scope: Scope
         if not exc.connection_invalidated:
             raise
         _log.info("a pooled database connection had closed; using a new one")
-        connection = await session.connection()
-        await connection.invalidate()
+        await session.rollback()  # lets the session go; the next statement connects afresh
         await _pin(session, config, scope)
 
 
@@ -132,7 +135,7 @@ def to_driver_style(sql: str) -> str:
 
 @asynccontextmanager
 async def open_read_connection(
-    connection: AsyncConnection, config: PostgresConfig, scope: Scope
+    connection: AsyncConnection, config: PostgresConfig, scope: Scope | None
 ) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
     """The pooled connection's psycopg connection, in a transaction pinned to ``scope``.
 
@@ -149,13 +152,22 @@ async def open_read_connection(
             await driver.execute(sql, parameters)
             break
         except psycopg.OperationalError:
+            # The pool must not try to reset a dead connection: it would log a
+            # traceback per request during an outage.
+            await connection.invalidate()
             if attempt or not driver.closed:
                 raise
             _log.info("a pooled database connection had closed; using a new one")
-            await connection.invalidate()
     try:
         yield driver
     except BaseException:
-        await driver.rollback()
+        if driver.closed or driver.broken:
+            await connection.invalidate()
+        else:
+            await driver.rollback()
         raise
-    await driver.commit()
+    try:
+        await driver.commit()
+    except psycopg.OperationalError:
+        await connection.invalidate()
+        raise
