@@ -141,7 +141,10 @@ class RawDense:
         self, config: PostgresConfig, settings: Settings, namespace: str, generation: int
     ) -> None:
         self.preamble = isolation_preamble(config, Scope(namespace))[0]
-        self.connection = psycopg.connect(settings.app_database_url or settings.database_url)
+        # As the service connects: no server-side prepared statements.
+        self.connection = psycopg.connect(
+            settings.app_database_url or settings.database_url, prepare_threshold=None
+        )
         self.generation, self.dim = generation, settings.embedding_dim
         sql, _ = dense_statement(self.dim, None)
         self.sql = re.sub(r"(?<!:):(\w+)", r"%(\1)s", sql)

@@ -110,13 +110,17 @@ class Runtime:
 
         Read on every call, so a generation switch is seen at once.
         """
-        from ragsage.storage import active_generation
+        from ragsage.storage.sessions import scoped_read
 
-        async with self.database.session(scope) as session:
-            active = await active_generation(session)
+        async with scoped_read(self.database, scope) as connection:
+            cursor = await connection.execute(
+                "SELECT embedder, embedding_model, embedding_dim FROM ragsage_generations "
+                "WHERE state = 'active'"
+            )
+            active = await cursor.fetchone()
         if active is None:
             return self.embedder
-        return self.embedder_for(active.embedder, active.embedding_model, active.embedding_dim)
+        return self.embedder_for(str(active[0]), str(active[1]), int(active[2]))
 
     @property
     def can_transcribe(self) -> bool:

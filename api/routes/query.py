@@ -22,7 +22,7 @@ from api.schemas import (
 from api.services import Services, services
 from ragsage.errors import RagsageError
 from ragsage.keys import Role
-from ragsage.query import AnswerEvent, CitationsEvent, DoneEvent, TokenEvent
+from ragsage.query import AnswerEvent, CitationsEvent, DoneEvent, RetrievalResult, TokenEvent
 from ragsage.query.options import MAX_EXPANSION
 from ragsage.types import Scope, Turn
 
@@ -34,9 +34,13 @@ def search() -> Any:
     who = require(Role.READ)
     body = json_body(SearchRequest)
     here = services()
-    engine = here.run(here.runtime.query_engine_for(who.scope))
-    result = here.run(engine.search(who.scope, body.query, convert.options(body)))
-    return convert.dump(convert.search(result))
+    options = convert.options(body)
+
+    async def found() -> RetrievalResult:
+        engine = await here.runtime.query_engine_for(who.scope)
+        return await engine.search(who.scope, body.query, options)
+
+    return convert.dump(convert.search(here.run(found())))
 
 
 @blueprint.post("/v1/query")

@@ -12,7 +12,6 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.jobs import store
-from ragsage.storage.isolation import terms_changed
 from ragsage.types import Scope
 
 if TYPE_CHECKING:
@@ -122,7 +121,6 @@ async def delete_document(session: AsyncSession, document_id: str) -> bool:
             {"id": document_id},
         )
     )
-    terms_changed(session)  # its chunks go with it
     deleted = (
         await session.execute(
             text("DELETE FROM ragsage_documents WHERE id = :id RETURNING id"), {"id": document_id}

@@ -28,7 +28,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ragsage.errors import Conflict
 from ragsage.jobs import store
 from ragsage.storage.generations import Generation, live_generations
-from ragsage.storage.isolation import terms_changed
 from ragsage.types import Scope
 
 
@@ -370,7 +369,6 @@ async def _discard(session: AsyncSession, generation_id: int) -> int:
         ),
         {"id": generation_id},
     )
-    terms_changed(session)
     deleted = await session.execute(
         text("DELETE FROM ragsage_chunks WHERE generation = :id"), {"id": generation_id}
     )

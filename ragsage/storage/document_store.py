@@ -9,7 +9,6 @@ from psycopg.types.json import Jsonb
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ragsage.storage.isolation import terms_changed
 from ragsage.storage.rows import ACTIVE_GENERATION, CHUNK_COLUMNS, chunk_from_row
 from ragsage.storage.sessions import scoped
 from ragsage.types import Chunk, Document, Scope
@@ -105,7 +104,6 @@ class PgDocumentStore:
     async def delete(self, scope: Scope, document_id: str) -> None:
         """Delete the document; its chunks in every generation go with it (cascade)."""
         async with scoped(self._target, scope) as session:
-            terms_changed(session)
             await session.execute(
                 text("DELETE FROM ragsage_documents WHERE id = :id"), {"id": document_id}
             )

@@ -19,9 +19,6 @@ from ragsage.types import Scope
 
 SCOPE_KEY = "ragsage.scope"
 EF_SEARCH_KEY = "ragsage.ef_search"
-# Set by whatever inserts or deletes chunk rows in a session: once it commits,
-# the namespace's keyword statistics are folded (storage migration 13).
-TERMS_CHANGED_KEY = "ragsage.terms_changed"
 
 _log = logging.getLogger(__name__)
 _NAMED = re.compile(r"(?<![:\w]):(\w+)")
@@ -70,10 +67,7 @@ async def open_scoped_session(
     """A session in one transaction pinned to ``scope``: committed on success.
 
     The scope is recorded on the session so a store handed this session can
-    refuse to act for a different namespace.  A transaction that changed chunk
-    rows (:data:`TERMS_CHANGED_KEY`) is followed, once committed, by a short
-    one that folds the namespace's keyword statistics; that fold failing leaves
-    the ledger for the next one and fails nothing.
+    refuse to act for a different namespace.
     """
     async with sessionmaker() as session:
         await _pin_fresh(session, config, scope)  # begins the transaction
@@ -83,13 +77,6 @@ async def open_scoped_session(
             await session.rollback()
             raise
         await session.commit()
-        if scope is not None and session.info.pop(TERMS_CHANGED_KEY, False):
-            try:
-                async with session.begin():
-                    await _pin(session, config, scope)
-                    await session.execute(text("SELECT ragsage_fold_terms()"))
-            except Exception as exc:  # noqa: BLE001 - the next write folds what is left
-                _log.warning("could not fold keyword statistics: %s", type(exc).__name__)
 
 
 async def _pin_fresh(session: AsyncSession, config: PostgresConfig, scope: Scope | None) -> None:
@@ -108,11 +95,6 @@ async def _pin_fresh(session: AsyncSession, config: PostgresConfig, scope: Scope
         _log.info("a pooled database connection had closed; using a new one")
         await session.rollback()  # lets the session go; the next statement connects afresh
         await _pin(session, config, scope)
-
-
-def terms_changed(session: AsyncSession) -> None:
-    """Mark ``session`` as having inserted or deleted chunk rows."""
-    session.info[TERMS_CHANGED_KEY] = True
 
 
 async def _pin(session: AsyncSession, config: PostgresConfig, scope: Scope | None) -> None:

@@ -32,7 +32,7 @@ _SEARCH_SYNTAX = re.compile(r'"|(^|\s)-\w|\sor\s', re.IGNORECASE)
 # A term in more chunks than this is too common to pick candidates with.
 COMMON_TERM_ROWS = 500
 # With only common terms, rank at most this many rows that contain all of them.
-COMMON_SAMPLE_ROWS = 500
+COMMON_SAMPLE_ROWS = 250
 
 
 class PgLexicalStore:

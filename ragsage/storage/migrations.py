@@ -32,10 +32,10 @@ from ragsage.storage.config import PostgresConfig, safe_identifier, safe_setting
 SCHEMA_TABLE = "ragsage_schema"
 TENANT_TABLES = ("ragsage_generations", "ragsage_documents", "ragsage_chunks")
 SERVICE_TABLES = ("ragsage_blobs", "ragsage_jobs", "ragsage_pages", "ragsage_api_keys")
-# Per-namespace keyword statistics (migration 13), written only by its functions.
-STATISTICS_TABLES = ("ragsage_term_ledger", "ragsage_term_stats")
-# The first key of the advisory lock that serialises one namespace's statistics folds.
-TERM_FOLD_LOCK = 0x7465_726D  # "term"
+# Per-namespace keyword term counts (migration 13), written only by its functions.
+STATISTICS_TABLES = ("ragsage_term_stats",)
+# How long a cached term count serves searches before one counts it again.
+TERM_COUNT_LIFETIME_SECONDS = 600
 MIN_PGVECTOR = (0, 8, 0)
 _LOCK_KEY = 0x7261_6773  # "rags": one advisory lock for every ragsage migration
 
@@ -750,23 +750,20 @@ def _v12(config: PostgresConfig) -> tuple[str, ...]:
 
 
 def _v13(config: PostgresConfig) -> tuple[str, ...]:
-    """Keyword statistics kept at write time, so a search no longer counts its terms.
+    """Keyword term counts cached per namespace, so a search stops counting its terms.
 
     Migration 7's search counted, for every query term, the namespace's chunks
-    holding it: up to 32 capped index scans per search.  Now every insert or
-    delete of chunk rows appends, from a statement-level trigger, one
-    ``ragsage_term_ledger`` row per namespace and generation: the lexemes of
-    the rows it touched and how many rows held each (negative for a delete),
-    and the row count itself under the empty term, which no lexeme can be.  The
-    ledger is only ever appended to, so two workers writing two documents touch
-    no common row.  ``ragsage_fold_terms()``, called once a write has committed,
-    moves the caller's namespace's ledger into ``ragsage_term_stats`` (one row
-    per generation and term) under an advisory lock of that namespace alone, so
-    folds queue behind each other for milliseconds and never behind an ingest.
-    The search function reads the terms' counts from there in one index scan;
-    a term not folded yet is counted the old way.  Capped at ``common_rows + 1``
-    as before, the counts give the same candidates and weights as the old ones.
-    Everything stays per namespace: no tenant's text enters another's figures.
+    holding it: up to 32 capped index scans on every search.  Those counts now
+    live in ``ragsage_term_stats``, one row per namespace, generation and term,
+    written by the search itself the first time it meets a term and again once
+    the row is older than :data:`TERM_COUNT_LIFETIME_SECONDS`; a repeated term
+    costs one index probe.  Writers never touch the table, so no two workers
+    ever wait on each other for it (an ingest-time tally, tried first, cost the
+    ingest a third of its speed), and the counts are the same capped ones as
+    before, so candidates and weights are unchanged while a count is fresh.
+    The empty term counts a generation's rows (capped), which dense search
+    asks to tell a small namespace from a big one.  Everything stays per
+    namespace: no tenant's text enters another's figures.
     """
     tsconfig = safe_identifier(config.text_search_config)
     role = safe_identifier(config.app_role)
@@ -776,121 +773,74 @@ def _v13(config: PostgresConfig) -> tuple[str, ...]:
         "ragsage_lexical_search(text, boolean, integer, integer, integer, text[], text[], "
         "jsonb, timestamptz, timestamptz, boolean, integer)"
     )
+    counts = "ragsage_term_counts(integer, text[], integer)"
     predicate = f"namespace = current_setting('{setting}', true)"
+    lifetime = int(TERM_COUNT_LIFETIME_SECONDS)
+    table = "ragsage_term_stats"
     tables = (
-        """CREATE TABLE IF NOT EXISTS ragsage_term_ledger (
-            id bigserial PRIMARY KEY,
-            namespace text NOT NULL,
-            generation integer NOT NULL,
-            terms text[] NOT NULL,
-            counts integer[] NOT NULL
-        )""",
-        "CREATE INDEX IF NOT EXISTS ragsage_term_ledger_namespace "
-        "ON ragsage_term_ledger (namespace, id)",
-        """CREATE TABLE IF NOT EXISTS ragsage_term_stats (
+        f"""CREATE TABLE IF NOT EXISTS {table} (
             namespace text NOT NULL,
             generation integer NOT NULL,
             term text NOT NULL,
             chunks bigint NOT NULL,
+            cap bigint NOT NULL,
+            counted_at timestamptz NOT NULL DEFAULT now(),
             PRIMARY KEY (namespace, generation, term)
         )""",
-        "COMMENT ON TABLE ragsage_term_stats IS "
-        "'chunks holding each lexeme, per namespace and generation; the empty term counts rows'",
+        f"COMMENT ON TABLE {table} IS 'chunks holding each lexeme (capped at cap), per "
+        "namespace and generation, as a search last counted them; the empty term counts rows'",
+        f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
+        f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY",
+        f"DROP POLICY IF EXISTS {table}_system ON {table}",
+        f'CREATE POLICY {table}_system ON {table} TO "{system}" USING (true) WITH CHECK (true)',
+        f'GRANT SELECT, INSERT, UPDATE, DELETE ON {table} TO "{system}"',
+        f"DROP POLICY IF EXISTS {table}_namespace ON {table}",
+        f'CREATE POLICY {table}_namespace ON {table} FOR SELECT TO "{role}" USING ({predicate})',
+        f'GRANT SELECT ON {table} TO "{role}"',
     )
-    policies: list[str] = []
-    for table in STATISTICS_TABLES:
-        policies += [
-            f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
-            f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY",
-            f"DROP POLICY IF EXISTS {table}_system ON {table}",
-            f'CREATE POLICY {table}_system ON {table} TO "{system}" USING (true) WITH CHECK (true)',
-            f'GRANT SELECT, INSERT, UPDATE, DELETE ON {table} TO "{system}"',
-        ]
-    # The app role reads its own namespace's figures (dense search asks a
-    # generation's size) and writes none.
-    policies += [
-        "DROP POLICY IF EXISTS ragsage_term_stats_namespace ON ragsage_term_stats",
-        f"CREATE POLICY ragsage_term_stats_namespace ON ragsage_term_stats FOR SELECT "
-        f'TO "{role}" USING ({predicate})',
-        f'GRANT SELECT ON ragsage_term_stats TO "{role}"',
-        f'GRANT USAGE ON SEQUENCE ragsage_term_ledger_id_seq TO "{system}"',
-    ]
-    ledger = "ragsage_ledger_terms()"
-    functions = (
-        """CREATE OR REPLACE FUNCTION ragsage_ledger_terms() RETURNS trigger
-            LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $fn$
-            BEGIN
-                INSERT INTO ragsage_term_ledger (namespace, generation, terms, counts)
-                SELECT s.namespace, s.generation, array_agg(s.term ORDER BY s.term),
-                    array_agg(s.n ORDER BY s.term)
-                FROM (
-                    SELECT r.namespace, r.generation, t.term,
-                        (count(*) * CASE WHEN TG_OP = 'DELETE' THEN -1 ELSE 1 END)::integer AS n
-                    FROM changed r, unnest(tsvector_to_array(r.lexical) || ''::text) AS t(term)
-                    GROUP BY r.namespace, r.generation, t.term
-                ) s
-                GROUP BY s.namespace, s.generation;
-                RETURN NULL;
-            END $fn$""",
-        f'ALTER FUNCTION ragsage_ledger_terms() OWNER TO "{system}"',
-        "REVOKE ALL ON FUNCTION ragsage_ledger_terms() FROM PUBLIC",
-        "DROP TRIGGER IF EXISTS ragsage_chunks_terms_added ON ragsage_chunks",
-        "CREATE TRIGGER ragsage_chunks_terms_added AFTER INSERT ON ragsage_chunks "
-        f"REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION {ledger}",
-        "DROP TRIGGER IF EXISTS ragsage_chunks_terms_removed ON ragsage_chunks",
-        "CREATE TRIGGER ragsage_chunks_terms_removed AFTER DELETE ON ragsage_chunks "
-        f"REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION {ledger}",
-        f"""CREATE OR REPLACE FUNCTION ragsage_fold_terms() RETURNS bigint
-            LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $fn$
+    count_function = f"""CREATE OR REPLACE FUNCTION ragsage_term_counts(
+                gen integer, wanted text[], cap integer)
+            RETURNS TABLE (term text, chunks bigint)
+            LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = public, pg_temp AS $fn$
+            #variable_conflict use_column
             DECLARE
                 ns text := current_setting('{setting}', true);
-                folded bigint;
+                missing text[];
+                one text;
+                found bigint;
             BEGIN
-                IF ns IS NULL OR ns = '' THEN RETURN 0; END IF;
-                PERFORM pg_advisory_xact_lock({TERM_FOLD_LOCK}, hashtext(ns));
-                WITH taken AS (
-                    DELETE FROM ragsage_term_ledger l WHERE l.namespace = ns
-                    RETURNING l.generation, l.terms, l.counts
-                ), sums AS (
-                    SELECT t.generation, u.term, sum(u.n) AS n
-                    FROM taken t, unnest(t.terms, t.counts) AS u(term, n)
-                    GROUP BY t.generation, u.term
-                )
-                INSERT INTO ragsage_term_stats AS s (namespace, generation, term, chunks)
-                SELECT ns, sums.generation, sums.term, sums.n FROM sums
-                ORDER BY sums.generation, sums.term
-                ON CONFLICT (namespace, generation, term)
-                    DO UPDATE SET chunks = s.chunks + EXCLUDED.chunks;
-                GET DIAGNOSTICS folded = ROW_COUNT;
-                -- A generation left with no rows (retired and dropped, or emptied)
-                -- takes its figures with it.
-                DELETE FROM ragsage_term_stats s USING ragsage_term_stats e
-                    WHERE e.namespace = ns AND e.term = '' AND e.chunks <= 0
-                    AND s.namespace = ns AND s.generation = e.generation;
-                RETURN folded;
-            END $fn$""",
-        f'ALTER FUNCTION ragsage_fold_terms() OWNER TO "{system}"',
-        "REVOKE ALL ON FUNCTION ragsage_fold_terms() FROM PUBLIC",
-        f'GRANT EXECUTE ON FUNCTION ragsage_fold_terms() TO "{role}"',
-    )
-    backfill = (
-        "ALTER TABLE ragsage_chunks NO FORCE ROW LEVEL SECURITY",
-        "ALTER TABLE ragsage_term_stats NO FORCE ROW LEVEL SECURITY",
-        """INSERT INTO ragsage_term_stats (namespace, generation, term, chunks)
-            SELECT c.namespace, c.generation, t.term, count(*) FROM ragsage_chunks c,
-                unnest(tsvector_to_array(c.lexical) || ''::text) AS t(term)
-            GROUP BY c.namespace, c.generation, t.term
-            ON CONFLICT DO NOTHING""",
-        "ALTER TABLE ragsage_term_stats FORCE ROW LEVEL SECURITY",
-        "ALTER TABLE ragsage_chunks FORCE ROW LEVEL SECURITY",
-    )
+                IF ns IS NULL OR ns = '' OR gen IS NULL THEN RETURN; END IF;
+                SELECT array_agg(w.t ORDER BY w.t) INTO missing FROM unnest(wanted) AS w(t)
+                    WHERE NOT EXISTS (SELECT 1 FROM ragsage_term_stats s
+                        WHERE s.namespace = ns AND s.generation = gen AND s.term = w.t
+                        AND (s.chunks < s.cap OR s.cap >= cap)
+                        AND s.counted_at > now() - make_interval(secs => {lifetime}));
+                FOREACH one IN ARRAY coalesce(missing, '{{}}') LOOP
+                    IF one = '' THEN
+                        SELECT count(*) INTO found FROM (SELECT 1 FROM ragsage_chunks c
+                            WHERE c.namespace = ns AND c.generation = gen LIMIT cap) r;
+                    ELSE
+                        EXECUTE 'SELECT count(*) FROM (SELECT 1 FROM ragsage_chunks c '
+                            'WHERE c.namespace = $1 AND c.generation = $2 AND c.lexical @@ $3 '
+                            'LIMIT $4) r'
+                            INTO found USING ns, gen, quote_literal(one)::tsquery, cap;
+                    END IF;
+                    INSERT INTO ragsage_term_stats AS s (namespace, generation, term, chunks, cap)
+                        VALUES (ns, gen, one, found, cap)
+                        ON CONFLICT (namespace, generation, term) DO UPDATE
+                        SET chunks = EXCLUDED.chunks, cap = EXCLUDED.cap, counted_at = now();
+                END LOOP;
+                RETURN QUERY SELECT w.t, least(s.chunks, cap::bigint) FROM unnest(wanted) AS w(t)
+                    JOIN ragsage_term_stats s
+                    ON s.namespace = ns AND s.generation = gen AND s.term = w.t;
+            END $fn$"""
     search = f"""CREATE OR REPLACE FUNCTION ragsage_lexical_search(
                 query_text text, with_syntax boolean, k integer, common_rows integer,
                 sample_rows integer, document_ids text[], sources text[], metadata jsonb,
                 created_after timestamptz, created_before timestamptz,
                 weighted boolean DEFAULT true, target_generation integer DEFAULT NULL)
             RETURNS TABLE (document_id text, ordinal integer, rank real)
-            LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $fn$
+            LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = public, pg_temp AS $fn$
             #variable_conflict use_column
             DECLARE
                 ns text := current_setting('{setting}', true);
@@ -930,22 +880,13 @@ def _v13(config: PostgresConfig) -> tuple[str, ...]:
                     IF terms IS NULL THEN RETURN; END IF;
                     terms := terms[1:32];
                     total := 10 * (common_rows + 1);
-                    -- One index scan reads every term's count; a term whose rows
-                    -- are not folded in yet (ragsage_fold_terms) is counted.
+                    -- Counts come from the namespace's cache, counted afresh
+                    -- only where missing or older than the cache's lifetime.
                     FOR term, hits IN
-                        SELECT q.t, s.chunks FROM unnest(terms) AS q(t)
-                        LEFT JOIN ragsage_term_stats s
-                            ON s.namespace = ns AND s.generation = gen AND s.term = q.t
-                        ORDER BY q.t
+                        SELECT n.term, n.chunks
+                        FROM ragsage_term_counts(gen, terms, common_rows + 1) n ORDER BY n.term
                     LOOP
-                        IF hits IS NULL THEN
-                            EXECUTE 'SELECT count(*) FROM (SELECT 1 FROM ragsage_chunks c '
-                                'WHERE c.namespace = $1 AND c.generation = $2 '
-                                'AND c.lexical @@ $3 LIMIT $4) s'
-                                INTO hits USING ns, gen, quote_literal(term)::tsquery,
-                                    common_rows + 1;
-                        END IF;
-                        hits := least(greatest(hits, 0), common_rows + 1);
+                        hits := least(hits, common_rows + 1);
                         IF hits <= common_rows THEN
                             rare := rare || term;
                             rare_hits := rare_hits || hits;
@@ -1002,9 +943,10 @@ def _v13(config: PostgresConfig) -> tuple[str, ...]:
             END $fn$"""
     return (
         *tables,
-        *policies,
-        *functions,
-        *backfill,
+        count_function,
+        f'ALTER FUNCTION {counts} OWNER TO "{system}"',
+        f"REVOKE ALL ON FUNCTION {counts} FROM PUBLIC",
+        f'GRANT EXECUTE ON FUNCTION {counts} TO "{role}"',
         search,
         f'ALTER FUNCTION {signature} OWNER TO "{system}"',
         f"REVOKE ALL ON FUNCTION {signature} FROM PUBLIC",
@@ -1029,7 +971,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(10, "jobs count the deliveries that died, for the poison limit", _v10),
     Migration(11, "document versions in upload order; superseded jobs", _v11),
     Migration(12, "generations keep the evaluation gate's verdict", _v12),
-    Migration(13, "keyword term counts kept at write time, folded per namespace", _v13),
+    Migration(13, "keyword term counts cached per namespace, not counted on every search", _v13),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -18,7 +18,7 @@ from ragsage.storage.generations import (
     Generation,
     write_generation,
 )
-from ragsage.storage.isolation import terms_changed, to_driver_style
+from ragsage.storage.isolation import to_driver_style
 from ragsage.storage.rows import CHUNK_COLUMN_COUNT, CHUNK_COLUMNS, chunk_from_row, filter_sql
 from ragsage.storage.sessions import scoped, scoped_read
 from ragsage.types import EmbeddedChunk, Scope, ScoredChunk, SearchFilters
@@ -86,9 +86,9 @@ def dense_statement(
     big table can exhaust that budget before it meets ``k`` of its rows, and a
     namespace with fewer than ``k`` rows always would.  So ``exact`` ranks the
     generation's rows by computing every distance, through the primary key,
-    when the namespace holds fewer than :data:`EXACT_BELOW` of them (the row
-    count the keyword statistics keep, migration 13) or when the walk came back
-    short.  Those conditions hold
+    when the namespace holds fewer than :data:`EXACT_BELOW` of them (a count
+    that stops there, cached with the keyword term counts of migration 13) or
+    when the walk came back short.  Those conditions hold
     no column, so Postgres evaluates them once and skips the scan they guard:
     a big namespace never starts the exact scan, a small one never walks the
     graph.  The exact branch orders by the uncast column, which no HNSW index
@@ -111,9 +111,8 @@ def dense_statement(
     sql = (
         "WITH g AS MATERIALIZED (SELECT g.id, g.embedding_model, g.embedding_dim "
         f"FROM ragsage_generations g WHERE {chosen}), "
-        "small AS MATERIALIZED (SELECT coalesce((SELECT s.chunks FROM ragsage_term_stats s "
-        f"WHERE s.generation = (SELECT id FROM g) AND s.term = ''), {EXACT_BELOW}) "
-        f"< {EXACT_BELOW} AS yes), "
+        "small AS MATERIALIZED (SELECT coalesce((SELECT n.chunks FROM ragsage_term_counts("
+        f"(SELECT id FROM g), ARRAY[''], {EXACT_BELOW}) n), 0) < {EXACT_BELOW} AS yes), "
         f"near AS (SELECT {CHUNK_COLUMNS}, 1 - ({distance}) AS similarity {rows} "
         f"AND NOT (SELECT yes FROM small) ORDER BY {distance} LIMIT :k), "
         f"exact AS (SELECT {CHUNK_COLUMNS}, 1 - (c.embedding <=> {cast}) AS similarity {rows} "
@@ -184,7 +183,6 @@ class PgVectorStore:
                 ),
                 {"generation": generation.id, "documents": documents},
             )
-            terms_changed(session)
             await session.execute(text(_STAGING))
             connection = await session.connection()
             raw = await connection.get_raw_connection()
@@ -278,7 +276,6 @@ class PgVectorStore:
     async def delete(self, scope: Scope, document_id: str) -> None:
         """Remove the document's chunks from every generation."""
         async with scoped(self._target, scope) as session:
-            terms_changed(session)
             await session.execute(
                 text("DELETE FROM ragsage_chunks WHERE document_id = :document_id"),
                 {"document_id": document_id},
