@@ -20,8 +20,7 @@ def authenticate_request() -> None:
     here = services()
 
     async def lookup() -> Principal | None:
-        async with here.runtime.database.reading(None) as connection:
-            return await authenticate_on(connection, key.strip())
+        return await authenticate_on(here.runtime.database, key.strip())
 
     principal = here.run(lookup())
     if principal is None:

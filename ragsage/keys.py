@@ -17,14 +17,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import psycopg
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.errors import InvalidRequest
 from ragsage.types import Scope
+
+if TYPE_CHECKING:
+    from ragsage.storage.database import Database
 
 PREFIX = "rsk_"
 _SHAPE = re.compile(r"^rsk_([a-z0-9]{10})_([A-Za-z0-9_-]{43})$")
@@ -136,15 +138,20 @@ async def authenticate(session: AsyncSession, key: str) -> Principal | None:
     return _principal(key, row)
 
 
-async def authenticate_on(connection: psycopg.AsyncConnection[Any], key: str) -> Principal | None:
-    """:func:`authenticate` on a system-pinned psycopg connection: one statement, no ORM."""
+async def authenticate_on(database: Database, key: str) -> Principal | None:
+    """:func:`authenticate` in one pipelined round trip, without the ORM (every request's check)."""
     if not well_formed(key):
         return None
-    cursor = await connection.execute(
-        "SELECT namespace, key_id, role FROM ragsage_find_api_key(%(hash)s)",
-        {"hash": hash_key(key)},
+    rows = await database.read(
+        None,
+        [
+            (
+                "SELECT namespace, key_id, role FROM ragsage_find_api_key(%(hash)s)",
+                {"hash": hash_key(key)},
+            )
+        ],
     )
-    return _principal(key, await cursor.fetchone())
+    return _principal(key, rows[0] if rows else None)
 
 
 def _principal(key: str, row: Sequence[Any] | None) -> Principal | None:

@@ -110,14 +110,20 @@ class Runtime:
 
         Read on every call, so a generation switch is seen at once.
         """
-        from ragsage.storage.sessions import scoped_read
+        from ragsage.storage.sessions import read_rows
 
-        async with scoped_read(self.database, scope) as connection:
-            cursor = await connection.execute(
-                "SELECT embedder, embedding_model, embedding_dim FROM ragsage_generations "
-                "WHERE state = 'active'"
-            )
-            active = await cursor.fetchone()
+        found = await read_rows(
+            self.database,
+            scope,
+            [
+                (
+                    "SELECT embedder, embedding_model, embedding_dim FROM ragsage_generations "
+                    "WHERE state = 'active'",
+                    {},
+                )
+            ],
+        )
+        active = found[0] if found else None
         if active is None:
             return self.embedder
         return self.embedder_for(str(active[0]), str(active[1]), int(active[2]))

@@ -7,7 +7,6 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
-import psycopg
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import (
@@ -22,7 +21,11 @@ from sqlalchemy.ext.asyncio import (
 
 from ragsage.errors import ConfigurationError
 from ragsage.storage.config import PostgresConfig, async_url
-from ragsage.storage.isolation import open_read_connection, open_scoped_session
+from ragsage.storage.isolation import (
+    Statements,
+    open_scoped_session,
+    read_pipelined,
+)
 from ragsage.storage.migrations import (
     hnsw_index_statement,
     migrate,
@@ -97,16 +100,10 @@ class Database:
         """One transaction pinned to ``scope`` with Row-Level Security enforced."""
         return open_scoped_session(self._sessions, self._config, scope)
 
-    @asynccontextmanager
-    async def reading(self, scope: Scope | None) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-        """A pooled psycopg connection in one transaction pinned to ``scope``, for searches.
-
-        ``None`` pins it to no namespace, as :meth:`system_session` does (the API
-        key check reads through here on every request).
-        """
+    async def read(self, scope: Scope | None, statements: Statements) -> list[tuple[Any, ...]]:
+        """The rows of the last statement, all sent in one round trip pinned to ``scope``."""
         async with self._engine.connect() as connection:
-            async with open_read_connection(connection, self._config, scope) as driver:
-                yield driver
+            return await read_pipelined(connection, self._config, scope, statements)
 
     def system_session(self) -> AbstractAsyncContextManager[AsyncSession]:
         """A scoped-role transaction pinned to no namespace: it sees no tenant row.

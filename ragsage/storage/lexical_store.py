@@ -18,7 +18,7 @@ from ragsage.storage.rows import (
     CHUNK_COLUMNS,
     chunk_from_row,
 )
-from ragsage.storage.sessions import scoped_read
+from ragsage.storage.sessions import read_rows
 from ragsage.types import Chunk, Scope, ScoredChunk, SearchFilters
 
 if TYPE_CHECKING:
@@ -31,7 +31,8 @@ _SEARCH_SYNTAX = re.compile(r'"|(^|\s)-\w|\sor\s', re.IGNORECASE)
 
 # A term in more chunks than this is too common to pick candidates with.
 COMMON_TERM_ROWS = 500
-# With only common terms, rank at most this many rows that contain all of them.
+# Rank at most about this many candidate rows (half of what it was: on the
+# python-docs set nDCG@10 did not move, and ranking is most of a search's time).
 COMMON_SAMPLE_ROWS = 250
 
 
@@ -46,9 +47,10 @@ class PgLexicalStore:
     miss; ranking every chunk that holds any term makes a common word cost tens
     of milliseconds on a large corpus.  So candidates come from the query's
     *distinctive* terms only — those in at most ``common_term_rows`` chunks of
-    the namespace, counted with a capped index scan, rarest first while their
-    chunks stay within ``common_sample_rows`` — while every term still counts
-    toward the rank.  Nothing but the namespace's own rows feeds these counts
+    the namespace, counted with a capped index scan the first time a search
+    meets the term and cached for ten minutes (storage migration 13), rarest
+    first while their chunks stay within ``common_sample_rows`` — while every
+    term still counts toward the rank.  Nothing but the namespace's own rows feeds these counts
     or the weights below, so another tenant's documents never move a ranking.
     A query made only of common terms ranks the chunks holding all of them
     when there are enough, else the rarest term's; either way at most
@@ -130,16 +132,15 @@ class PgLexicalStore:
             f"AND c.generation = {searched} "
             "ORDER BY r.rank DESC, c.document_id, c.ordinal"
         )
-        async with scoped_read(self._target, scope) as connection:
-            rows = await (await connection.execute(to_driver_style(sql), params)).fetchall()
-            return [
-                ScoredChunk(
-                    chunk=chunk_from_row(row),
-                    score=float(row[CHUNK_COLUMN_COUNT]),
-                    keyword_score=float(row[CHUNK_COLUMN_COUNT]),
-                )
-                for row in rows
-            ]
+        rows = await read_rows(self._target, scope, [(to_driver_style(sql), params)])
+        return [
+            ScoredChunk(
+                chunk=chunk_from_row(row),
+                score=float(row[CHUNK_COLUMN_COUNT]),
+                keyword_score=float(row[CHUNK_COLUMN_COUNT]),
+            )
+            for row in rows
+        ]
 
     async def delete(self, scope: Scope, document_id: str) -> None:
         return None  # the rows belong to PgVectorStore, which deletes them

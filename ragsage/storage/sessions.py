@@ -12,7 +12,7 @@ from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.errors import InvalidRequest, RagsageError, StorageError
-from ragsage.storage.isolation import SCOPE_KEY
+from ragsage.storage.isolation import SCOPE_KEY, Statements
 from ragsage.types import Scope
 
 if TYPE_CHECKING:
@@ -66,15 +66,13 @@ async def scoped(target: Database | AsyncSession, scope: Scope) -> AsyncIterator
         raise translate(exc) from exc
 
 
-@asynccontextmanager
-async def scoped_read(
-    target: Database | AsyncSession, scope: Scope
-) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-    """A psycopg connection for ``scope``'s searches, errors translated as :func:`scoped`'s.
+async def read_rows(
+    target: Database | AsyncSession, scope: Scope, statements: Statements
+) -> list[tuple[Any, ...]]:
+    """The rows of the last of ``statements`` (psycopg style), errors translated.
 
-    A store bound to a session reads through that session's own connection,
-    inside its transaction; one bound to a :class:`Database` takes a pooled
-    connection for one short transaction.
+    Through a store's own session they run in its transaction; through a
+    :class:`Database` they travel in one pipelined round trip.
     """
     try:
         if isinstance(target, AsyncSession):
@@ -83,11 +81,13 @@ async def scoped_read(
                 raise StorageError(
                     f"a session scoped to {pinned!r} cannot serve namespace {scope.namespace!r}"
                 )
-            connection = await target.connection()
-            raw = await connection.get_raw_connection()
-            yield raw.driver_connection  # type: ignore[misc]
-            return
-        async with target.reading(scope) as driver:
-            yield driver
+            raw = await (await target.connection()).get_raw_connection()
+            connection: psycopg.AsyncConnection[Any] = raw.driver_connection  # type: ignore[assignment]
+            rows: list[tuple[Any, ...]] = []
+            for sql, params in statements:
+                cursor = await connection.execute(sql, params)
+                rows = await cursor.fetchall() if cursor.description else []
+            return rows
+        return await target.read(scope, statements)
     except (SQLAlchemyError, psycopg.Error) as exc:
         raise translate(exc) from exc

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pgvector import Vector
@@ -20,7 +20,7 @@ from ragsage.storage.generations import (
 )
 from ragsage.storage.isolation import to_driver_style
 from ragsage.storage.rows import CHUNK_COLUMN_COUNT, CHUNK_COLUMNS, chunk_from_row, filter_sql
-from ragsage.storage.sessions import scoped, scoped_read
+from ragsage.storage.sessions import read_rows, scoped
 from ragsage.types import EmbeddedChunk, Scope, ScoredChunk, SearchFilters
 
 if TYPE_CHECKING:
@@ -240,12 +240,12 @@ class PgVectorStore:
             return []
         sql, params = dense_statement(self.embedding_dim, filters, generation=self.generation)
         params.update(query=vector_literal(query_vector), k=k, generation=self.generation)
-        async with scoped_read(self._target, scope) as connection:
-            if self.ef_search is not None:
-                await connection.execute(
-                    "SELECT set_config('hnsw.ef_search', %(ef)s, true)", {"ef": str(self.ef_search)}
-                )
-            rows = await (await connection.execute(to_driver_style(sql), params)).fetchall()
+        statements: list[tuple[str, Mapping[str, Any]]] = []
+        if self.ef_search is not None:
+            tuned = "SELECT set_config('hnsw.ef_search', %(ef)s, true)"
+            statements.append((tuned, {"ef": str(self.ef_search)}))
+        statements.append((to_driver_style(sql), params))
+        rows = await read_rows(self._target, scope, statements)
         if not rows:
             if self.generation is not None:
                 raise InvalidRequest(
