@@ -42,6 +42,14 @@ def translate(exc: SQLAlchemyError | psycopg.Error) -> RagsageError:
     return StorageError(f"the database rejected the operation ({origin})")
 
 
+def _check_pinned(session: AsyncSession, scope: Scope) -> None:
+    pinned = session.info.get(SCOPE_KEY)
+    if pinned != scope.namespace:
+        raise StorageError(
+            f"a session scoped to {pinned!r} cannot serve namespace {scope.namespace!r}"
+        )
+
+
 @asynccontextmanager
 async def scoped(target: Database | AsyncSession, scope: Scope) -> AsyncIterator[AsyncSession]:
     """A session for ``scope``, with database errors translated into :class:`StorageError`.
@@ -53,11 +61,7 @@ async def scoped(target: Database | AsyncSession, scope: Scope) -> AsyncIterator
     """
     try:
         if isinstance(target, AsyncSession):
-            pinned = target.info.get(SCOPE_KEY)
-            if pinned != scope.namespace:
-                raise StorageError(
-                    f"a session scoped to {pinned!r} cannot serve namespace {scope.namespace!r}"
-                )
+            _check_pinned(target, scope)
             yield target
             return
         async with target.session(scope) as session:
@@ -76,11 +80,7 @@ async def read_rows(
     """
     try:
         if isinstance(target, AsyncSession):
-            pinned = target.info.get(SCOPE_KEY)
-            if pinned != scope.namespace:
-                raise StorageError(
-                    f"a session scoped to {pinned!r} cannot serve namespace {scope.namespace!r}"
-                )
+            _check_pinned(target, scope)
             raw = await (await target.connection()).get_raw_connection()
             connection: psycopg.AsyncConnection[Any] = raw.driver_connection  # type: ignore[assignment]
             rows: list[tuple[Any, ...]] = []
