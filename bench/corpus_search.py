@@ -25,7 +25,6 @@ count as misses.
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import re
 import statistics
@@ -283,7 +282,3 @@ def peer_figures(results: dict[str, Any]) -> dict[str, dict[str, float]]:
                 for share in ("p50", "p95", "p99")
             }
     return out
-
-
-def run_sync(coroutine: Awaitable[Any]) -> Any:
-    return asyncio.run(coroutine)  # type: ignore[arg-type]

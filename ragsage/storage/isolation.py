@@ -18,7 +18,6 @@ from ragsage.storage.config import PostgresConfig, safe_identifier
 from ragsage.types import Scope
 
 SCOPE_KEY = "ragsage.scope"
-EF_SEARCH_KEY = "ragsage.ef_search"
 
 _log = logging.getLogger(__name__)
 _NAMED = re.compile(r"(?<![:\w]):(\w+)")
@@ -101,7 +100,6 @@ async def _pin(session: AsyncSession, config: PostgresConfig, scope: Scope | Non
     for statement in isolation_preamble(config, scope):
         await session.execute(text(statement.sql), dict(statement.parameters))
     session.info[SCOPE_KEY] = scope.namespace if scope is not None else None
-    session.info[EF_SEARCH_KEY] = config.ef_search
 
 
 def driver_preamble(config: PostgresConfig, scope: Scope | None) -> tuple[str, dict[str, str]]:
