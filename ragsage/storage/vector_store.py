@@ -241,6 +241,8 @@ class PgVectorStore:
         sql, params = dense_statement(self.embedding_dim, filters, generation=self.generation)
         params.update(query=vector_literal(query_vector), k=k, generation=self.generation)
         statements: list[tuple[str, Mapping[str, Any]]] = []
+        # ef_search is not raised to k: with iterative scans the walk simply goes
+        # on until it has k rows, so a larger k costs no extra statement.
         if self.ef_search is not None:
             tuned = "SELECT set_config('hnsw.ef_search', %(ef)s, true)"
             statements.append((tuned, {"ef": str(self.ef_search)}))
