@@ -110,23 +110,12 @@ class Runtime:
 
         Read on every call, so a generation switch is seen at once.
         """
-        from ragsage.storage.sessions import read_rows
+        from ragsage.storage.generations import active_generation_of
 
-        found = await read_rows(
-            self.database,
-            scope,
-            [
-                (
-                    "SELECT embedder, embedding_model, embedding_dim FROM ragsage_generations "
-                    "WHERE state = 'active'",
-                    {},
-                )
-            ],
-        )
-        active = found[0] if found else None
+        active = await active_generation_of(self.database, scope)
         if active is None:
             return self.embedder
-        return self.embedder_for(str(active[0]), str(active[1]), int(active[2]))
+        return self.embedder_for(active.embedder, active.embedding_model, active.embedding_dim)
 
     @property
     def can_transcribe(self) -> bool:

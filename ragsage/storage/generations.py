@@ -8,12 +8,17 @@ Rows of every generation share the chunk table, told apart by ``generation``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.errors import ConfigurationError
+from ragsage.storage.sessions import read_rows
 from ragsage.types import Scope
+
+if TYPE_CHECKING:
+    from ragsage.storage.database import Database
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +62,19 @@ async def live_generations(session: AsyncSession) -> list[Generation]:
 async def active_generation(session: AsyncSession) -> Generation | None:
     """The generation serving queries, or None for a namespace with no vectors yet."""
     return next((g for g in await live_generations(session) if g.state == "active"), None)
+
+
+async def active_generation_of(database: Database, scope: Scope) -> Generation | None:
+    """:func:`active_generation` in one pipelined round trip (read on every request)."""
+    rows = await read_rows(
+        database,
+        scope,
+        [(f"SELECT {_COLUMNS} FROM ragsage_generations WHERE state = 'active'", {})],
+    )
+    if not rows:
+        return None
+    r = rows[0]
+    return Generation(int(r[0]), str(r[1]), int(r[2]), str(r[3]), str(r[4]))
 
 
 async def read_generation(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -108,8 +109,12 @@ def driver_preamble(config: PostgresConfig, scope: Scope | None) -> tuple[str, d
     return to_driver_style(statement.sql), dict(statement.parameters)
 
 
+@functools.lru_cache(maxsize=256)
 def to_driver_style(sql: str) -> str:
-    """``:name`` parameters (SQLAlchemy's ``text``) as ``%(name)s`` (psycopg's)."""
+    """``:name`` parameters (SQLAlchemy's ``text``) as ``%(name)s`` (psycopg's).
+
+    Cached: a search converts the same few statement texts on every call.
+    """
     return _NAMED.sub(r"%(\1)s", sql.replace("%", "%%"))
 
 
