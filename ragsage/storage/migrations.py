@@ -510,55 +510,38 @@ _IDENTIFIER_WORDS = r"""CREATE OR REPLACE FUNCTION ragsage_identifier_words(t te
     $fn$"""
 
 
-def _v7(config: PostgresConfig) -> tuple[str, ...]:
-    """Identifier-aware keyword indexing and IDF-weighted keyword ranking.
+# How migration 7's search reads each term's count: a capped count per term.
+_COUNT_EACH_TERM = """                    FOREACH term IN ARRAY terms LOOP
+                        EXECUTE 'SELECT count(*) FROM (SELECT 1 FROM ragsage_chunks c '
+                            'WHERE c.namespace = $1 AND c.generation = $2 AND c.lexical @@ $3 '
+                            'LIMIT $4) s'
+                            INTO hits USING ns, gen, quote_literal(term)::tsquery, common_rows + 1;
+"""
+# How migration 13's does: from the namespace's cache, counted where missing or old.
+_CACHED_TERM_COUNTS = """                    FOR term, hits IN
+                        SELECT n.term, n.chunks
+                        FROM ragsage_term_counts(gen, terms, common_rows + 1) n ORDER BY n.term
+                    LOOP
+                        hits := least(hits, common_rows + 1);
+"""
 
-    The text-search parser keeps ``os.path.join`` or ``/etc/hosts`` as one
-    token and never splits ``getLogger``, so the generated column now also
-    indexes the parts of every such identifier (:data:`_IDENTIFIER_WORDS`);
-    re-adding the column recomputes it for every existing row.
 
-    ``ts_rank`` knows nothing of how common a term is, so in a question like
-    "how do I use ThreadPoolExecutor" the word "use" counted as much as the
-    name.  The search function already counts each query term's chunks (capped)
-    to choose candidates; with ``weighted`` it now also ranks by the sum of each
-    matched term's ``ts_rank`` times its inverse document frequency, estimated
-    from those namespace-scoped counts against a fixed scale (never table-wide
-    statistics, which would let one tenant's text move another's ranking).
-    Headings are weighted like text, and an optional ``target_generation``
-    (active or building, of the caller's namespace) is searched instead of the
-    active one — how a re-index gate evaluates a generation before it goes live.
+def _lexical_search_function(config: PostgresConfig, *, volatility: str, counting: str) -> str:
+    """``ragsage_lexical_search`` as migrations 7 and 13 define it.
+
+    They differ only in how a query term's chunk count reaches ``hits``
+    (``counting``: the head of the loop over ``terms``) and, since a cache
+    write happens inside, in ``volatility``.
     """
     tsconfig = safe_identifier(config.text_search_config)
-    role = safe_identifier(config.app_role)
     setting = safe_setting_name(config.isolation_variable)
-    system = SYSTEM_ROLE
-    old_signature = (
-        "ragsage_lexical_search(text, boolean, integer, integer, integer, text[], text[], "
-        "jsonb, timestamptz, timestamptz)"
-    )
-    signature = old_signature[:-1] + ", boolean, integer)"
-    return (
-        _IDENTIFIER_WORDS,
-        "ALTER TABLE ragsage_chunks DROP COLUMN lexical",
-        f"""ALTER TABLE ragsage_chunks ADD COLUMN lexical tsvector GENERATED ALWAYS AS (
-            setweight(to_tsvector('{tsconfig}'::regconfig, headings), 'A')
-            || setweight(to_tsvector('{tsconfig}'::regconfig,
-                ragsage_identifier_words(headings)), 'A')
-            || setweight(to_tsvector('{tsconfig}'::regconfig, text), 'D')
-            || setweight(to_tsvector('{tsconfig}'::regconfig,
-                ragsage_identifier_words(text)), 'D')
-        ) STORED""",
-        "ALTER TABLE ragsage_chunks ALTER COLUMN lexical SET STORAGE MAIN",
-        "CREATE INDEX IF NOT EXISTS ragsage_chunks_lexical ON ragsage_chunks USING gin (lexical)",
-        f"DROP FUNCTION IF EXISTS {old_signature}",
-        f"""CREATE OR REPLACE FUNCTION ragsage_lexical_search(
+    return f"""CREATE OR REPLACE FUNCTION ragsage_lexical_search(
                 query_text text, with_syntax boolean, k integer, common_rows integer,
                 sample_rows integer, document_ids text[], sources text[], metadata jsonb,
                 created_after timestamptz, created_before timestamptz,
                 weighted boolean DEFAULT true, target_generation integer DEFAULT NULL)
             RETURNS TABLE (document_id text, ordinal integer, rank real)
-            LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $fn$
+            LANGUAGE plpgsql {volatility} SECURITY DEFINER SET search_path = public, pg_temp AS $fn$
             #variable_conflict use_column
             DECLARE
                 ns text := current_setting('{setting}', true);
@@ -608,12 +591,7 @@ def _v7(config: PostgresConfig) -> tuple[str, ...]:
                     -- common lexemes): those mix every tenant's text, so one tenant's
                     -- documents would move another's ranking and scores.
                     total := 10 * (common_rows + 1);
-                    FOREACH term IN ARRAY terms LOOP
-                        EXECUTE 'SELECT count(*) FROM (SELECT 1 FROM ragsage_chunks c '
-                            'WHERE c.namespace = $1 AND c.generation = $2 AND c.lexical @@ $3 '
-                            'LIMIT $4) s'
-                            INTO hits USING ns, gen, quote_literal(term)::tsquery, common_rows + 1;
-                        IF hits <= common_rows THEN
+{counting}                        IF hits <= common_rows THEN
                             rare := rare || term;
                             rare_hits := rare_hits || hits;
                         END IF;
@@ -669,7 +647,51 @@ def _v7(config: PostgresConfig) -> tuple[str, ...]:
                     'LIMIT $10) h ORDER BY rank DESC, h.document_id, h.ordinal LIMIT $11'
                     USING ns, gen, ranking, candidates, document_ids, sources, metadata,
                         created_after, created_before, limit_rows, k;
-            END $fn$""",
+            END $fn$"""
+
+
+def _v7(config: PostgresConfig) -> tuple[str, ...]:
+    """Identifier-aware keyword indexing and IDF-weighted keyword ranking.
+
+    The text-search parser keeps ``os.path.join`` or ``/etc/hosts`` as one
+    token and never splits ``getLogger``, so the generated column now also
+    indexes the parts of every such identifier (:data:`_IDENTIFIER_WORDS`);
+    re-adding the column recomputes it for every existing row.
+
+    ``ts_rank`` knows nothing of how common a term is, so in a question like
+    "how do I use ThreadPoolExecutor" the word "use" counted as much as the
+    name.  The search function already counts each query term's chunks (capped)
+    to choose candidates; with ``weighted`` it now also ranks by the sum of each
+    matched term's ``ts_rank`` times its inverse document frequency, estimated
+    from those namespace-scoped counts against a fixed scale (never table-wide
+    statistics, which would let one tenant's text move another's ranking).
+    Headings are weighted like text, and an optional ``target_generation``
+    (active or building, of the caller's namespace) is searched instead of the
+    active one — how a re-index gate evaluates a generation before it goes live.
+    """
+    tsconfig = safe_identifier(config.text_search_config)
+    role = safe_identifier(config.app_role)
+    system = SYSTEM_ROLE
+    old_signature = (
+        "ragsage_lexical_search(text, boolean, integer, integer, integer, text[], text[], "
+        "jsonb, timestamptz, timestamptz)"
+    )
+    signature = old_signature[:-1] + ", boolean, integer)"
+    return (
+        _IDENTIFIER_WORDS,
+        "ALTER TABLE ragsage_chunks DROP COLUMN lexical",
+        f"""ALTER TABLE ragsage_chunks ADD COLUMN lexical tsvector GENERATED ALWAYS AS (
+            setweight(to_tsvector('{tsconfig}'::regconfig, headings), 'A')
+            || setweight(to_tsvector('{tsconfig}'::regconfig,
+                ragsage_identifier_words(headings)), 'A')
+            || setweight(to_tsvector('{tsconfig}'::regconfig, text), 'D')
+            || setweight(to_tsvector('{tsconfig}'::regconfig,
+                ragsage_identifier_words(text)), 'D')
+        ) STORED""",
+        "ALTER TABLE ragsage_chunks ALTER COLUMN lexical SET STORAGE MAIN",
+        "CREATE INDEX IF NOT EXISTS ragsage_chunks_lexical ON ragsage_chunks USING gin (lexical)",
+        f"DROP FUNCTION IF EXISTS {old_signature}",
+        _lexical_search_function(config, volatility="STABLE", counting=_COUNT_EACH_TERM),
         f'ALTER FUNCTION {signature} OWNER TO "{system}"',
         f"REVOKE ALL ON FUNCTION {signature} FROM PUBLIC",
         f'GRANT EXECUTE ON FUNCTION {signature} TO "{role}"',
@@ -765,7 +787,6 @@ def _v13(config: PostgresConfig) -> tuple[str, ...]:
     asks to tell a small namespace from a big one.  Everything stays per
     namespace: no tenant's text enters another's figures.
     """
-    tsconfig = safe_identifier(config.text_search_config)
     role = safe_identifier(config.app_role)
     setting = safe_setting_name(config.isolation_variable)
     system = SYSTEM_ROLE
@@ -834,113 +855,7 @@ def _v13(config: PostgresConfig) -> tuple[str, ...]:
                     JOIN ragsage_term_stats s
                     ON s.namespace = ns AND s.generation = gen AND s.term = w.t;
             END $fn$"""
-    search = f"""CREATE OR REPLACE FUNCTION ragsage_lexical_search(
-                query_text text, with_syntax boolean, k integer, common_rows integer,
-                sample_rows integer, document_ids text[], sources text[], metadata jsonb,
-                created_after timestamptz, created_before timestamptz,
-                weighted boolean DEFAULT true, target_generation integer DEFAULT NULL)
-            RETURNS TABLE (document_id text, ordinal integer, rank real)
-            LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = public, pg_temp AS $fn$
-            #variable_conflict use_column
-            DECLARE
-                ns text := current_setting('{setting}', true);
-                gen integer;
-                terms text[];
-                rare text[] := '{{}}';
-                term text;
-                hits bigint;
-                fewest bigint := NULL;
-                rarest text;
-                candidates tsquery;
-                ranking tsquery;
-                limit_rows integer := NULL;
-                total double precision;
-                rare_hits bigint[] := '{{}}';
-                scores text[] := '{{}}';
-                weights text := '{{0.1, 0.2, 0.4, 0.1}}';
-                rank_sql text := 'ts_rank(''{{0.1, 0.2, 0.4, 0.1}}'', h.lexical, $3, 1)';
-            BEGIN
-                IF ns IS NULL OR ns = '' THEN RETURN; END IF;
-                IF target_generation IS NULL THEN
-                    SELECT g.id INTO gen FROM ragsage_generations g
-                        WHERE g.namespace = ns AND g.state = 'active';
-                ELSE
-                    SELECT g.id INTO gen FROM ragsage_generations g
-                        WHERE g.namespace = ns AND g.id = target_generation
-                        AND g.state IN ('active', 'building');
-                END IF;
-                IF gen IS NULL THEN RETURN; END IF;
-                IF with_syntax THEN
-                    candidates := websearch_to_tsquery('{tsconfig}'::regconfig, query_text);
-                    ranking := candidates;
-                ELSE
-                    SELECT array_agg(DISTINCT t ORDER BY t) INTO terms FROM unnest(
-                        tsvector_to_array(to_tsvector('{tsconfig}'::regconfig,
-                            query_text || ' ' || ragsage_identifier_words(query_text)))) t;
-                    IF terms IS NULL THEN RETURN; END IF;
-                    terms := terms[1:32];
-                    total := 10 * (common_rows + 1);
-                    -- Counts come from the namespace's cache, counted afresh
-                    -- only where missing or older than the cache's lifetime.
-                    FOR term, hits IN
-                        SELECT n.term, n.chunks
-                        FROM ragsage_term_counts(gen, terms, common_rows + 1) n ORDER BY n.term
-                    LOOP
-                        hits := least(hits, common_rows + 1);
-                        IF hits <= common_rows THEN
-                            rare := rare || term;
-                            rare_hits := rare_hits || hits;
-                        END IF;
-                        IF fewest IS NULL OR hits < fewest THEN
-                            fewest := hits;
-                            rarest := term;
-                        END IF;
-                        IF hits > 0 THEN
-                            scores := scores || format(
-                                '%s * ts_rank(%L, h.lexical, %L::tsquery, 1)',
-                                ln(1.0 + (total - hits + 0.5) / (hits + 0.5)), weights,
-                                quote_literal(term));
-                        END IF;
-                    END LOOP;
-                    IF weighted AND cardinality(scores) > 0 THEN
-                        rank_sql := array_to_string(scores, ' + ');
-                    END IF;
-                    ranking := array_to_string(
-                        ARRAY(SELECT quote_literal(t) FROM unnest(terms) t), ' | ')::tsquery;
-                    IF cardinality(rare) > 0 THEN
-                        candidates := array_to_string(ARRAY(
-                            SELECT quote_literal(r.t) FROM (
-                                SELECT u.t, u.n,
-                                    sum(u.n) OVER (ORDER BY u.n, u.t) - u.n AS before
-                                FROM unnest(rare, rare_hits) AS u(t, n)) r
-                            WHERE r.before < sample_rows ORDER BY r.n, r.t), ' | ')::tsquery;
-                    ELSE
-                        candidates := array_to_string(
-                            ARRAY(SELECT quote_literal(t) FROM unnest(terms) t), ' & ')::tsquery;
-                        EXECUTE 'SELECT count(*) FROM (SELECT 1 FROM ragsage_chunks c '
-                            'WHERE c.namespace = $1 AND c.generation = $2 AND c.lexical @@ $3 '
-                            'LIMIT $4) s'
-                            INTO hits USING ns, gen, candidates, k;
-                        IF hits < k THEN
-                            candidates := quote_literal(rarest)::tsquery;
-                        END IF;
-                        limit_rows := sample_rows;
-                    END IF;
-                END IF;
-                IF numnode(candidates) = 0 THEN RETURN; END IF;
-                RETURN QUERY EXECUTE
-                    'SELECT h.document_id, h.ordinal, (' || rank_sql || ')::real AS rank FROM ('
-                    'SELECT c.document_id, c.ordinal, c.lexical FROM ragsage_chunks c '
-                    'WHERE c.namespace = $1 AND c.generation = $2 AND c.lexical @@ $4 '
-                    'AND ($5::text[] IS NULL OR c.document_id = ANY($5)) '
-                    'AND ($6::text[] IS NULL OR c.source = ANY($6)) '
-                    'AND ($7::jsonb IS NULL OR c.metadata @> $7) '
-                    'AND ($8::timestamptz IS NULL OR c.created_at >= $8) '
-                    'AND ($9::timestamptz IS NULL OR c.created_at <= $9) '
-                    'LIMIT $10) h ORDER BY rank DESC, h.document_id, h.ordinal LIMIT $11'
-                    USING ns, gen, ranking, candidates, document_ids, sources, metadata,
-                        created_after, created_before, limit_rows, k;
-            END $fn$"""
+    search = _lexical_search_function(config, volatility="VOLATILE", counting=_CACHED_TERM_COUNTS)
     return (
         *tables,
         count_function,
