@@ -13,9 +13,7 @@ from ragsage.errors import InvalidRequest
 from ragsage.storage.config import safe_identifier
 from ragsage.storage.isolation import to_driver_style
 from ragsage.storage.rows import (
-    ACTIVE_GENERATION,
     CHUNK_COLUMN_COUNT,
-    CHUNK_COLUMNS,
     chunk_from_row,
 )
 from ragsage.storage.sessions import read_rows
@@ -64,8 +62,9 @@ class PgLexicalStore:
     ``websearch_to_tsquery`` unchanged, which never raises on bad input.
 
     The matching runs in the ``ragsage_lexical_search`` function (see migration
-    4: under Row-Level Security no query could use the GIN index); it returns
-    ids and ranks only, and the chunks are then read under RLS like any other.
+    4: under Row-Level Security no query could use the GIN index).  It reads
+    only the caller's namespace and, since migration 14, returns the ranked
+    chunks' columns itself, so one call is the whole search.
     ``text_search_config`` names the configuration the column was built with.
     ``generation`` searches that live generation instead of the active one (an
     evaluation of a re-index before it switches); a retired or unknown one finds
@@ -120,17 +119,12 @@ class PgLexicalStore:
         }
         # The generation argument (migration 8) is passed only when asked for,
         # so the default search keeps the long-standing call.
-        searched, chosen = ACTIVE_GENERATION, ""
-        if self.generation is not None:
-            searched, chosen = ":generation", ", CAST(:generation AS integer)"
+        chosen = ", CAST(:generation AS integer)" if self.generation is not None else ""
         sql = (
-            f"SELECT {CHUNK_COLUMNS}, r.rank FROM ragsage_lexical_search(:query, :syntax, "
+            "SELECT * FROM ragsage_lexical_search(:query, :syntax, "
             ":k, :common, :sample, CAST(:ids AS text[]), CAST(:sources AS text[]), "
             "CAST(:metadata AS jsonb), CAST(:after AS timestamptz), "
-            f"CAST(:before AS timestamptz), :weighted{chosen}) r JOIN ragsage_chunks c "
-            "ON c.document_id = r.document_id AND c.ordinal = r.ordinal "
-            f"AND c.generation = {searched} "
-            "ORDER BY r.rank DESC, c.document_id, c.ordinal"
+            f"CAST(:before AS timestamptz), :weighted{chosen})"
         )
         rows = await read_rows(self._target, scope, [(to_driver_style(sql), params)])
         return [

@@ -288,6 +288,7 @@ async def _check_v9(database: Database) -> None:
     (old,) = await pg.documents.chunks(ACME, "doc_v3")
     # A row written before spans existed reads back as the unknown span.
     assert (old.text, old.start_char, old.end_char) == ("zirconium ledger", 0, 0)
+    await database.migrate()  # today's lexical store reads the chunks its function returns
     (hit,) = await pg.lexical.search(ACME, "zirconium", k=3)
     assert (hit.chunk.start_char, hit.chunk.end_char) == (0, 0)
 
@@ -373,6 +374,23 @@ async def _check_v13(database: Database) -> None:
     assert "zirconium" not in await _term_counts(database, GLOBEX)
 
 
+async def _check_v14(database: Database) -> None:
+    # The cache still fills per namespace, and the function hands back the chunk itself.
+    await _check_v13(database)
+    async with database.session(ACME) as session:
+        rows = (
+            await session.execute(
+                text(
+                    "SELECT document_id, ordinal, chunk_text, source, rank FROM "
+                    "ragsage_lexical_search('zirconium ledger', false, 3, 500, 500, "
+                    "NULL, NULL, NULL, NULL, NULL)"
+                )
+            )
+        ).all()
+    assert [tuple(row[:4]) for row in rows] == [("doc_v3", 0, "zirconium ledger", "v3.md")]
+    assert rows[0][4] > 0
+
+
 UPGRADES = {
     2: (_seed_v1, _check_v2),
     3: (_seed_v2, _check_v3),
@@ -386,6 +404,7 @@ UPGRADES = {
     11: (_seed_v2, _check_v11),
     12: (_seed_v2, _check_v12),
     13: (_seed_v3, _check_v13),
+    14: (_seed_v3, _check_v14),
 }
 
 
