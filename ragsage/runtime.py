@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
+import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -48,6 +50,8 @@ if TYPE_CHECKING:
 
 
 EmbedderFactory = Callable[[str, str, "int | None"], Embedder]
+# Namespaces whose active embedder one process remembers (least recent dropped).
+_REMEMBERED_NAMESPACES = 1024
 _T = TypeVar("_T")
 
 
@@ -75,7 +79,11 @@ class Runtime:
     tracer: Tracer
     embedder_factory: EmbedderFactory
     providers: _Providers | None = None
+    # How long :meth:`with_engine` trusts the active generation it last read
+    # for a namespace; see there why a switch in between is still safe.
+    active_embedder_seconds: float = 30.0
     _embedders: dict[tuple[str, str, int | None], Embedder] = field(default_factory=dict)
+    _active_embedders: OrderedDict[str, tuple[float, Embedder]] = field(default_factory=OrderedDict)
 
     def ingestion_config(self) -> IngestionConfig:
         return IngestionConfig(
@@ -225,13 +233,34 @@ class Runtime:
 
     async def with_engine(self, scope: Scope, call: Callable[[QueryEngine], Awaitable[_T]]) -> _T:
         """Run ``call`` with the namespace's engine, once more if a re-index switched
-        generations between choosing the embedder and searching."""
+        generations under it.
+
+        The active generation's embedder is remembered per namespace for
+        :attr:`active_embedder_seconds`, which spares each search a round trip.
+        That is safe because dense search reads the generation it searches in
+        its own statement and refuses a query embedded by another model
+        (:class:`~ragsage.storage.EmbeddingModelMismatch`); the namespace is then
+        read afresh and ``call`` runs once more.
+        """
         from ragsage.storage import EmbeddingModelMismatch
 
         try:
-            return await call(await self.query_engine_for(scope))
+            return await call(self.query_engine(await self._remembered_embedder(scope)))
         except EmbeddingModelMismatch:
+            self._active_embedders.pop(scope.namespace, None)
             return await call(await self.query_engine_for(scope))
+
+    async def _remembered_embedder(self, scope: Scope) -> Embedder:
+        now = time.monotonic()
+        seen = self._active_embedders.get(scope.namespace)
+        if seen is not None and now - seen[0] < self.active_embedder_seconds:
+            return seen[1]
+        embedder = await self.embedder_for_scope(scope)
+        self._active_embedders[scope.namespace] = (now, embedder)
+        self._active_embedders.move_to_end(scope.namespace)
+        while len(self._active_embedders) > _REMEMBERED_NAMESPACES:
+            self._active_embedders.popitem(last=False)
+        return embedder
 
     async def aclose(self) -> None:
         """Release pooled connections and clients."""

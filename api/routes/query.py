@@ -22,7 +22,14 @@ from api.schemas import (
 from api.services import Services, services
 from ragsage.errors import RagsageError
 from ragsage.keys import Role
-from ragsage.query import AnswerEvent, CitationsEvent, DoneEvent, RetrievalResult, TokenEvent
+from ragsage.query import (
+    AnswerEvent,
+    CitationsEvent,
+    DoneEvent,
+    QueryEngine,
+    RetrievalResult,
+    TokenEvent,
+)
 from ragsage.query.options import MAX_EXPANSION
 from ragsage.types import Scope, Turn
 
@@ -36,11 +43,10 @@ def search() -> Any:
     here = services()
     options = convert.options(body)
 
-    async def found() -> RetrievalResult:
-        engine = await here.runtime.query_engine_for(who.scope)
+    async def found(engine: QueryEngine) -> RetrievalResult:
         return await engine.search(who.scope, body.query, options)
 
-    return convert.dump(convert.search(here.run(found())))
+    return convert.dump(convert.search(here.run(here.runtime.with_engine(who.scope, found))))
 
 
 @blueprint.post("/v1/query")

@@ -11,6 +11,8 @@ from sqlalchemy import text
 from ragsage.embedded.redis import EmbeddedRedis
 from ragsage.identity import document_id_for
 from ragsage.jobs.records import Job, JobState
+from ragsage.loop import LoopThread
+from ragsage.query import QueryEngine
 from ragsage.runtime import build_runtime
 from ragsage.types import Scope
 
@@ -62,6 +64,28 @@ def _search(deployment: Deployment) -> list[str]:
     return asyncio.run(run())
 
 
+class _LongLivedSearch:
+    """One runtime kept across the switch, as an API process keeps its own."""
+
+    def __init__(self, deployment: Deployment) -> None:
+        self.loop = LoopThread("reindex-test")
+        self.runtime = build_runtime(deployment.settings)
+        # Trust the remembered generation for the whole test: the switch must
+        # be caught by the search itself, not by the memory running out.
+        self.runtime.active_embedder_seconds = 3600
+
+    def search(self) -> list[str]:
+        async def call(engine: QueryEngine) -> list[str]:
+            result = await engine.search(Scope(ACME), QUERY)
+            return [hit.chunk.id for hit in result.hits]
+
+        return self.loop.run(self.runtime.with_engine(Scope(ACME), call), timeout=60)
+
+    def close(self) -> None:
+        self.loop.run(self.runtime.aclose(), timeout=10)
+        self.loop.stop()
+
+
 def _sql(deployment: Deployment, statement: str) -> list[tuple[object, ...]]:
     async def run() -> list[tuple[object, ...]]:
         runtime = build_runtime(deployment.settings)
@@ -96,6 +120,8 @@ def test_reindex_serves_the_old_model_until_the_switch_then_rolls_back_and_drops
     _ingest(deployment, 30)
     before = _search(deployment)
     assert before and before[0].startswith(document_id_for(ACME, "r7.md"))
+    held = _LongLivedSearch(deployment)
+    assert held.search() == before
 
     # Reading pages back from Postgres must not need the parse cache.
     redis.Redis.from_url(redis_server.url(1)).flushdb()
@@ -129,6 +155,9 @@ def test_reindex_serves_the_old_model_until_the_switch_then_rolls_back_and_drops
     assert models == [(MODEL_B,)]
     after = _search(deployment)
     assert after and after[0] == before[0]  # the same passage, found through B's vectors
+    # A process that remembered A's embedder notices the switch on its next search.
+    assert held.search() == after
+    held.close()
     late_in_b = _sql(
         deployment,
         f"SELECT count(*) FROM ragsage_chunks WHERE generation = {generation} "
