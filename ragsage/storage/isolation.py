@@ -126,20 +126,29 @@ async def read_pipelined(
 ) -> list[tuple[Any, ...]]:
     """The rows of the last of ``statements``, run in one round trip pinned to ``scope``.
 
-    ``BEGIN``, the isolation preamble, the statements and ``COMMIT`` go out
-    together in psycopg's pipeline mode: a search pays one round trip for its
-    transaction instead of four.  A connection found dead is replaced and the
-    whole read sent once more (it has written nothing).
+    The isolation preamble and the statements go out together in psycopg's
+    pipeline mode, with the connection in autocommit for the duration: the
+    server then runs everything before the pipeline's one Sync message as a
+    single implicit transaction, so the preamble's transaction-local settings
+    hold for every statement and vanish after the last.  An explicit ``BEGIN``
+    would cost a round trip of its own (psycopg syncs after it) and ``COMMIT``
+    a statement more: this way a read is one round trip and two statements
+    fewer.  A connection found dead is replaced and the whole read sent once
+    more (it has written nothing).
     """
     sql, parameters = driver_preamble(config, scope)
     for attempt in (0, 1):
         raw = await connection.get_raw_connection()
         driver: psycopg.AsyncConnection[Any] = raw.driver_connection  # type: ignore[assignment]
         try:
-            async with driver.pipeline():
-                await driver.execute(sql, parameters)
-                cursors = [await driver.execute(text_, params) for text_, params in statements]
-                await driver.execute("COMMIT")
+            await driver.set_autocommit(True)
+            try:
+                async with driver.pipeline():
+                    await driver.execute(sql, parameters)
+                    cursors = [await driver.execute(text_, params) for text_, params in statements]
+            finally:
+                if not (driver.closed or driver.broken):
+                    await driver.set_autocommit(False)  # as the pool hands it out
             return await cursors[-1].fetchall()
         except psycopg.OperationalError:
             # The pool must not try to reset a dead connection: it would log a

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import psycopg
 import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
@@ -195,3 +196,24 @@ async def test_the_privileged_functions_cross_namespaces_without_leaking(db: Dat
                 await session.execute(text(attempt))
     async with db.session(ACME) as session:
         assert list(await session.scalars(text("SELECT namespace FROM ragsage_jobs"))) == ["acme"]
+
+
+async def test_a_pipelined_read_keeps_its_namespace_to_itself(
+    db: Database, loaded: dict[str, str]
+) -> None:
+    # Reads share pooled connections; one namespace's read must leave nothing
+    # behind for the next, whether it succeeded or failed.
+    setting = "SELECT current_setting('ragsage.namespace', true)"
+    count = "SELECT count(*) FROM ragsage_documents"
+    for _ in range(3):  # more reads than the pool has connections to hand out afresh
+        assert await db.read(ACME, [(setting, {}), (count, {})]) == [(1,)]
+        assert await db.read(ACME, [(setting, {})]) == [("acme",)]
+        assert await db.read(None, [(setting, {})]) in ([("",)], [(None,)])
+        assert await db.read(None, [(count, {})]) == [(0,)]
+        with pytest.raises(psycopg.errors.DivisionByZero):
+            await db.read(GLOBEX, [("SELECT 1 / 0", {})])
+        assert await db.read(None, [(count, {})]) == [(0,)]
+        assert await db.read(GLOBEX, [(count, {})]) == [(1,)]
+    async with db.engine.connect() as connection:
+        raw = await connection.get_raw_connection()
+        assert raw.driver_connection.autocommit is False  # handed back as the pool expects
