@@ -19,6 +19,7 @@ from ragsage.storage.generations import (
     write_generation,
 )
 from ragsage.storage.isolation import to_driver_style
+from ragsage.storage.migrations import TERM_COUNT_LIFETIME_SECONDS
 from ragsage.storage.rows import CHUNK_COLUMN_COUNT, CHUNK_COLUMNS, chunk_from_row, filter_sql
 from ragsage.storage.sessions import read_rows, scoped
 from ragsage.types import EmbeddedChunk, Scope, ScoredChunk, SearchFilters
@@ -111,7 +112,11 @@ def dense_statement(
     sql = (
         "WITH g AS MATERIALIZED (SELECT g.id, g.embedding_model, g.embedding_dim "
         f"FROM ragsage_generations g WHERE {chosen}), "
-        "small AS MATERIALIZED (SELECT coalesce((SELECT n.chunks FROM ragsage_term_counts("
+        "small AS MATERIALIZED (SELECT coalesce((SELECT s.chunks FROM ragsage_term_stats s "
+        "WHERE s.generation = (SELECT id FROM g) AND s.term = '' "
+        f"AND (s.chunks < s.cap OR s.cap >= {EXACT_BELOW}) "
+        f"AND s.counted_at > now() - make_interval(secs => {TERM_COUNT_LIFETIME_SECONDS})), "
+        "(SELECT n.chunks FROM ragsage_term_counts("
         f"(SELECT id FROM g), ARRAY[''], {EXACT_BELOW}) n), 0) < {EXACT_BELOW} AS yes), "
         f"near AS (SELECT {CHUNK_COLUMNS}, 1 - ({distance}) AS similarity {rows} "
         f"AND NOT (SELECT yes FROM small) ORDER BY {distance} LIMIT :k), "
