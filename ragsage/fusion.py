@@ -18,10 +18,10 @@ engine's relevance floor reads the raw per-stage scores, which fusion keeps.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Literal
 
-from ragsage.types import ScoredChunk
+from ragsage.types import Ranked, ScoredChunk
 
 DEFAULT_RRF_K = 60
 FUSION_METHODS = ("rrf", "score")
@@ -42,15 +42,7 @@ def reciprocal_rank_fusion(
     vector and keyword scores it had, and ties break on chunk id so the order is
     deterministic.
     """
-    _check_alpha(alpha)
-    if k < 1:
-        raise ValueError(f"k must be positive, got {k}")
-    return _combine(
-        [
-            (weight, ranked, [1.0 / (k + rank) for rank in range(1, len(ranked) + 1)])
-            for weight, ranked in ((alpha, dense), (1.0 - alpha, lexical))
-        ]
-    )
+    return fuse("rrf", dense, lexical, alpha=alpha, rrf_k=k)
 
 
 def score_fusion(
@@ -62,13 +54,7 @@ def score_fusion(
     count as 0; a list of zeros scales to 1), and a chunk missing from a list
     gets 0 from it.
     """
-    _check_alpha(alpha)
-    return _combine(
-        [
-            (weight, ranked, _max_scaled(ranked))
-            for weight, ranked in ((alpha, dense), (1.0 - alpha, lexical))
-        ]
-    )
+    return fuse("score", dense, lexical, alpha=alpha)
 
 
 def fuse(
@@ -80,43 +66,94 @@ def fuse(
     rrf_k: int = DEFAULT_RRF_K,
 ) -> list[ScoredChunk]:
     """Fuse with the named method."""
-    if method == "rrf":
-        return reciprocal_rank_fusion(dense, lexical, alpha=alpha, k=rrf_k)
-    if method == "score":
-        return score_fusion(dense, lexical, alpha=alpha)
-    raise ValueError(f"unknown fusion method {method!r}; expected one of {FUSION_METHODS}")
+    ranked = fuse_ranked(
+        method,
+        [Ranked(c.chunk.id, c.score) for c in dense],
+        [Ranked(c.chunk.id, c.score) for c in lexical],
+        alpha=alpha,
+        rrf_k=rrf_k,
+    )
+    # Each chunk keeps the first object met (dense first) and, per stage, the
+    # first score either list gave it.
+    first: dict[str, ScoredChunk] = {}
+    stages: dict[str, tuple[float | None, float | None]] = {}
+    for candidate in (*dense, *lexical):
+        key = candidate.chunk.id
+        first.setdefault(key, candidate)
+        vector, keyword = stages.get(key, (None, None))
+        stages[key] = (
+            _first(vector, candidate.vector_score),
+            _first(keyword, candidate.keyword_score),
+        )
+    return [
+        replace(
+            first[f.chunk_id],
+            score=f.score,
+            vector_score=stages[f.chunk_id][0],
+            keyword_score=stages[f.chunk_id][1],
+        )
+        for f in ranked
+    ]
 
 
-def _check_alpha(alpha: float) -> None:
+@dataclass(frozen=True, slots=True)
+class FusedRank:
+    """A fused candidate known by id only (rows are read for the winners alone).
+
+    It carries the same score fields as a :class:`ScoredChunk`, so the query
+    engine filters either alike.
+    """
+
+    chunk_id: str
+    score: float
+    vector_score: float | None
+    keyword_score: float | None
+    rerank_score: float | None = None
+
+
+def fuse_ranked(
+    method: FusionMethod,
+    dense: Sequence[Ranked],
+    lexical: Sequence[Ranked],
+    *,
+    alpha: float,
+    rrf_k: int = DEFAULT_RRF_K,
+) -> list[FusedRank]:
+    """:func:`fuse` on ids and raw scores: the one place the methods are computed.
+
+    A chunk's vector score is its raw score in ``dense`` and its keyword score
+    its raw score in ``lexical``; absent from a list, that score is None.
+    """
     if not 0.0 <= alpha <= 1.0:
         raise ValueError(f"alpha must be between 0 and 1, got {alpha}")
+    if method == "rrf":
+        if rrf_k < 1:
+            raise ValueError(f"k must be positive, got {rrf_k}")
+        values = [[1.0 / (rrf_k + rank) for rank in range(1, len(r) + 1)] for r in (dense, lexical)]
+    elif method == "score":
+        values = [_max_scaled([c.score for c in r]) for r in (dense, lexical)]
+    else:
+        raise ValueError(f"unknown fusion method {method!r}; expected one of {FUSION_METHODS}")
+    fused: dict[str, list[float | None]] = {}
+    for slot, weight, ranked, scaled in (
+        (1, alpha, dense, values[0]),
+        (2, 1.0 - alpha, lexical, values[1]),
+    ):
+        for candidate, value in zip(ranked, scaled, strict=True):
+            entry = fused.setdefault(candidate.chunk_id, [0.0, None, None])
+            entry[0] = (entry[0] or 0.0) + weight * value
+            if entry[slot] is None:
+                entry[slot] = candidate.score
+    return sorted(
+        (FusedRank(key, float(e[0] or 0.0), e[1], e[2]) for key, e in fused.items()),
+        key=lambda f: (-f.score, f.chunk_id),
+    )
 
 
-def _max_scaled(ranked: Sequence[ScoredChunk]) -> list[float]:
-    scores = [max(candidate.score, 0.0) for candidate in ranked]
-    high = max(scores, default=0.0)
-    return [score / high if high > 0 else 1.0 for score in scores]
-
-
-def _combine(
-    lists: Sequence[tuple[float, Sequence[ScoredChunk], Sequence[float]]],
-) -> list[ScoredChunk]:
-    """Sum ``weight * value`` per chunk over the lists, keeping each stage's raw score."""
-    fused: dict[str, ScoredChunk] = {}
-    for weight, ranked, values in lists:
-        for candidate, value in zip(ranked, values, strict=True):
-            contribution = weight * value
-            seen = fused.get(candidate.chunk.id)
-            if seen is None:
-                fused[candidate.chunk.id] = replace(candidate, score=contribution)
-                continue
-            fused[candidate.chunk.id] = replace(
-                seen,
-                score=seen.score + contribution,
-                vector_score=_first(seen.vector_score, candidate.vector_score),
-                keyword_score=_first(seen.keyword_score, candidate.keyword_score),
-            )
-    return sorted(fused.values(), key=lambda c: (-c.score, c.chunk.id))
+def _max_scaled(scores: Sequence[float]) -> list[float]:
+    clipped = [max(score, 0.0) for score in scores]
+    high = max(clipped, default=0.0)
+    return [score / high if high > 0 else 1.0 for score in clipped]
 
 
 def _first(a: float | None, b: float | None) -> float | None:

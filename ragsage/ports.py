@@ -20,6 +20,7 @@ from ragsage.types import (
     PageImage,
     PageRoute,
     ParsedDocument,
+    Ranked,
     RawSource,
     Scope,
     ScoredChunk,
@@ -159,6 +160,43 @@ class LexicalStore(Protocol):
     ) -> Sequence[ScoredChunk]: ...
 
     async def delete(self, scope: Scope, document_id: str) -> None: ...
+
+
+@runtime_checkable
+class RanksVectors(Protocol):
+    """Optional for a vector store: the ranking of :meth:`VectorStore.search` by id alone.
+
+    With it (and :class:`FetchesChunks`), a search reads rows only for the
+    results it returns, not for every candidate fusion looks at.
+    """
+
+    async def rank_vectors(
+        self,
+        scope: Scope,
+        query_vector: tuple[float, ...],
+        *,
+        k: int,
+        filters: SearchFilters | None = None,
+    ) -> Sequence[Ranked]: ...
+
+
+@runtime_checkable
+class RanksText(Protocol):
+    """Optional for a lexical store: the ranking of :meth:`LexicalStore.search` by id alone."""
+
+    async def rank_text(
+        self, scope: Scope, query: str, *, k: int, filters: SearchFilters | None = None
+    ) -> Sequence[Ranked]: ...
+
+
+@runtime_checkable
+class FetchesChunks(Protocol):
+    """Optional for a vector store: the chunks of the generation it searches, by id.
+
+    Ids it no longer holds are left out, so a caller may ask for ids a moment old.
+    """
+
+    async def fetch_chunks(self, scope: Scope, chunk_ids: Sequence[str]) -> Sequence[Chunk]: ...
 
 
 @runtime_checkable

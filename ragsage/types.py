@@ -135,6 +135,14 @@ def chunk_id(document_id: str, ordinal: int) -> str:
     return f"{document_id}:{ordinal}"
 
 
+def split_chunk_id(value: str) -> tuple[str, int] | None:
+    """(document id, ordinal) of a chunk id, or None when ``value`` is not one."""
+    document_id, _, ordinal = value.rpartition(":")
+    if not document_id or not ordinal.isdigit() or len(ordinal) > 9:
+        return None
+    return document_id, int(ordinal)
+
+
 @dataclass(frozen=True, slots=True)
 class EmbeddedChunk:
     """A chunk together with the vector of its ``embed_text``."""
@@ -152,6 +160,14 @@ class ScoredChunk:
     vector_score: float | None = None
     keyword_score: float | None = None
     rerank_score: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """A candidate by chunk id and its stage's raw score, before its row is read."""
+
+    chunk_id: str
+    score: float
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,18 +9,22 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Protocol, TypeVar, cast
 
 from ragsage.errors import InvalidRequest
-from ragsage.fusion import fuse
+from ragsage.fusion import FusedRank, fuse, fuse_ranked
 from ragsage.ports import (
     DocumentStore,
     Embedder,
+    FetchesChunks,
     LexicalStore,
     LLMClient,
     QueryRewriter,
+    RanksText,
+    RanksVectors,
     Reranker,
     Span,
     Tracer,
@@ -45,6 +49,11 @@ from ragsage.tracing import NullTracer
 from ragsage.types import Chunk, Scope, ScoredChunk, Turn
 
 _DAY_SECONDS = 86_400.0
+_Found = TypeVar("_Found")
+
+
+class _RanksAndFetches(RanksVectors, FetchesChunks, Protocol):
+    """A vector store that ranks by id and reads the chunks it ranked."""
 
 
 class QueryEngine:
@@ -104,9 +113,69 @@ class QueryEngine:
             return RetrievalResult(query=query, hits=(), total_found=0, timing_ms={"total_ms": 0.0})
         history = [Turn(turn.role, clean(turn.content)) for turn in history]
         standalone = await self._rewrite(root, query, history, timing)
+        rerank = options.rerank
+        if rerank is None:
+            rerank = answering or self.config.rerank_searches
+        reranking = rerank and self.reranker is not None
+        by_id = self._ranks_by_id()
+        passing: Sequence[ScoredChunk | FusedRank]
+        if by_id is not None and not reranking and not options.recency_bias:
+            passing = await self._ranked_by_id(root, scope, standalone, options, timing, by_id)
+            reranked = False
+        else:
+            passing, reranked = await self._ranked_rows(
+                root, scope, standalone, options, timing, reranking
+            )
+        if answering:
+            passing = [c for c in passing if self._passes_floor(c, reranked)]
+        else:
+            passing = [c for c in passing if _has_signal(c, options.min_score)]
+        root.set(passing=len(passing), reranked=reranked)
+        chosen = await self._rows_of(root, scope, passing[: options.top_k], timing, by_id)
+
+        stage = time.perf_counter()
+        with root.child("expand", above=options.chunks_above, below=options.chunks_below):
+            hits = [await self._expand(scope, candidate, options) for candidate in chosen]
+        timing["expand_ms"] = _ms(stage)
+        timing["total_ms"] = _ms(started)
+        return RetrievalResult(
+            query=standalone, hits=tuple(hits), total_found=len(passing), timing_ms=timing
+        )
+
+    def _ranks_by_id(self) -> tuple[_RanksAndFetches, RanksText] | None:
+        """The stores, when they can rank by id and read rows for the winners alone."""
+        vectors, text = self.vector_store, self.lexical_store
+        if isinstance(vectors, RanksVectors) and isinstance(vectors, FetchesChunks):
+            if isinstance(text, RanksText):
+                return cast(_RanksAndFetches, vectors), text
+        return None
+
+    async def _ranked_rows(
+        self,
+        root: Span,
+        scope: Scope,
+        query: str,
+        options: RetrievalOptions,
+        timing: dict[str, float],
+        reranking: bool,
+    ) -> tuple[list[ScoredChunk], bool]:
+        """Fused (and maybe reranked) candidates, each read whole: what a reranker needs."""
+        k, filters = options.candidate_count, options.filters
         dense, lexical = await asyncio.gather(
-            self._dense(root, scope, standalone, options, timing),
-            self._lexical(root, scope, standalone, options, timing),
+            self._dense(
+                root,
+                scope,
+                query,
+                options,
+                timing,
+                lambda v: self.vector_store.search(scope, v, k=k, filters=filters),
+            ),
+            self._lexical(
+                root,
+                options,
+                timing,
+                lambda: self.lexical_store.search(scope, query, k=k, filters=filters),
+            ),
         )
         stage = time.perf_counter()
         with root.child("fuse", dense=len(dense), lexical=len(lexical)) as span:
@@ -121,37 +190,83 @@ class QueryEngine:
                 fused = _apply_recency(fused, options.recency_half_life_days)
             span.set(candidates=len(fused))
         timing["fusion_ms"] = _ms(stage)
-
-        reranked = False
-        rerank = options.rerank
-        if rerank is None:
-            rerank = answering or self.config.rerank_searches
-        if rerank and self.reranker is not None and fused:
-            stage = time.perf_counter()
-            with root.child("rerank", candidates=len(fused)) as span:
-                fused = list(
-                    await self.reranker.rerank(standalone, fused, top_k=options.candidate_count)
-                )
-                span.set(kept=len(fused))
-            timing["rerank_ms"] = _ms(stage)
-            reranked = True
-        if answering:
-            passing = [c for c in fused if self._passes_floor(c, reranked)]
-        else:
-            passing = [c for c in fused if _has_signal(c, options.min_score)]
-        root.set(passing=len(passing), reranked=reranked)
-
+        if not (reranking and self.reranker is not None and fused):
+            return fused, False
         stage = time.perf_counter()
-        with root.child("expand", above=options.chunks_above, below=options.chunks_below):
-            hits = [
-                await self._expand(scope, candidate, options)
-                for candidate in passing[: options.top_k]
-            ]
-        timing["expand_ms"] = _ms(stage)
-        timing["total_ms"] = _ms(started)
-        return RetrievalResult(
-            query=standalone, hits=tuple(hits), total_found=len(passing), timing_ms=timing
+        with root.child("rerank", candidates=len(fused)) as span:
+            fused = list(await self.reranker.rerank(query, fused, top_k=options.candidate_count))
+            span.set(kept=len(fused))
+        timing["rerank_ms"] = _ms(stage)
+        return fused, True
+
+    async def _ranked_by_id(
+        self,
+        root: Span,
+        scope: Scope,
+        query: str,
+        options: RetrievalOptions,
+        timing: dict[str, float],
+        stores: tuple[_RanksAndFetches, RanksText],
+    ) -> list[FusedRank]:
+        """Fused candidates known by id: no row is read until the winners are known."""
+        vectors, text = stores
+        k, filters = options.candidate_count, options.filters
+        dense, lexical = await asyncio.gather(
+            self._dense(
+                root,
+                scope,
+                query,
+                options,
+                timing,
+                lambda v: vectors.rank_vectors(scope, v, k=k, filters=filters),
+            ),
+            self._lexical(
+                root,
+                options,
+                timing,
+                lambda: text.rank_text(scope, query, k=k, filters=filters),
+            ),
         )
+        stage = time.perf_counter()
+        with root.child("fuse", dense=len(dense), lexical=len(lexical)) as span:
+            fused = fuse_ranked(
+                self.config.fusion,
+                dense,
+                lexical,
+                alpha=options.hybrid_alpha,
+                rrf_k=self.config.rrf_k,
+            )
+            span.set(candidates=len(fused))
+        timing["fusion_ms"] = _ms(stage)
+        return fused
+
+    async def _rows_of(
+        self,
+        root: Span,
+        scope: Scope,
+        chosen: Sequence[ScoredChunk | FusedRank],
+        timing: dict[str, float],
+        by_id: tuple[_RanksAndFetches, RanksText] | None,
+    ) -> list[ScoredChunk]:
+        """The chosen candidates as chunks: read now if they were ranked by id."""
+        if by_id is None or not chosen or not isinstance(chosen[0], FusedRank):
+            return [c for c in chosen if isinstance(c, ScoredChunk)]
+        stage = time.perf_counter()
+        with root.child("fetch", chunks=len(chosen)):
+            ids = [c.chunk_id for c in chosen if isinstance(c, FusedRank)]
+            found = {chunk.id: chunk for chunk in await by_id[0].fetch_chunks(scope, ids)}
+        timing["fetch_ms"] = _ms(stage)
+        # A chunk re-indexed away between ranking and reading is left out.
+        return [
+            ScoredChunk(
+                chunk=found[c.chunk_id],
+                score=c.score,
+                vector_score=c.vector_score,
+                keyword_score=c.keyword_score,
+            )
+            for c in chosen
+            if isinstance(c, FusedRank) and c.chunk_id in found
+        ]
 
     async def _rewrite(
         self, root: Span, query: str, history: Sequence[Turn], timing: dict[str, float]
@@ -173,7 +288,8 @@ class QueryEngine:
         query: str,
         options: RetrievalOptions,
         timing: dict[str, float],
-    ) -> Sequence[ScoredChunk]:
+        search: Callable[[tuple[float, ...]], Awaitable[Sequence[_Found]]],
+    ) -> Sequence[_Found]:
         if options.hybrid_alpha == 0.0:
             return []
         stage = time.perf_counter()
@@ -182,9 +298,7 @@ class QueryEngine:
         timing["embed_ms"] = _ms(stage)
         stage = time.perf_counter()
         with root.child("dense", k=options.candidate_count) as span:
-            found = await self.vector_store.search(
-                scope, tuple(vectors[0]), k=options.candidate_count, filters=options.filters
-            )
+            found = await search(tuple(vectors[0]))
             span.set(found=len(found))
         timing["vector_ms"] = _ms(stage)
         return found
@@ -192,23 +306,20 @@ class QueryEngine:
     async def _lexical(
         self,
         root: Span,
-        scope: Scope,
-        query: str,
         options: RetrievalOptions,
         timing: dict[str, float],
-    ) -> Sequence[ScoredChunk]:
+        search: Callable[[], Awaitable[Sequence[_Found]]],
+    ) -> Sequence[_Found]:
         if options.hybrid_alpha == 1.0:
             return []
         stage = time.perf_counter()
         with root.child("lexical", k=options.candidate_count) as span:
-            found = await self.lexical_store.search(
-                scope, query, k=options.candidate_count, filters=options.filters
-            )
+            found = await search()
             span.set(found=len(found))
         timing["keyword_ms"] = _ms(stage)
         return found
 
-    def _passes_floor(self, candidate: ScoredChunk, reranked: bool) -> bool:
+    def _passes_floor(self, candidate: ScoredChunk | FusedRank, reranked: bool) -> bool:
         # Fused scores are rank arithmetic and carry no relevance; only the raw
         # per-stage scores can say "this passage is about the question".
         if reranked:
@@ -386,7 +497,7 @@ class QueryEngine:
         return await self.document_store.count_chunks(scope)
 
 
-def _has_signal(candidate: ScoredChunk, min_score: float | None) -> bool:
+def _has_signal(candidate: ScoredChunk | FusedRank, min_score: float | None) -> bool:
     """A search result: it shares a term with the query or points its way, and clears min_score."""
     if min_score is not None and candidate.score < min_score:
         return False

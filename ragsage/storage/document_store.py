@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.storage.rows import ACTIVE_GENERATION, CHUNK_COLUMNS, chunk_from_row
 from ragsage.storage.sessions import scoped
-from ragsage.types import Chunk, Document, Scope
+from ragsage.types import Chunk, Document, Scope, split_chunk_id
 
 if TYPE_CHECKING:
     from ragsage.storage.database import Database
@@ -109,10 +109,11 @@ class PgDocumentStore:
             )
 
     async def get_chunk(self, scope: Scope, chunk_id: str) -> Chunk | None:
-        document_id, _, ordinal = chunk_id.rpartition(":")
-        if not document_id or not ordinal.isdigit() or len(ordinal) > 9:
+        key = split_chunk_id(chunk_id)
+        if key is None:
             return None
-        found = await self.chunks(scope, document_id, first=int(ordinal), last=int(ordinal))
+        document_id, ordinal = key
+        found = await self.chunks(scope, document_id, first=ordinal, last=ordinal)
         return found[0] if found else None
 
     async def chunks(

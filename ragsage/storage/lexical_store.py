@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -17,7 +17,7 @@ from ragsage.storage.rows import (
     chunk_from_row,
 )
 from ragsage.storage.sessions import read_rows
-from ragsage.types import Chunk, Scope, ScoredChunk, SearchFilters
+from ragsage.types import Chunk, Ranked, Scope, ScoredChunk, SearchFilters, chunk_id
 
 if TYPE_CHECKING:
     from ragsage.storage.database import Database
@@ -93,6 +93,26 @@ class PgLexicalStore:
     async def search(
         self, scope: Scope, query: str, *, k: int, filters: SearchFilters | None = None
     ) -> Sequence[ScoredChunk]:
+        rows = await self._ranked(scope, query, k, filters, "*")
+        return [
+            ScoredChunk(
+                chunk=chunk_from_row(row),
+                score=float(row[CHUNK_COLUMN_COUNT]),
+                keyword_score=float(row[CHUNK_COLUMN_COUNT]),
+            )
+            for row in rows
+        ]
+
+    async def rank_text(
+        self, scope: Scope, query: str, *, k: int, filters: SearchFilters | None = None
+    ) -> Sequence[Ranked]:
+        """:meth:`search`'s ranking, by chunk id, without sending the chunks."""
+        rows = await self._ranked(scope, query, k, filters, "document_id, ordinal, rank")
+        return [Ranked(chunk_id(str(row[0]), int(row[1])), float(row[2])) for row in rows]
+
+    async def _ranked(
+        self, scope: Scope, query: str, k: int, filters: SearchFilters | None, columns: str
+    ) -> list[tuple[Any, ...]]:
         if not query.strip() or k < 1:
             return []
         if len(query) > MAX_QUERY_CHARS:
@@ -121,20 +141,12 @@ class PgLexicalStore:
         # so the default search keeps the long-standing call.
         chosen = ", CAST(:generation AS integer)" if self.generation is not None else ""
         sql = (
-            "SELECT * FROM ragsage_lexical_search(:query, :syntax, "
+            f"SELECT {columns} FROM ragsage_lexical_search(:query, :syntax, "
             ":k, :common, :sample, CAST(:ids AS text[]), CAST(:sources AS text[]), "
             "CAST(:metadata AS jsonb), CAST(:after AS timestamptz), "
             f"CAST(:before AS timestamptz), :weighted{chosen})"
         )
-        rows = await read_rows(self._target, scope, [(to_driver_style(sql), params)])
-        return [
-            ScoredChunk(
-                chunk=chunk_from_row(row),
-                score=float(row[CHUNK_COLUMN_COUNT]),
-                keyword_score=float(row[CHUNK_COLUMN_COUNT]),
-            )
-            for row in rows
-        ]
+        return await read_rows(self._target, scope, [(to_driver_style(sql), params)])
 
     async def delete(self, scope: Scope, document_id: str) -> None:
         return None  # the rows belong to PgVectorStore, which deletes them

@@ -20,9 +20,24 @@ from ragsage.storage.generations import (
 )
 from ragsage.storage.isolation import to_driver_style
 from ragsage.storage.migrations import TERM_COUNT_LIFETIME_SECONDS
-from ragsage.storage.rows import CHUNK_COLUMN_COUNT, CHUNK_COLUMNS, chunk_from_row, filter_sql
+from ragsage.storage.rows import (
+    ACTIVE_GENERATION,
+    CHUNK_COLUMN_COUNT,
+    CHUNK_COLUMNS,
+    chunk_from_row,
+    filter_sql,
+)
 from ragsage.storage.sessions import read_rows, scoped
-from ragsage.types import EmbeddedChunk, Scope, ScoredChunk, SearchFilters
+from ragsage.types import (
+    Chunk,
+    EmbeddedChunk,
+    Ranked,
+    Scope,
+    ScoredChunk,
+    SearchFilters,
+    chunk_id,
+    split_chunk_id,
+)
 
 if TYPE_CHECKING:
     from ragsage.storage.database import Database
@@ -69,10 +84,16 @@ _MOVE = f"INSERT INTO ragsage_chunks ({_COLUMNS}) SELECT {_COLUMNS} FROM ragsage
 # Below this many rows of a generation, a namespace is ranked exactly: at most
 # this many distances cost about what one graph walk does.
 EXACT_BELOW = 1000
+# The chunk columns a ranking by id reads.
+_KEY_COLUMNS = "c.document_id, c.ordinal"
 
 
 def dense_statement(
-    dim: int, filters: SearchFilters | None, *, generation: int | None = None
+    dim: int,
+    filters: SearchFilters | None,
+    *,
+    generation: int | None = None,
+    columns: str = CHUNK_COLUMNS,
 ) -> tuple[str, dict[str, Any]]:
     """The one statement of a dense search, and the parameters its filters bind.
 
@@ -97,6 +118,8 @@ def dense_statement(
 
     ``generation`` names a live generation to search instead of the active one
     (bound as ``:generation``); the query vector is ``:query`` and the count ``:k``.
+    ``columns`` are the chunk columns returned (by default every one a
+    :class:`Chunk` needs; a ranking by id asks for the key alone).
     """
     where, params = filter_sql(filters)
     if generation is None:
@@ -118,9 +141,9 @@ def dense_statement(
         f"AND s.counted_at > now() - make_interval(secs => {TERM_COUNT_LIFETIME_SECONDS})), "
         "(SELECT n.chunks FROM ragsage_term_counts("
         f"(SELECT id FROM g), ARRAY[''], {EXACT_BELOW}) n), 0) < {EXACT_BELOW} AS yes), "
-        f"near AS (SELECT {CHUNK_COLUMNS}, 1 - ({distance}) AS similarity {rows} "
+        f"near AS (SELECT {columns}, 1 - ({distance}) AS similarity {rows} "
         f"AND NOT (SELECT yes FROM small) ORDER BY {distance} LIMIT :k), "
-        f"exact AS (SELECT {CHUNK_COLUMNS}, 1 - (c.embedding <=> {cast}) AS similarity {rows} "
+        f"exact AS (SELECT {columns}, 1 - (c.embedding <=> {cast}) AS similarity {rows} "
         "AND ((SELECT yes FROM small) OR (SELECT count(*) FROM near) < :k) "
         f"ORDER BY c.embedding <=> {cast} LIMIT :k) "
         "SELECT g.id, g.embedding_model, g.embedding_dim, r.* FROM g LEFT JOIN ("
@@ -240,10 +263,74 @@ class PgVectorStore:
         (see :func:`dense_statement`): a small namespace beside a big one gets
         ``k`` chunks whenever it has them.
         """
+        rows = await self._nearest(scope, query_vector, k, filters, CHUNK_COLUMNS)
+        found = [
+            ScoredChunk(
+                chunk=chunk_from_row(row),
+                score=float(row[CHUNK_COLUMN_COUNT]),
+                vector_score=float(row[CHUNK_COLUMN_COUNT]),
+            )
+            for row in rows
+        ]
+        # relaxed_order may return neighbours slightly out of order; restore it.
+        found.sort(key=lambda c: (-c.score, c.chunk.id))
+        return found
+
+    async def rank_vectors(
+        self,
+        scope: Scope,
+        query_vector: tuple[float, ...],
+        *,
+        k: int,
+        filters: SearchFilters | None = None,
+    ) -> Sequence[Ranked]:
+        """:meth:`search`'s ranking, by chunk id, without reading the chunks."""
+        rows = await self._nearest(scope, query_vector, k, filters, _KEY_COLUMNS)
+        found = [Ranked(chunk_id(str(row[0]), int(row[1])), float(row[2])) for row in rows]
+        found.sort(key=lambda r: (-r.score, r.chunk_id))
+        return found
+
+    async def fetch_chunks(self, scope: Scope, chunk_ids: Sequence[str]) -> Sequence[Chunk]:
+        """The searched generation's chunks among ``chunk_ids``, in the order asked."""
+        keys = [split_chunk_id(value) for value in chunk_ids]
+        wanted = [key for key in keys if key is not None]
+        if not wanted:
+            return []
+        searched = ACTIVE_GENERATION if self.generation is None else "CAST(:generation AS integer)"
+        sql = (
+            f"SELECT {CHUNK_COLUMNS} FROM unnest(CAST(:documents AS text[]), "
+            "CAST(:ordinals AS integer[])) AS w(document_id, ordinal) "
+            "JOIN ragsage_chunks c ON c.document_id = w.document_id AND c.ordinal = w.ordinal "
+            f"AND c.generation = {searched}"
+        )
+        params = {
+            "documents": [document for document, _ in wanted],
+            "ordinals": [ordinal for _, ordinal in wanted],
+            "generation": self.generation,
+        }
+        rows = await read_rows(self._target, scope, [(to_driver_style(sql), params)])
+        found = {chunk.id: chunk for chunk in map(chunk_from_row, rows)}
+        return [found[value] for value in chunk_ids if value in found]
+
+    async def _nearest(
+        self,
+        scope: Scope,
+        query_vector: tuple[float, ...],
+        k: int,
+        filters: SearchFilters | None,
+        columns: str,
+    ) -> list[tuple[Any, ...]]:
+        """The chunk rows of :func:`dense_statement` (``columns`` then similarity).
+
+        Raises :class:`EmbeddingModelMismatch` when the searched generation
+        holds another model's vectors.
+        """
         self._check_vector(query_vector)
         if k < 1:
             return []
-        sql, params = dense_statement(self.embedding_dim, filters, generation=self.generation)
+        sql, params = dense_statement(
+            self.embedding_dim, filters, generation=self.generation, columns=columns
+        )
         params.update(query=vector_literal(query_vector), k=k, generation=self.generation)
         statements: list[tuple[str, Mapping[str, Any]]] = []
         # ef_search is not raised to k: with iterative scans the walk simply goes
@@ -267,18 +354,7 @@ class PgVectorStore:
                 scope.namespace, chosen, self.embedding_model, self.embedding_dim
             )
         exact = any(row[3] for row in rows if row[3] is not None)
-        found = [
-            ScoredChunk(
-                chunk=chunk_from_row(row[4:]),
-                score=float(row[4 + CHUNK_COLUMN_COUNT]),
-                vector_score=float(row[4 + CHUNK_COLUMN_COUNT]),
-            )
-            for row in rows
-            if row[3] is not None and bool(row[3]) == exact
-        ]
-        # relaxed_order may return neighbours slightly out of order; restore it.
-        found.sort(key=lambda c: (-c.score, c.chunk.id))
-        return found
+        return [row[4:] for row in rows if row[3] is not None and bool(row[3]) == exact]
 
     async def delete(self, scope: Scope, document_id: str) -> None:
         """Remove the document's chunks from every generation."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ragsage import fakes, ports
 from ragsage.contextualizing import HeadingWindowContextualizer
+from ragsage.storage import PgLexicalStore, PgVectorStore
 
 
 def conformance() -> list[object]:
@@ -42,3 +43,12 @@ def conformance() -> list[object]:
         tracer,
         span,
     ]
+
+
+def ranking_by_id(vectors: PgVectorStore, text: PgLexicalStore) -> list[object]:
+    # Optional capabilities of stores (a search then reads rows for the winners
+    # alone): the Postgres stores have them; a store without them is searched whole.
+    ranks: ports.RanksVectors = vectors
+    fetches: ports.FetchesChunks = vectors
+    words: ports.RanksText = text
+    return [ranks, fetches, words]

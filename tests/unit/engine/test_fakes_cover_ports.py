@@ -23,9 +23,10 @@ def _port_protocols() -> set[str]:
 
 def test_there_is_exactly_one_fake_per_port() -> None:
     fakes = list(all_fakes())
-    # Spans come from the tracer, not alone; PageContextualizer is an optional
-    # capability of a Contextualizer (the pipeline falls back to the plain port).
-    protocols = _port_protocols() - {"Span", "PageContextualizer"}
+    # Spans come from the tracer, not alone; the others are optional capabilities
+    # (of a Contextualizer, of the stores) with a fallback to the plain port.
+    optional = {"PageContextualizer", "RanksVectors", "RanksText", "FetchesChunks"}
+    protocols = _port_protocols() - {"Span", *optional}
     names = sorted(fake.__name__ for fake in fakes)
     assert names == sorted(f"Fake{name}" for name in protocols)
     assert len(fakes) == len(protocols)

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from ragsage.fusion import fuse, reciprocal_rank_fusion, score_fusion
-from ragsage.types import Chunk, ScoredChunk
+from ragsage.fusion import FusionMethod, fuse, fuse_ranked, reciprocal_rank_fusion, score_fusion
+from ragsage.types import Chunk, Ranked, ScoredChunk
 
 
 def candidate(
@@ -72,3 +74,45 @@ def test_score_fusion_with_alpha_one_is_the_dense_order() -> None:
 def test_fuse_names_an_unknown_method() -> None:
     with pytest.raises(ValueError, match="unknown fusion method 'mean'"):
         fuse("mean", [], [], alpha=0.5)  # type: ignore[arg-type]
+
+
+_SCORES = st.lists(
+    st.tuples(st.sampled_from("abcdefgh"), st.floats(-1.0, 50.0, allow_nan=False)),
+    max_size=8,
+    unique_by=lambda pair: pair[0],
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    dense=_SCORES,
+    lexical=_SCORES,
+    alpha=st.floats(0.0, 1.0),
+    method=st.sampled_from(["rrf", "score"]),
+)
+def test_fusing_by_id_ranks_and_scores_as_fusing_whole_chunks(
+    dense: list[tuple[str, float]],
+    lexical: list[tuple[str, float]],
+    alpha: float,
+    method: FusionMethod,
+) -> None:
+    # The id-only path (rows read for the winners alone) must not change a search.
+    whole = fuse(
+        method,
+        [candidate(n, vector=v) for n, v in dense],
+        [candidate(n, keyword=v) for n, v in lexical],
+        alpha=alpha,
+    )
+    by_id = fuse_ranked(
+        method,
+        [Ranked(f"d:{n}", v) for n, v in dense],
+        [Ranked(f"d:{n}", v) for n, v in lexical],
+        alpha=alpha,
+    )
+    assert [f.chunk_id for f in by_id] == [c.chunk.id for c in whole]
+    for f, c in zip(by_id, whole, strict=True):
+        assert (f.score, f.vector_score, f.keyword_score) == (
+            c.score,
+            c.vector_score,
+            c.keyword_score,
+        )
