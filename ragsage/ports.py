@@ -167,7 +167,9 @@ class RanksVectors(Protocol):
     """Optional for a vector store: the ranking of :meth:`VectorStore.search` by id alone.
 
     With it (and :class:`FetchesChunks`), a search reads rows only for the
-    results it returns, not for every candidate fusion looks at.
+    results it returns, not for every candidate fusion looks at.  The first
+    ``rows`` results carry their chunk: those are the likely winners, and
+    reading them here spares a round trip for them later.
     """
 
     async def rank_vectors(
@@ -177,15 +179,22 @@ class RanksVectors(Protocol):
         *,
         k: int,
         filters: SearchFilters | None = None,
+        rows: int = 0,
     ) -> Sequence[Ranked]: ...
 
 
 @runtime_checkable
 class RanksText(Protocol):
-    """Optional for a lexical store: the ranking of :meth:`LexicalStore.search` by id alone."""
+    """Optional for a lexical store: :class:`RanksVectors`' counterpart for words."""
 
     async def rank_text(
-        self, scope: Scope, query: str, *, k: int, filters: SearchFilters | None = None
+        self,
+        scope: Scope,
+        query: str,
+        *,
+        k: int,
+        filters: SearchFilters | None = None,
+        rows: int = 0,
     ) -> Sequence[Ranked]: ...
 
 

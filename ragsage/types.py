@@ -164,10 +164,15 @@ class ScoredChunk:
 
 @dataclass(frozen=True, slots=True)
 class Ranked:
-    """A candidate by chunk id and its stage's raw score, before its row is read."""
+    """A candidate by chunk id and its stage's raw score.
+
+    ``chunk`` is there when the store read the row anyway (the first few
+    results of a ranking); otherwise it is read later, if the candidate wins.
+    """
 
     chunk_id: str
     score: float
+    chunk: Chunk | None = None
 
 
 @dataclass(frozen=True, slots=True)

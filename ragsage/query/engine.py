@@ -119,8 +119,11 @@ class QueryEngine:
         reranking = rerank and self.reranker is not None
         by_id = self._ranks_by_id()
         passing: Sequence[ScoredChunk | FusedRank]
+        carried: dict[str, Chunk] = {}
         if by_id is not None and not reranking and not options.recency_bias:
-            passing = await self._ranked_by_id(root, scope, standalone, options, timing, by_id)
+            passing, carried = await self._ranked_by_id(
+                root, scope, standalone, options, timing, by_id
+            )
             reranked = False
         else:
             passing, reranked = await self._ranked_rows(
@@ -131,7 +134,7 @@ class QueryEngine:
         else:
             passing = [c for c in passing if _has_signal(c, options.min_score)]
         root.set(passing=len(passing), reranked=reranked)
-        chosen = await self._rows_of(root, scope, passing[: options.top_k], timing, by_id)
+        chosen = await self._rows_of(root, scope, passing[: options.top_k], timing, by_id, carried)
 
         stage = time.perf_counter()
         with root.child("expand", above=options.chunks_above, below=options.chunks_below):
@@ -207,10 +210,14 @@ class QueryEngine:
         options: RetrievalOptions,
         timing: dict[str, float],
         stores: tuple[_RanksAndFetches, RanksText],
-    ) -> list[FusedRank]:
-        """Fused candidates known by id: no row is read until the winners are known."""
+    ) -> tuple[list[FusedRank], dict[str, Chunk]]:
+        """Fused candidates known by id, and the chunks the stores read on the way.
+
+        Each store reads the rows of its own first ``top_k`` only: the likely
+        winners, so that usually no other row is read at all.
+        """
         vectors, text = stores
-        k, filters = options.candidate_count, options.filters
+        k, filters, rows = options.candidate_count, options.filters, options.top_k
         dense, lexical = await asyncio.gather(
             self._dense(
                 root,
@@ -218,13 +225,13 @@ class QueryEngine:
                 query,
                 options,
                 timing,
-                lambda v: vectors.rank_vectors(scope, v, k=k, filters=filters),
+                lambda v: vectors.rank_vectors(scope, v, k=k, filters=filters, rows=rows),
             ),
             self._lexical(
                 root,
                 options,
                 timing,
-                lambda: text.rank_text(scope, query, k=k, filters=filters),
+                lambda: text.rank_text(scope, query, k=k, filters=filters, rows=rows),
             ),
         )
         stage = time.perf_counter()
@@ -238,7 +245,8 @@ class QueryEngine:
             )
             span.set(candidates=len(fused))
         timing["fusion_ms"] = _ms(stage)
-        return fused
+        carried = {r.chunk_id: r.chunk for r in (*dense, *lexical) if r.chunk is not None}
+        return fused, carried
 
     async def _rows_of(
         self,
@@ -247,15 +255,19 @@ class QueryEngine:
         chosen: Sequence[ScoredChunk | FusedRank],
         timing: dict[str, float],
         by_id: tuple[_RanksAndFetches, RanksText] | None,
+        carried: dict[str, Chunk],
     ) -> list[ScoredChunk]:
-        """The chosen candidates as chunks: read now if they were ranked by id."""
+        """The chosen candidates as chunks: those ranked by id and not carried are read now."""
         if by_id is None or not chosen or not isinstance(chosen[0], FusedRank):
             return [c for c in chosen if isinstance(c, ScoredChunk)]
-        stage = time.perf_counter()
-        with root.child("fetch", chunks=len(chosen)):
-            ids = [c.chunk_id for c in chosen if isinstance(c, FusedRank)]
-            found = {chunk.id: chunk for chunk in await by_id[0].fetch_chunks(scope, ids)}
-        timing["fetch_ms"] = _ms(stage)
+        ids = [c.chunk_id for c in chosen if isinstance(c, FusedRank)]
+        found = {key: carried[key] for key in ids if key in carried}
+        missing = [key for key in ids if key not in found]
+        if missing:
+            stage = time.perf_counter()
+            with root.child("fetch", chunks=len(missing)):
+                found.update((c.id, c) for c in await by_id[0].fetch_chunks(scope, missing))
+            timing["fetch_ms"] = _ms(stage)
         # A chunk re-indexed away between ranking and reading is left out.
         return [
             ScoredChunk(

@@ -93,7 +93,7 @@ class PgLexicalStore:
     async def search(
         self, scope: Scope, query: str, *, k: int, filters: SearchFilters | None = None
     ) -> Sequence[ScoredChunk]:
-        rows = await self._ranked(scope, query, k, filters, "*")
+        rows = await self._ranked(scope, query, k, filters)
         return [
             ScoredChunk(
                 chunk=chunk_from_row(row),
@@ -104,15 +104,39 @@ class PgLexicalStore:
         ]
 
     async def rank_text(
-        self, scope: Scope, query: str, *, k: int, filters: SearchFilters | None = None
+        self,
+        scope: Scope,
+        query: str,
+        *,
+        k: int,
+        filters: SearchFilters | None = None,
+        rows: int = 0,
     ) -> Sequence[Ranked]:
-        """:meth:`search`'s ranking, by chunk id, without sending the chunks."""
-        rows = await self._ranked(scope, query, k, filters, "document_id, ordinal, rank")
-        return [Ranked(chunk_id(str(row[0]), int(row[1])), float(row[2])) for row in rows]
+        """:meth:`search`'s ranking by chunk id; the first ``rows`` carry their chunk."""
+        found = await self._ranked(scope, query, k, filters, carried=max(0, rows))
+        return [
+            Ranked(
+                chunk_id(str(row[0]), int(row[1])),
+                float(row[CHUNK_COLUMN_COUNT]),
+                chunk_from_row(row) if row[2] is not None else None,  # text is never null
+            )
+            for row in found
+        ]
 
     async def _ranked(
-        self, scope: Scope, query: str, k: int, filters: SearchFilters | None, columns: str
+        self,
+        scope: Scope,
+        query: str,
+        k: int,
+        filters: SearchFilters | None,
+        *,
+        carried: int | None = None,
     ) -> list[tuple[Any, ...]]:
+        """The function's rows; with ``carried``, chunk columns past that many are null.
+
+        Nulls are not sent, which is the point: only the likely winners' text
+        crosses the wire and gets parsed.
+        """
         if not query.strip() or k < 1:
             return []
         if len(query) > MAX_QUERY_CHARS:
@@ -141,11 +165,21 @@ class PgLexicalStore:
         # so the default search keeps the long-standing call.
         chosen = ", CAST(:generation AS integer)" if self.generation is not None else ""
         sql = (
-            f"SELECT {columns} FROM ragsage_lexical_search(:query, :syntax, "
+            "SELECT * FROM ragsage_lexical_search(:query, :syntax, "
             ":k, :common, :sample, CAST(:ids AS text[]), CAST(:sources AS text[]), "
             "CAST(:metadata AS jsonb), CAST(:after AS timestamptz), "
             f"CAST(:before AS timestamptz), :weighted{chosen})"
         )
+        if carried is not None:
+            params["carried"] = carried
+            sql = (
+                "SELECT r.document_id, r.ordinal, f.* , r.rank FROM (SELECT *, row_number() "
+                "OVER (ORDER BY rank DESC, document_id, ordinal) AS place "
+                f"FROM ({sql}) s) r LEFT JOIN LATERAL (SELECT r.chunk_text, r.embed_text, "
+                "r.heading_path, r.page_numbers, r.chunk_metadata, r.source, r.created_at, "
+                "r.start_char, r.end_char WHERE r.place <= :carried) f ON true "
+                "ORDER BY r.place"
+            )
         return await read_rows(self._target, scope, [(to_driver_style(sql), params)])
 
     async def delete(self, scope: Scope, document_id: str) -> None:

@@ -884,8 +884,15 @@ def _v14(config: PostgresConfig) -> tuple[str, ...]:
     function returns the chunk columns, reached by row address from the
     candidates it ranked, so the caller no longer joins the table again under
     RLS for rows the function has just read (about a tenth of a keyword
-    search's time).  Ranking fewer candidates was tried and dropped: capping
-    them at 250 cut keyword nDCG@10 on the python-docs set from 0.828 to 0.699.
+    search's time).
+
+    Candidates still come from the rarest terms, but a term is added only
+    while all their chunks stay within ``sample_rows`` (the rarest one always):
+    before, the term that crossed the line came in whole, so a sentence-long
+    query often ranked 600 rows for a budget of 250, and ranking is the cost
+    that grows with the rows.  Capping the rows themselves was tried and
+    dropped: a LIMIT cuts at random, and keyword nDCG@10 on the python-docs
+    set fell from 0.828 to 0.699.
     """
     tsconfig = safe_identifier(config.text_search_config)
     setting = safe_setting_name(config.isolation_variable)
@@ -988,12 +995,15 @@ def _v14(config: PostgresConfig) -> tuple[str, ...]:
                     ranking := array_to_string(
                         ARRAY(SELECT quote_literal(t) FROM unnest(terms) t), ' | ')::tsquery;
                     IF cardinality(rare) > 0 THEN
+                        -- The rarest term always; then the next rarest while all
+                        -- their chunks together stay within sample_rows.
                         candidates := array_to_string(ARRAY(
                             SELECT quote_literal(r.t) FROM (
                                 SELECT u.t, u.n,
                                     sum(u.n) OVER (ORDER BY u.n, u.t) - u.n AS before
                                 FROM unnest(rare, rare_hits) AS u(t, n)) r
-                            WHERE r.before < sample_rows ORDER BY r.n, r.t), ' | ')::tsquery;
+                            WHERE r.before = 0 OR r.before + r.n <= sample_rows
+                            ORDER BY r.n, r.t), ' | ')::tsquery;
                     ELSE
                         candidates := array_to_string(
                             ARRAY(SELECT quote_literal(t) FROM unnest(terms) t), ' & ')::tsquery;

@@ -88,6 +88,22 @@ EXACT_BELOW = 1000
 _KEY_COLUMNS = "c.document_id, c.ordinal"
 
 
+def _with_nearest_rows(sql: str) -> str:
+    """``sql`` (a key-only :func:`dense_statement`) with the nearest ``:carried`` rows' chunks.
+
+    Each of ``exact``'s two sets is numbered by similarity; the caller keeps
+    one set, so its first rows are the nearest either way.
+    """
+    return (
+        f"WITH ranked AS ({sql}) SELECT r.id, r.embedding_model, r.embedding_dim, r.exact, "
+        f"r.document_id, r.ordinal, r.similarity, {CHUNK_COLUMNS} FROM (SELECT *, "
+        "row_number() OVER (PARTITION BY exact ORDER BY similarity DESC, document_id, "
+        "ordinal) AS place FROM ranked) r LEFT JOIN ragsage_chunks c "
+        "ON r.place <= :carried AND c.generation = r.id AND c.document_id = r.document_id "
+        "AND c.ordinal = r.ordinal"
+    )
+
+
 def dense_statement(
     dim: int,
     filters: SearchFilters | None,
@@ -283,12 +299,22 @@ class PgVectorStore:
         *,
         k: int,
         filters: SearchFilters | None = None,
+        rows: int = 0,
     ) -> Sequence[Ranked]:
-        """:meth:`search`'s ranking, by chunk id, without reading the chunks."""
-        rows = await self._nearest(scope, query_vector, k, filters, _KEY_COLUMNS)
-        found = [Ranked(chunk_id(str(row[0]), int(row[1])), float(row[2])) for row in rows]
-        found.sort(key=lambda r: (-r.score, r.chunk_id))
-        return found
+        """:meth:`search`'s ranking by chunk id; the first ``rows`` carry their chunk."""
+        found = await self._nearest(
+            scope, query_vector, k, filters, _KEY_COLUMNS, carried=max(0, rows)
+        )
+        ranked = [
+            Ranked(
+                chunk_id(str(row[0]), int(row[1])),
+                float(row[2]),
+                chunk_from_row(row[3:]) if row[3] is not None else None,
+            )
+            for row in found
+        ]
+        ranked.sort(key=lambda r: (-r.score, r.chunk_id))
+        return ranked
 
     async def fetch_chunks(self, scope: Scope, chunk_ids: Sequence[str]) -> Sequence[Chunk]:
         """The searched generation's chunks among ``chunk_ids``, in the order asked."""
@@ -319,9 +345,13 @@ class PgVectorStore:
         k: int,
         filters: SearchFilters | None,
         columns: str,
+        *,
+        carried: int | None = None,
     ) -> list[tuple[Any, ...]]:
         """The chunk rows of :func:`dense_statement` (``columns`` then similarity).
 
+        With ``carried``, each row goes on with every chunk column of the
+        nearest ``carried`` rows (nulls for the others), read by primary key.
         Raises :class:`EmbeddingModelMismatch` when the searched generation
         holds another model's vectors.
         """
@@ -332,6 +362,9 @@ class PgVectorStore:
             self.embedding_dim, filters, generation=self.generation, columns=columns
         )
         params.update(query=vector_literal(query_vector), k=k, generation=self.generation)
+        if carried is not None:
+            sql = _with_nearest_rows(sql)
+            params["carried"] = carried
         statements: list[tuple[str, Mapping[str, Any]]] = []
         # ef_search is not raised to k: with iterative scans the walk simply goes
         # on until it has k rows, so a larger k costs no extra statement.

@@ -1,4 +1,8 @@
-"""Ranking by id, then reading the winners' rows, finds exactly what reading every row does."""
+"""Ranking by id, then reading the winners' rows, finds exactly what reading every row does.
+
+The winners' rows come with the ranking (each store carries its own first
+``top_k``) or are fetched after fusion; both must match the whole-row path.
+"""
 
 from __future__ import annotations
 
@@ -36,7 +40,20 @@ class _Whole:
         await self._store.delete(scope, document_id)  # type: ignore[attr-defined]
 
 
-def _engines(db: Database) -> tuple[QueryEngine, QueryEngine]:
+class _NothingCarried(_Whole):
+    """Ranks by id but carries no chunk: every winner must be fetched."""
+
+    async def rank_vectors(self, scope: Scope, vector: object, **options: object) -> object:
+        return await self._store.rank_vectors(scope, vector, **{**options, "rows": 0})  # type: ignore[attr-defined]
+
+    async def rank_text(self, scope: Scope, query: str, **options: object) -> object:
+        return await self._store.rank_text(scope, query, **{**options, "rows": 0})  # type: ignore[attr-defined]
+
+    async def fetch_chunks(self, scope: Scope, chunk_ids: Sequence[str]) -> object:
+        return await self._store.fetch_chunks(scope, chunk_ids)  # type: ignore[attr-defined]
+
+
+def _engines(db: Database) -> tuple[QueryEngine, QueryEngine, QueryEngine]:
     kit = helpers.kit()
     pg = helpers.stores(db, kit)
     config = QueryConfig(rerank_searches=False)  # as the offline defaults search
@@ -52,7 +69,11 @@ def _engines(db: Database) -> tuple[QueryEngine, QueryEngine]:
             config=config,
         )
 
-    return engine(pg.vectors, pg.lexical), engine(_Whole(pg.vectors), _Whole(pg.lexical))
+    return (
+        engine(pg.vectors, pg.lexical),
+        engine(_Whole(pg.vectors), _Whole(pg.lexical)),
+        engine(_NothingCarried(pg.vectors), _NothingCarried(pg.lexical)),
+    )
 
 
 def _seen(hits: Sequence[object]) -> list[tuple[object, ...]]:
@@ -72,7 +93,7 @@ async def test_search_by_id_returns_what_reading_every_row_returns(db: Database)
         for line in (CORPUS / "questions.jsonl").read_text().split("\n")
         if line
     ]
-    by_id, whole = _engines(db)
+    by_id, whole, fetched = _engines(db)
     variants = [
         RetrievalOptions(top_k=5),
         RetrievalOptions(top_k=3, hybrid_alpha=0.0),
@@ -85,9 +106,10 @@ async def test_search_by_id_returns_what_reading_every_row_returns(db: Database)
         for options in variants:
             ranked = await by_id.search(ACME, question, options)
             read = await whole.search(ACME, question, options)
-            assert _seen(ranked.hits) == _seen(read.hits), (question, options)
-            assert ranked.total_found == read.total_found
-            assert ("fetch_ms" in ranked.timing_ms) == bool(ranked.hits)
+            late = await fetched.search(ACME, question, options)
+            assert _seen(ranked.hits) == _seen(read.hits) == _seen(late.hits), (question, options)
+            assert ranked.total_found == read.total_found == late.total_found
+            assert ("fetch_ms" in late.timing_ms) == bool(late.hits)
             assert "fetch_ms" not in read.timing_ms
             assert all(h.chunk.source != "g.md" for h in ranked.hits)
             compared += bool(ranked.hits)
