@@ -3,6 +3,10 @@
 rewrite against history → dense and lexical retrieval in parallel → weighted
 fusion (reciprocal-rank or scaled-score) → optional recency bias → rerank → relevance floor →
 context expansion → grounded prompt → streamed tokens → the citations used.
+
+When the stores can rank by chunk id and nothing downstream needs every
+candidate's text (no rerank, no recency bias), retrieval ranks by id and reads
+rows only for the results it returns.
 """
 
 from __future__ import annotations
