@@ -878,8 +878,9 @@ def _v14(config: PostgresConfig) -> tuple[str, ...]:
     """Keyword search with fewer steps per call, returning the chunks themselves.
 
     Ranking and weights are migration 13's.  What changes is the work around
-    them, measured on 242 real pages: the cached counts are read directly, and
-    the counting function is called only for terms missing or stale there; a
+    them, measured on 242 real pages: the cached counts are read directly, in
+    the same statement that computes the weights, and the counting function is
+    called only for terms missing or stale there (then they are read again); a
     query with no identifier shape skips the identifier split; and the
     function returns the chunk columns, reached by row address from the
     candidates it ranked, so the caller no longer joins the table again under
@@ -935,6 +936,8 @@ def _v14(config: PostgresConfig) -> tuple[str, ...]:
                 weights text := '{{0.1, 0.2, 0.4, 0.1}}';
                 rank_sql text := 'ts_rank(''{{0.1, 0.2, 0.4, 0.1}}'', h.lexical, $3, 1)';
                 scores text[] := '{{}}';
+                fresh boolean;
+                attempt integer;
             BEGIN
                 IF ns IS NULL OR ns = '' THEN RETURN; END IF;
                 IF target_generation IS NULL THEN
@@ -957,37 +960,48 @@ def _v14(config: PostgresConfig) -> tuple[str, ...]:
                         tsvector_to_array(to_tsvector('{tsconfig}'::regconfig, query_text))) t;
                     IF terms IS NULL THEN RETURN; END IF;
                     terms := terms[1:32];
-                    SELECT array_agg(w.t) INTO missing FROM unnest(terms) AS w(t)
-                        WHERE NOT EXISTS (SELECT 1 FROM ragsage_term_stats s
-                            WHERE s.namespace = ns AND s.generation = gen AND s.term = w.t
-                            AND (s.chunks < s.cap OR s.cap >= common_rows + 1)
-                            AND s.counted_at > now() - make_interval(secs => {lifetime}));
-                    IF missing IS NOT NULL THEN
-                        PERFORM 1 FROM ragsage_term_counts(gen, missing, common_rows + 1);
-                    END IF;
                     -- IDF against a fixed scale from the namespace's own capped
                     -- counts, never table-wide statistics (migration 7).
                     total := 10 * (common_rows + 1);
-                    FOR term, hits IN
-                        SELECT w.t, least(s.chunks, common_rows + 1) FROM unnest(terms) AS w(t)
-                        JOIN ragsage_term_stats s
-                        ON s.namespace = ns AND s.generation = gen AND s.term = w.t
-                        ORDER BY w.t
-                    LOOP
-                        IF hits <= common_rows THEN
-                            rare := rare || term;
-                            rare_hits := rare_hits || hits;
-                        END IF;
-                        IF fewest IS NULL OR hits < fewest THEN
-                            fewest := hits;
-                            rarest := term;
-                        END IF;
-                        IF hits > 0 THEN
-                            scores := scores || format(
-                                '%s * ts_rank(%L, h.lexical, %L::tsquery, 1)',
-                                ln(1.0 + (total - hits + 0.5) / (hits + 0.5)), weights,
-                                quote_literal(term));
-                        END IF;
+                    -- One read of the cached counts; only when some are missing
+                    -- or stale are those counted, and the read made once more.
+                    FOR attempt IN 1..2 LOOP
+                        missing := NULL;
+                        rare := '{{}}';
+                        rare_hits := '{{}}';
+                        scores := '{{}}';
+                        fewest := NULL;
+                        FOR term, hits, fresh IN
+                            SELECT w.t, least(s.chunks, common_rows + 1),
+                                s.term IS NOT NULL
+                                AND (s.chunks < s.cap OR s.cap >= common_rows + 1)
+                                AND s.counted_at > now() - make_interval(secs => {lifetime})
+                            FROM unnest(terms) AS w(t) LEFT JOIN ragsage_term_stats s
+                            ON s.namespace = ns AND s.generation = gen AND s.term = w.t
+                            ORDER BY w.t
+                        LOOP
+                            IF attempt = 1 AND NOT fresh THEN
+                                missing := missing || term;
+                                CONTINUE;
+                            END IF;
+                            CONTINUE WHEN hits IS NULL;
+                            IF hits <= common_rows THEN
+                                rare := rare || term;
+                                rare_hits := rare_hits || hits;
+                            END IF;
+                            IF fewest IS NULL OR hits < fewest THEN
+                                fewest := hits;
+                                rarest := term;
+                            END IF;
+                            IF hits > 0 THEN
+                                scores := scores || format(
+                                    '%s * ts_rank(%L, h.lexical, %L::tsquery, 1)',
+                                    ln(1.0 + (total - hits + 0.5) / (hits + 0.5)), weights,
+                                    quote_literal(term));
+                            END IF;
+                        END LOOP;
+                        EXIT WHEN missing IS NULL;
+                        PERFORM 1 FROM ragsage_term_counts(gen, missing, common_rows + 1);
                     END LOOP;
                     IF weighted AND cardinality(scores) > 0 THEN
                         rank_sql := array_to_string(scores, ' + ');
