@@ -21,7 +21,15 @@ from ragsage.serialization import (
     document_to_dict,
 )
 from ragsage.text import identifier_words, terms
-from ragsage.types import Chunk, Document, EmbeddedChunk, Scope, ScoredChunk, SearchFilters
+from ragsage.types import (
+    Chunk,
+    Document,
+    EmbeddedChunk,
+    Scope,
+    ScoredChunk,
+    SearchFilters,
+    split_chunk_id,
+)
 
 
 def _top(
@@ -227,11 +235,14 @@ class FakeDocumentStore:
         self._documents.get(scope.namespace, {}).pop(document_id, None)
 
     async def get_chunk(self, scope: Scope, chunk_id: str) -> Chunk | None:
-        document_id, _, ordinal = chunk_id.rpartition(":")
-        entry = self._documents.get(scope.namespace, {}).get(document_id)
-        if entry is None or not ordinal.isdigit():
+        key = split_chunk_id(chunk_id)
+        if key is None:
             return None
-        matches = [chunk for chunk in entry[1] if chunk.ordinal == int(ordinal)]
+        document_id, ordinal = key
+        entry = self._documents.get(scope.namespace, {}).get(document_id)
+        if entry is None:
+            return None
+        matches = [chunk for chunk in entry[1] if chunk.ordinal == ordinal]
         return matches[0] if matches else None
 
     async def chunks(

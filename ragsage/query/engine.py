@@ -81,6 +81,7 @@ class QueryEngine:
         self.llm, self.reranker, self.rewriter = llm, reranker, rewriter
         self.tracer: Tracer = tracer or NullTracer()
         self.config = config or QueryConfig()
+        self._by_id = self._ranks_by_id()
 
     # ------------------------------------------------------------------ retrieval
 
@@ -121,7 +122,7 @@ class QueryEngine:
         if rerank is None:
             rerank = answering or self.config.rerank_searches
         reranking = rerank and self.reranker is not None
-        by_id = self._ranks_by_id()
+        by_id = self._by_id
         passing: Sequence[ScoredChunk | FusedRank]
         carried: dict[str, Chunk] = {}
         if by_id is not None and not reranking and not options.recency_bias:
@@ -184,8 +185,8 @@ class QueryEngine:
                 lambda: self.lexical_store.search(scope, query, k=k, filters=filters),
             ),
         )
-        stage = time.perf_counter()
-        with root.child("fuse", dense=len(dense), lexical=len(lexical)) as span:
+
+        def fused_whole() -> list[ScoredChunk]:
             fused = fuse(
                 self.config.fusion,
                 dense,
@@ -195,8 +196,9 @@ class QueryEngine:
             )
             if options.recency_bias:
                 fused = _apply_recency(fused, options.recency_half_life_days)
-            span.set(candidates=len(fused))
-        timing["fusion_ms"] = _ms(stage)
+            return fused
+
+        fused = self._fuse(root, timing, len(dense), len(lexical), fused_whole)
         if not (reranking and self.reranker is not None and fused):
             return fused, False
         stage = time.perf_counter()
@@ -238,19 +240,37 @@ class QueryEngine:
                 lambda: text.rank_text(scope, query, k=k, filters=filters, rows=rows),
             ),
         )
-        stage = time.perf_counter()
-        with root.child("fuse", dense=len(dense), lexical=len(lexical)) as span:
-            fused = fuse_ranked(
+        fused = self._fuse(
+            root,
+            timing,
+            len(dense),
+            len(lexical),
+            lambda: fuse_ranked(
                 self.config.fusion,
                 dense,
                 lexical,
                 alpha=options.hybrid_alpha,
                 rrf_k=self.config.rrf_k,
-            )
-            span.set(candidates=len(fused))
-        timing["fusion_ms"] = _ms(stage)
+            ),
+        )
         carried = {r.chunk_id: r.chunk for r in (*dense, *lexical) if r.chunk is not None}
         return fused, carried
+
+    @staticmethod
+    def _fuse(
+        root: Span,
+        timing: dict[str, float],
+        dense: int,
+        lexical: int,
+        fusing: Callable[[], list[_Found]],
+    ) -> list[_Found]:
+        """Run one of the fusions as the traced, timed ``fuse`` stage."""
+        stage = time.perf_counter()
+        with root.child("fuse", dense=dense, lexical=lexical) as span:
+            fused = fusing()
+            span.set(candidates=len(fused))
+        timing["fusion_ms"] = _ms(stage)
+        return fused
 
     async def _rows_of(
         self,
