@@ -26,6 +26,7 @@ CONTEXTUALIZERS = ("heading-window", "openai", "none")
 TRANSCRIBERS = ("auto", "openai", "tesseract", "none")
 REWRITERS = ("terms", "openai", "none")
 KEYWORD_WEIGHTINGS = ("idf", "plain")
+CODE_CHUNKINGS = ("definitions", "lines")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 # The width of the bundled local embedding model (all-MiniLM-L6-v2).
 LOCAL_MODEL_WIDTH = 384
@@ -75,6 +76,7 @@ class Settings:
     # Ingestion
     chunk_size: int = 512
     chunk_overlap: int = 64
+    code_chunking: str = "definitions"
     max_upload_bytes: int = 100 * 1024 * 1024
     # The memory one worker process may use for a job (bytes): files larger than
     # their format can be read in within it are refused, and a job that grows
@@ -119,6 +121,7 @@ class Settings:
         _one_of("RAGSAGE_REWRITER", self.rewriter, REWRITERS)
         _one_of("RAGSAGE_FUSION", self.fusion, FUSION_METHODS)
         _one_of("RAGSAGE_KEYWORD_WEIGHTING", self.keyword_weighting, KEYWORD_WEIGHTINGS)
+        _one_of("RAGSAGE_CODE_CHUNKING", self.code_chunking, CODE_CHUNKINGS)
         if self.log_level.upper() not in LOG_LEVELS:
             raise ConfigurationError(
                 f"RAGSAGE_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}; got {self.log_level!r}"

@@ -7,10 +7,13 @@ from collections.abc import Callable, Sequence
 from ragsage.errors import EmptyDocument, ParseError, UnsupportedFormat
 from ragsage.parsing.chunking import chunk_pages
 from ragsage.parsing.classifier import LayoutPageClassifier
-from ragsage.parsing.formats import DocumentFormat, route
+from ragsage.parsing.formats import DocumentFormat, route, source_language
+from ragsage.parsing.languages import BY_NAME
 from ragsage.parsing.limits import DEFAULT_LIMITS, ParseLimits
 from ragsage.parsing.tokens import DEFAULT_ENCODING, make_token_counter
 from ragsage.types import Chunk, Document, Page, ParsedDocument, RawSource
+
+CODE_CHUNKING = ("definitions", "lines")
 
 
 class HeuristicBackend:
@@ -28,13 +31,16 @@ class HeuristicBackend:
     ``join_sections`` lets a chunk under that share of the budget take in the
     next small section, whose heading is written into the text (0 keeps every
     section apart; ``docs/parsing.md`` gives the figures behind the default of
-    a quarter).
+    a quarter).  ``code_chunking`` is ``"definitions"`` (source files are read
+    along their definitions) or ``"lines"`` (each file is one code block cut by
+    lines: the plain reading, kept to measure the other against).
     """
 
     # Raised whenever parse output changes for bytes it already read, so cached
     # parses miss (version 2: Python source has its own reader, not plain text;
-    # version 3: HTML loses its site chrome and reads layout tables as text).
-    cache_version = 3
+    # version 3: HTML loses its site chrome and reads layout tables as text;
+    # version 4: source code in other languages is read along its definitions).
+    _VERSION = 4
 
     def __init__(
         self,
@@ -43,14 +49,25 @@ class HeuristicBackend:
         limits: ParseLimits | None = None,
         classifier: LayoutPageClassifier | None = None,
         join_sections: float = 0.25,
+        code_chunking: str = "definitions",
     ) -> None:
         if not 0.0 <= join_sections <= 1.0:
             raise ValueError(f"join_sections must be between 0 and 1, got {join_sections}")
+        if code_chunking not in CODE_CHUNKING:
+            raise ValueError(
+                f"code_chunking must be one of {', '.join(CODE_CHUNKING)}, got {code_chunking!r}"
+            )
+        self.code_chunking = code_chunking
         self.join_sections = join_sections
         self.encoding_name = encoding_name
         self.limits = limits or DEFAULT_LIMITS
         self.classifier = classifier or LayoutPageClassifier()
         self._count = make_token_counter(encoding_name)
+
+    @property
+    def cache_version(self) -> str:
+        """Parse output's version: cached parses of another version (or reading) miss."""
+        return f"{self._VERSION}-{self.code_chunking}"
 
     def parse(self, source: RawSource) -> ParsedDocument:
         """Read a source into per-page Markdown, or raise an error naming the file."""
@@ -69,7 +86,7 @@ class HeuristicBackend:
                 source.filename,
                 f"unsupported format (media type {source.media_type or 'not given'}); "
                 "ragsage reads text, Markdown, PDF, DOCX, PPTX, HTML, PNG, JPEG, TIFF "
-                "and Python source",
+                "and source code",
             )
         try:
             parsed = reader(source)
@@ -101,7 +118,6 @@ class HeuristicBackend:
     def _readers(self) -> dict[DocumentFormat, Callable[[RawSource], ParsedDocument]]:
         # Readers are imported here, not at module top, so each format library
         # loads only when a file of that format arrives.
-        from ragsage.parsing.readers.code import read_python
         from ragsage.parsing.readers.docx import read_docx
         from ragsage.parsing.readers.html import read_html
         from ragsage.parsing.readers.image import read_image
@@ -117,8 +133,27 @@ class HeuristicBackend:
             DocumentFormat.PPTX: lambda s: read_pptx(s, limits),
             DocumentFormat.HTML: lambda s: read_html(s, limits),
             DocumentFormat.IMAGE: lambda s: read_image(s, limits),
-            DocumentFormat.PYTHON: read_python,
+            DocumentFormat.PYTHON: self._read_python,
+            DocumentFormat.CODE: self._read_code,
         }
+
+    def _read_python(self, source: RawSource) -> ParsedDocument:
+        from ragsage.parsing.readers.code import read_python
+        from ragsage.parsing.readers.source import read_source
+
+        if self.code_chunking == "lines":
+            return read_source(source, BY_NAME["python"], structured=False)
+        return read_python(source)
+
+    def _read_code(self, source: RawSource) -> ParsedDocument:
+        from ragsage.parsing.readers.source import read_source
+
+        language = source_language(source)
+        if language is None:  # routing saw code; the label changed since: read as text
+            from ragsage.parsing.readers.text import read_text
+
+            return read_text(source, self.limits)
+        return read_source(source, language, structured=self.code_chunking == "definitions")
 
     def __repr__(self) -> str:
         return f"HeuristicBackend(encoding_name={self.encoding_name!r}, limits={self.limits!r})"

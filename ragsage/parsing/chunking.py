@@ -43,7 +43,7 @@ from ragsage.types import Chunk, Document, Page, make_chunk
 _SEPARATOR = "\n\n"
 # Formats whose headings are definitions (a function, a class): each is a unit
 # a search should return by itself, so sections there never join.
-_DEFINITION_FORMATS = frozenset({"python"})
+_DEFINITION_FORMATS = frozenset({"python", "code"})
 
 
 def chunk_pages(

@@ -8,6 +8,8 @@ import zipfile
 from enum import StrEnum
 from pathlib import PurePosixPath
 
+from ragsage.parsing.detect import detect_language
+from ragsage.parsing.languages import BY_NAME, MEDIA_TYPES, Language, language_for_filename
 from ragsage.types import RawSource
 
 
@@ -16,6 +18,8 @@ class DocumentFormat(StrEnum):
 
     ``TEXT`` covers plain text and Markdown, which are both read as-is;
     ``PYTHON`` is Python source, read into headings that follow its structure;
+    ``CODE`` is source in another language tree-sitter reads the same way
+    (:func:`source_language` says which);
     ``IMAGE`` is an uploaded picture (PNG, JPEG, TIFF) that only a vision model
     can read; ``UNKNOWN`` is everything the backend refuses.
     """
@@ -27,6 +31,7 @@ class DocumentFormat(StrEnum):
     HTML = "html"
     IMAGE = "image"
     PYTHON = "python"
+    CODE = "code"
     UNKNOWN = "unknown"
 
 
@@ -86,20 +91,67 @@ def route(source: RawSource) -> DocumentFormat:
 
     The declared media type is trusted first, then the filename extension, then
     the leading bytes; bytes that read as UTF-8 text fall back to ``TEXT`` so an
-    unlabelled note still ingests, and anything else is ``UNKNOWN``.
+    unlabelled note still ingests, and anything else is ``UNKNOWN``.  Text that
+    is not explicitly Markdown and is clearly source code (``notes.txt``
+    holding a Go file) goes to the code reader of its language.
     """
     declared = _from_media_type(source.media_type)
     by_name = _EXTENSIONS.get(PurePosixPath(source.filename.lower()).suffix)
-    # Clients label source files text/plain as often as not; the name is more
-    # specific.  An explicit Markdown label is a choice, and stands.
-    plain = (source.media_type or "").split(";")[0].strip().lower() == "text/plain"
-    if plain and by_name is DocumentFormat.PYTHON:
-        return by_name
+    # Clients label source files text/plain (or leave the type out) as often as
+    # not; the name is more specific.  An explicit Markdown label is a choice,
+    # and stands.
+    plain = _bare_media_type(source.media_type) == "text/plain"
+    named = _named_language(source)
+    if named is not None and (declared is None or plain):
+        return _code_format(named)
     if declared is not None:
-        return declared
-    if by_name is not None:
-        return by_name
-    return sniff(source.content)
+        chosen = declared
+    elif by_name is not None:
+        chosen = by_name
+    else:
+        chosen = sniff(source.content)
+    if chosen is DocumentFormat.TEXT and not _is_markdown(source):
+        detected = detect_language(_head_text(source.content))
+        if detected is not None:
+            return _code_format(BY_NAME[detected])
+    return chosen
+
+
+def source_language(source: RawSource) -> Language | None:
+    """The programming language of a source file: its label, its name, then its text."""
+    named = _named_language(source)
+    if named is not None and named.name == "c" and source.filename.lower().endswith(".h"):
+        # A header may be C or C++; its text says which.
+        detected = detect_language(_head_text(source.content))
+        return BY_NAME["cpp"] if detected == "cpp" else named
+    if named is not None:
+        return named
+    detected = detect_language(_head_text(source.content))
+    return BY_NAME[detected] if detected is not None else None
+
+
+def _named_language(source: RawSource) -> Language | None:
+    by_type = MEDIA_TYPES.get(_bare_media_type(source.media_type))
+    if by_type is not None:
+        return BY_NAME[by_type]
+    return language_for_filename(source.filename)
+
+
+def _code_format(language: Language) -> DocumentFormat:
+    return DocumentFormat.PYTHON if language.name == "python" else DocumentFormat.CODE
+
+
+def _bare_media_type(media_type: str | None) -> str:
+    return (media_type or "").split(";", 1)[0].strip().lower()
+
+
+def _is_markdown(source: RawSource) -> bool:
+    suffix = PurePosixPath(source.filename.lower()).suffix
+    return suffix in (".md", ".markdown") or "markdown" in _bare_media_type(source.media_type)
+
+
+def _head_text(content: bytes) -> str:
+    return content[:_SNIFF_BYTES].decode("utf-8", errors="ignore")
 
 
 def sniff(content: bytes) -> DocumentFormat:

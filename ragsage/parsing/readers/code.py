@@ -19,33 +19,24 @@ import ast
 import io
 import logging
 import tokenize
-from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from ragsage.parsing.markdown import fenced, heading
 from ragsage.parsing.markdown import inline as one_line
+from ragsage.parsing.readers.code_sections import (
+    MAX_SIGNATURE_CHARS,
+    Section,
+    render,
+    shorten,
+    unstructured,
+)
 from ragsage.text import clean
 from ragsage.types import Page, ParsedDocument, RawSource
 
 logger = logging.getLogger(__name__)
 
-# Long parameter lists would crowd the rest of the heading path out of the
-# contextualizer's bounded header, so a signature is cut at a parameter boundary.
-MAX_SIGNATURE_CHARS = 120
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # Folders that hold packages without being part of their import path.
 _SOURCE_ROOTS = frozenset({"src", "lib", "python", "site-packages", "dist-packages"})
-
-
-@dataclass(slots=True)
-class _Section:
-    """A heading and the inclusive 1-based line range it owns, minus its children's."""
-
-    title: str
-    depth: int
-    first: int
-    last: int
-    children: list[_Section] = field(default_factory=list)
 
 
 def read_python(source: RawSource) -> ParsedDocument:
@@ -57,10 +48,9 @@ def read_python(source: RawSource) -> ParsedDocument:
         # ast counts lines by "\n" only; splitlines() would also split on form
         # feeds and the like, and every later section would slip by a line.
         lines = text.split("\n")
-        root = _Section(_module_title(module, tree), 0, 1, len(lines))
+        root = Section(_module_title(module, tree), 0, 1, len(lines))
         root.children = _sections(tree.body, lines, 1)
-        blocks: list[str] = []
-        _render(root, lines, blocks)
+        blocks = render(root, lines, "python")
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError) as exc:
         return _unstructured(source, module, _reason(exc))
     return ParsedDocument(
@@ -86,7 +76,7 @@ def module_name(filename: str) -> str:
 
 def signature(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str:
     """A definition's header line as a reader would quote it, decorators first."""
-    decorators = " ".join("@" + _short(ast.unparse(d), 60) for d in node.decorator_list)
+    decorators = " ".join("@" + shorten(ast.unparse(d), 60) for d in node.decorator_list)
     if isinstance(node, ast.ClassDef):
         bases = [ast.unparse(base) for base in node.bases]
         bases += [ast.unparse(keyword) for keyword in node.keywords]
@@ -94,7 +84,7 @@ def signature(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> st
     else:
         prefix = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
         params = _parameters(node.args)
-        returns = f" -> {_short(ast.unparse(node.returns), 40)}" if node.returns else ""
+        returns = f" -> {shorten(ast.unparse(node.returns), 40)}" if node.returns else ""
         head = f"{prefix} {node.name}({_joined(params)}){returns}"
     return one_line(f"{decorators} {head}" if decorators else head)
 
@@ -109,17 +99,17 @@ def _decode(content: bytes) -> str:
 def _module_title(module: str, tree: ast.Module) -> str:
     docstring = ast.get_docstring(tree, clean=True)
     summary = docstring.strip().split("\n", 1)[0].strip() if docstring else ""
-    return f"module {module}" + (f" — {_short(summary, 100)}" if summary else "")
+    return f"module {module}" + (f" — {shorten(summary, 100)}" if summary else "")
 
 
-def _sections(body: list[ast.stmt], lines: list[str], depth: int) -> list[_Section]:
+def _sections(body: list[ast.stmt], lines: list[str], depth: int) -> list[Section]:
     """The definitions directly under a module or class body, looking inside compound blocks."""
-    found: list[_Section] = []
+    found: list[Section] = []
     for statement in body:
         if isinstance(statement, _DEFINITIONS):
             first = _first_line(statement, lines)
             last = statement.end_lineno or statement.lineno
-            section = _Section(signature(statement), depth, first, last)
+            section = Section(signature(statement), depth, first, last)
             if isinstance(statement, ast.ClassDef):
                 section.children = _sections(statement.body, lines, depth + 1)
             found.append(section)
@@ -155,37 +145,6 @@ def _first_line(
     return first
 
 
-def _render(section: _Section, lines: list[str], blocks: list[str]) -> None:
-    """Emit the section's heading, its own lines as code, and its children in order.
-
-    Lines after a child definition belong to the parent again, so the parent's
-    heading is repeated before them: the chunker then files them under the
-    parent's path rather than the child's.
-    """
-    title = heading(min(section.depth + 1, 6), section.title)
-    blocks.append(title)
-    cursor, after_child = section.first, False
-    for child in section.children:
-        own = _code(lines, cursor, child.first - 1)
-        if own:
-            if after_child:
-                blocks.append(title)
-            blocks.append(fenced(own, "python"))
-        _render(child, lines, blocks)
-        cursor, after_child = child.last + 1, True
-    tail = _code(lines, cursor, section.last)
-    if tail:
-        if after_child:
-            blocks.append(title)
-        blocks.append(fenced(tail, "python"))
-
-
-def _code(lines: list[str], first: int, last: int) -> str:
-    """Lines ``first..last`` (1-based, inclusive) with blank edges trimmed."""
-    chunk = "\n".join(lines[first - 1 : last])
-    return chunk.strip("\n") if chunk.strip() else ""
-
-
 def _parameters(args: ast.arguments) -> list[str]:
     positional = [*args.posonlyargs, *args.args]
     defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults))
@@ -209,9 +168,9 @@ def _parameters(args: ast.arguments) -> list[str]:
 def _parameter(arg: ast.arg, default: ast.expr | None) -> str:
     text = arg.arg
     if arg.annotation is not None:
-        text += f": {_short(ast.unparse(arg.annotation), 40)}"
+        text += f": {shorten(ast.unparse(arg.annotation), 40)}"
     if default is not None:
-        text += (" = " if arg.annotation is not None else "=") + _short(ast.unparse(default), 30)
+        text += (" = " if arg.annotation is not None else "=") + shorten(ast.unparse(default), 30)
     return text
 
 
@@ -228,11 +187,6 @@ def _joined(parts: list[str]) -> str:
     return ", ".join([*kept, "…"])
 
 
-def _short(text: str, limit: int) -> str:
-    text = one_line(text)
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 def _reason(exc: BaseException) -> str:
     if isinstance(exc, SyntaxError):
         return f"not valid Python (line {exc.lineno}: {exc.msg})"
@@ -247,7 +201,7 @@ def _unstructured(source: RawSource, module: str, reason: str) -> ParsedDocument
     """The whole file as one code block: structure is lost, but nothing is refused."""
     logger.warning("%s: %s; indexed without code structure", source.filename, reason)
     text = clean(source.content.decode("utf-8", errors="replace")).replace("\r\n", "\n")
-    page = "\n\n".join([heading(1, f"module {module}"), fenced(text, "python")])
+    page = unstructured(f"module {module}", text, "python")
     return ParsedDocument(
         pages=(Page(number=1, text=page),),
         title=module,

@@ -43,7 +43,10 @@ def test_a_new_parser_version_misses_what_the_old_one_cached() -> None:
     older = parse_cache_key("acme", "abc123", FakeDocumentParser())
     newer = parse_cache_key("acme", "abc123", NewerParser())
     assert newer != older and "@7:" in newer
-    assert "@3:" in parse_cache_key("acme", "abc123", HeuristicBackend())
+    structured = parse_cache_key("acme", "abc123", HeuristicBackend())
+    assert "@4-definitions:" in structured
+    # Reading code by lines gives other pages for the same bytes: another entry.
+    assert structured != parse_cache_key("acme", "abc123", HeuristicBackend(code_chunking="lines"))
 
 
 @pytest.mark.parametrize(
