@@ -43,6 +43,7 @@ class IndexConfig:
     chunk_size: int | None = None
     chunk_overlap: int | None = None
     contextualize: bool = True
+    code_chunking: str | None = None
     cache_dir: Path | None = DEFAULT_CACHE_DIR
     keep: bool = False
 
@@ -120,6 +121,8 @@ def _settings(base: Settings, config: IndexConfig) -> Settings:
         changes["chunk_overlap"] = config.chunk_overlap
     if not config.contextualize:
         changes["contextualizer"] = "none"
+    if config.code_chunking is not None:
+        changes["code_chunking"] = config.code_chunking
     return base.replace(**changes) if changes else base
 
 
@@ -156,7 +159,7 @@ async def in_memory(dataset: Dataset, config: IndexConfig) -> AsyncIterator[Inde
     async with AsyncExitStack() as stack:
         inner = make_embedder(settings, settings.embedder, settings.embedding_model_name, None)
         embedder = await _with_cache(stack, inner, config)
-        backend = HeuristicBackend()
+        backend = HeuristicBackend(code_chunking=settings.code_chunking)
         vectors, lexical, documents = FakeVectorStore(), FakeLexicalStore(), FakeDocumentStore()
         pipeline = IngestionPipeline(
             parser=backend,

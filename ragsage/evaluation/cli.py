@@ -57,6 +57,16 @@ def register(commands: Any) -> None:
         "--chunk-overlap", type=int, help="tokens of overlap (default 64, or RAGSAGE_CHUNK_OVERLAP)"
     )
     parser.add_argument("--no-contextualize", action="store_true")
+    parser.add_argument(
+        "--code-chunking",
+        choices=("definitions", "lines"),
+        help="how source files are read (default definitions, or RAGSAGE_CODE_CHUNKING)",
+    )
+    parser.add_argument(
+        "--upload-as-text",
+        action="store_true",
+        help="upload every document as NAME.txt, text/plain (what a careless client sends)",
+    )
     parser.add_argument("--cache-dir", default=".ragsage/eval-cache", help="embedding cache folder")
     parser.add_argument("--no-cache", action="store_true", help="do not cache embeddings")
     parser.add_argument("--keep", action="store_true", help="keep the postgres namespace")
@@ -81,6 +91,10 @@ async def eval_command(args: argparse.Namespace) -> int:
     options = RetrievalOptions(hybrid_alpha=alpha, rerank=args.rerank)
     ks = check_ks(args.k)
     dataset = load_dataset(args.dataset, split=args.split)
+    if args.upload_as_text:
+        from ragsage.evaluation.datasets import as_plain_text
+
+        dataset = as_plain_text(dataset)
     if not dataset.questions:
         raise ValueError(f"{dataset.path}: no questions in split {args.split!r}")
     print(
@@ -145,6 +159,7 @@ def _index_config(args: argparse.Namespace) -> IndexConfig:
         chunk_size=args.chunk_size,
         chunk_overlap=args.chunk_overlap,
         contextualize=not args.no_contextualize,
+        code_chunking=args.code_chunking,
         cache_dir=None if args.no_cache else Path(args.cache_dir),
         keep=args.keep,
     )
@@ -168,10 +183,16 @@ def _backend(
     key = os.environ.get("RAGSAGE_API_KEY", "")
     if not key:
         raise ValueError("--backend api needs a write key in RAGSAGE_API_KEY")
-    if args.embedder or args.chunk_size or args.chunk_overlap or args.no_contextualize:
+    if (
+        args.embedder
+        or args.chunk_size
+        or args.chunk_overlap
+        or args.no_contextualize
+        or args.code_chunking
+    ):
         raise ValueError(
-            "--embedder, --chunk-size, --chunk-overlap and --no-contextualize are the "
-            "server's settings with --backend api"
+            "--embedder, --chunk-size, --chunk-overlap, --no-contextualize and "
+            "--code-chunking are the server's settings with --backend api"
         )
     return through_api(dataset, args.api_url, key, timeout=args.api_timeout)
 
@@ -189,5 +210,7 @@ def _config(args: argparse.Namespace, dataset: Dataset, corpus: IndexedCorpus) -
         "chunk_size": corpus.chunk_size,
         "chunk_overlap": corpus.chunk_overlap,
         "contextualize": not args.no_contextualize,
+        "code_chunking": args.code_chunking,
+        "upload_as_text": bool(args.upload_as_text),
         "documents_failed": len(corpus.failures),
     }

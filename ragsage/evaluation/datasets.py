@@ -18,7 +18,7 @@ import json
 import mimetypes
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
@@ -26,6 +26,8 @@ from ragsage.evaluation.errors import DatasetError
 from ragsage.text import words
 
 DatasetFormat = Literal["qa-spans", "beir"]
+SpanMatch = Literal["contains", "overlap"]
+SPAN_MATCHES: tuple[SpanMatch, ...] = ("contains", "overlap")
 QA_SPLITS = ("dev", "test")
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -46,7 +48,10 @@ class Question:
 
     ``relevant`` maps dataset document ids to their gain (graded BEIR qrels, or
     the one document of a QA question).  ``answers`` holds the QA spans; when it
-    is empty, relevance is judged per document, the BEIR way.
+    is empty, relevance is judged per document, the BEIR way.  ``match`` says
+    how a chunk meets a span (see :mod:`ragsage.evaluation.judging`): it holds
+    the span whole (``contains``), or it and the span mostly overlap
+    (``overlap``: a definition's code, of which a chunk may hold a part).
     """
 
     id: str
@@ -55,6 +60,7 @@ class Question:
     answers: tuple[str, ...] = ()
     kind: str | None = None
     split: str | None = None
+    match: SpanMatch = "contains"
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +75,19 @@ class Dataset:
     questions: tuple[Question, ...]
     description: str = ""
     info: Mapping[str, Any] = field(default_factory=dict)
+
+
+def as_plain_text(dataset: Dataset) -> Dataset:
+    """The same dataset with every document uploaded as ``<name>.txt``, ``text/plain``.
+
+    Questions still name documents by id, so the judging is unchanged: only
+    what the server is told about each file differs.
+    """
+    renamed = tuple(
+        replace(document, filename=f"{document.filename}.txt", media_type="text/plain")
+        for document in dataset.documents
+    )
+    return replace(dataset, documents=renamed)
 
 
 def load_dataset(path: str | Path, split: str | None = None) -> Dataset:
@@ -178,6 +197,14 @@ def _qa_questions(path: Path, documents: set[str]) -> Iterator[Question]:
                 line=number,
             )
         kind = record.get("kind")
+        match = record.get("match", "contains")
+        if match not in SPAN_MATCHES:
+            raise DatasetError(
+                path,
+                f"question {ident!r}: match must be one of {', '.join(SPAN_MATCHES)}, "
+                f"got {match!r}",
+                line=number,
+            )
         yield Question(
             id=ident,
             text=text,
@@ -185,6 +212,7 @@ def _qa_questions(path: Path, documents: set[str]) -> Iterator[Question]:
             answers=tuple(answers),
             kind=str(kind) if kind else None,
             split=split,
+            match=match,
         )
 
 

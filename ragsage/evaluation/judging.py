@@ -6,6 +6,14 @@ the chunk's words.  Comparing word sequences (``ragsage.text.words``) rather
 than raw strings survives what parsing does to text — HTML turned into
 Markdown, escaped characters, backticks, re-flowed whitespace.
 
+A question marked ``match: overlap`` (a definition in source code, which a
+chunker may cut into parts) is met by a chunk when the word n-grams the two
+share (:data:`OVERLAP_N` words, fewer when either is shorter) make up at least
+half of the smaller one's n-grams: the chunk is mostly a part of the
+definition, or holds most of it.  A chunk that merely mentions the
+definition's name, or holds its first line at the end of something else, is
+not an answer.
+
 BEIR questions are judged per document: chunks collapse into documents in the
 order each document is first seen, and a document satisfies itself.
 """
@@ -61,16 +69,21 @@ def _judge_documents(relevant: Mapping[str, float], ranked: Sequence[RankedChunk
     return Judged(covers=covers, grades=dict(relevant))
 
 
+OVERLAP_N = 8
+OVERLAP_SHARE = 0.5
+
+
 def _judge_spans(question: Question, ranked: Sequence[RankedChunk]) -> Judged:
     (document,) = question.relevant
     spans = [_tokens(answer) for answer in question.answers]
+    meets = overlaps if question.match == "overlap" else contains
     covers = []
     for chunk in ranked:
         if document not in chunk.documents:
             covers.append(frozenset[str]())
             continue
         tokens = _tokens(chunk.text)
-        covers.append(frozenset(str(i) for i, span in enumerate(spans) if contains(tokens, span)))
+        covers.append(frozenset(str(i) for i, span in enumerate(spans) if meets(tokens, span)))
     return Judged(
         covers=tuple(covers), grades={str(i): 1.0 for i in range(len(spans))}, one_answer=True
     )
@@ -86,6 +99,20 @@ def contains(haystack: Sequence[str], needle: Sequence[str]) -> bool:
         haystack[i] == first and tuple(haystack[i : i + size]) == tuple(needle)
         for i in range(len(haystack) - size + 1)
     )
+
+
+def overlaps(chunk: Sequence[str], span: Sequence[str]) -> bool:
+    """Whether ``chunk`` and ``span`` share at least half of the smaller one's word n-grams."""
+    size = min(OVERLAP_N, len(chunk), len(span))
+    if size == 0:
+        return False
+    mine, theirs = _grams(tuple(chunk), size), _grams(tuple(span), size)
+    return len(mine & theirs) >= OVERLAP_SHARE * min(len(mine), len(theirs))
+
+
+@lru_cache(maxsize=4096)
+def _grams(tokens: tuple[str, ...], size: int) -> frozenset[tuple[str, ...]]:
+    return frozenset(tokens[i : i + size] for i in range(len(tokens) - size + 1))
 
 
 @lru_cache(maxsize=8192)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import random
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragsage.evaluation.errors import DatasetError
@@ -12,6 +13,7 @@ from ragsage.evaluation.tables import columns, describe, format_value
 
 RUN_VERSION = 1
 _TIE = 1e-9
+BOOTSTRAP_ROUNDS = 10_000
 
 
 def save_run(report: EvalReport, path: str | Path) -> Path:
@@ -62,6 +64,8 @@ class Comparison:
     losses: tuple[Change, ...]
     ties: int
     only_in_one: int
+    # Per metric: B - A, and its 95% paired-bootstrap interval.
+    intervals: dict[str, tuple[float, float, float]] = field(default_factory=dict)
 
     @property
     def metric_names(self) -> list[str]:
@@ -89,7 +93,49 @@ def compare(a: EvalReport, b: EvalReport) -> Comparison:
     wins.sort(key=lambda c: (-c.delta, c.question.id))
     losses.sort(key=lambda c: (c.delta, c.question.id))
     unpaired = len(a.questions) + len(b.questions) - 2 * paired
-    return Comparison(a, b, tuple(wins), tuple(losses), ties, unpaired)
+    intervals = {
+        name: paired_bootstrap(_pairs(a, b, name))
+        for name in (f"ndcg@{NDCG_K}", f"recall@{NDCG_K}", "recall@5", "mrr")
+        if name in a.metrics and name in b.metrics
+    }
+    return Comparison(a, b, tuple(wins), tuple(losses), ties, unpaired, intervals)
+
+
+def _pairs(a: EvalReport, b: EvalReport, name: str) -> list[tuple[str, float, float]]:
+    before = {q.id: q for q in a.questions}
+    return [
+        (q.kind or "", before[q.id].metrics.get(name, 0.0), q.metrics.get(name, 0.0))
+        for q in b.questions
+        if q.id in before
+    ]
+
+
+def paired_bootstrap(
+    pairs: list[tuple[str, float, float]], *, rounds: int = BOOTSTRAP_ROUNDS, seed: int = 0
+) -> tuple[float, float, float]:
+    """B - A averaged over kinds, and its 95% interval by a stratified paired bootstrap.
+
+    Each kind (a language, a question family) weighs the same, so a big
+    family cannot carry a small one; every round redraws each kind's
+    questions with replacement, keeping each question's A and B together.
+    """
+    strata: dict[str, list[float]] = {}
+    for kind, old, new in pairs:
+        strata.setdefault(kind, []).append(new - old)
+    if not strata:
+        return 0.0, 0.0, 0.0
+    groups = list(strata.values())
+
+    def macro(samples: list[list[float]]) -> float:
+        return sum(sum(group) / len(group) for group in samples) / len(samples)
+
+    generator = random.Random(seed)
+    draws = sorted(
+        macro([generator.choices(group, k=len(group)) for group in groups]) for _ in range(rounds)
+    )
+    low = draws[int(0.025 * (rounds - 1))]
+    high = draws[int(0.975 * (rounds - 1))]
+    return macro(groups), low, high
 
 
 def comparison_table(result: Comparison, *, show: int = 5) -> str:
@@ -112,6 +158,11 @@ def comparison_table(result: Comparison, *, show: int = 5) -> str:
         f"{result.ties} ties (B against A)"
         + (f"; {result.only_in_one} questions in only one run" if result.only_in_one else "")
     )
+    if result.intervals:
+        lines.append("B - A averaged over kinds, with its 95% paired-bootstrap interval:")
+        for name, (delta, low, high) in result.intervals.items():
+            verdict = "above zero" if low > 0 else "below zero" if high < 0 else "spans zero"
+            lines.append(f"  {name:<10} {delta:+.3f}  [{low:+.3f}, {high:+.3f}]  {verdict}")
     for title, changes in (("biggest wins", result.wins), ("biggest losses", result.losses)):
         if changes:
             lines.append(f"{title}:")

@@ -40,9 +40,16 @@ _SHEBANG_LANGUAGE = {
     "ruby": "ruby",
     "php": "php",
 }
+# A line of code ends in punctuation that prose lines rarely end in, opens
+# with a comment marker or a statement keyword, or assigns.
 _CODE_LINE = re.compile(
-    r"[;{}()\[\]=<>:]|^\s*(#|//|/\*|\*|--|end\b|else\b|fi\b|done\b|return\b|import\b|package\b)"
+    r"([;{}(),:\[\]\\]|=>|\bdo|\bthen)\s*$"
+    r"|^\s*(#|//|/\*|\*|--|@|end\b|else\b|fi\b|done\b|return\b|import\b|package\b|def\b"
+    r"|func\b|fn\b|let\b|const\b|var\b|use\b|if\b|for\b|while\b|public\b|private\b)"
+    r"|\s(=|:=|==|!=|\+=|->)\s"
 )
+# Markdown's fenced blocks mean a document about code, not code.
+_MARKDOWN_FENCE = re.compile(r"^ {0,3}(```|~~~)", re.MULTILINE)
 
 
 def _rules(*pairs: tuple[str, float]) -> tuple[tuple[re.Pattern[str], float], ...]:
@@ -127,7 +134,8 @@ _SIGNALS: dict[str, tuple[tuple[re.Pattern[str], float], ...]] = {
         (r"\bstd::\w+", 2.0),
         (r"^\s*namespace \w+(::\w+)* \{", 3.0),
         (r"^\s*template\s*<", 3.0),
-        (r"^\s*(class|struct) \w+( final)?\s*(:\s*(public|private|protected) |\{)", 2.0),
+        (r"^\s*class \w+( final)?\s*(:\s*(public|private|protected) |\{|$)", 2.0),
+        (r"^\s*struct \w+( final)?\s*:\s*(public|private|protected) ", 2.0),
         (r"^\s*(public|private|protected):\s*$", 3.0),
         (r"\w+::\w+\(", 1.0),
         (r"\b(nullptr|constexpr|noexcept|override|virtual)\b", 1.0),
@@ -200,7 +208,7 @@ def detect_language(text: str) -> str | None:
         interpreter = shebang.group(1)
         return "python" if interpreter.startswith("python") else _SHEBANG_LANGUAGE[interpreter]
     lines = [line for line in sample.split("\n") if line.strip()]
-    if not lines or _code_share(lines) < MIN_CODE_LINES:
+    if not lines or _MARKDOWN_FENCE.search(sample) or _code_share(lines) < MIN_CODE_LINES:
         return None
     scores = language_scores(sample)
     ranked = sorted(scores.items(), key=lambda item: item[1], reverse=True)

@@ -28,6 +28,10 @@ TokenCounter = Callable[[str], int]
 _WORD = re.compile(r"\S+")
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]*$")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
+# A code line starting like this continues the statement above it; one ending
+# like this leaves its statement open.
+_CONTINUES_LINE = (")", "]", "}", ".", "&&", "||", "+", "-", "*", "/", "?", ":", "=", "|", ",")
+_LEAVES_OPEN = (",", "(", "[", "\\", "=", "+", "-", "*", "&&", "||", "|", "?", ":", "->", "=>")
 # A token of cl100k or o200k spans at most a few dozen characters; the window
 # bounds the search for where to cut a giant word, keeping each cut cheap.
 _CHARS_PER_TOKEN_CEILING = 64
@@ -151,7 +155,46 @@ def split_code(text: str, size: int, count: TokenCounter) -> list[Piece]:
                 return parts
             budget -= 1
 
-    return _pack(body, size, count, head=f"{opener}\n", tail=f"\n{closer}", too_big=too_big)
+    return _pack(
+        body,
+        size,
+        count,
+        head=f"{opener}\n",
+        tail=f"\n{closer}",
+        too_big=too_big,
+        cut_before=statement_starts([line.text for line in body]),
+    )
+
+
+def statement_starts(lines: list[str]) -> list[bool]:
+    """Which lines of code start a statement of the block's main level: good places to cut.
+
+    The main level is the most common indentation deeper than the shallowest
+    (a function's body, not its header and closing brace), or the shallowest
+    when all lines share it.  A line there starts a statement unless it
+    continues the one before: it opens with a closing bracket or an operator,
+    or the line above ends in a comma, an open bracket, an operator or a
+    backslash.  Cutting only there keeps statements whole whatever the language.
+    """
+    depths = [len(line) - len(line.lstrip()) if line.strip() else -1 for line in lines]
+    present = [depth for depth in depths if depth >= 0]
+    if not present:
+        return [False] * len(lines)
+    shallowest = min(present)
+    deeper = [depth for depth in present if depth > shallowest]
+    main = max(set(deeper), key=deeper.count) if deeper else shallowest
+    starts: list[bool] = []
+    above = ""
+    for line, depth in zip(lines, depths, strict=True):
+        stripped = line.strip()
+        starts.append(
+            0 <= depth <= main
+            and not stripped.startswith(_CONTINUES_LINE)
+            and not above.endswith(_LEAVES_OPEN)
+        )
+        if stripped:
+            above = stripped
+    return starts
 
 
 def split_list(text: str, size: int, count: TokenCounter) -> list[Piece]:
@@ -210,6 +253,7 @@ def _pack(
     head: str = "",
     tail: str = "",
     too_big: Callable[[_Line], list[Piece]],
+    cut_before: list[bool] | None = None,
 ) -> list[Piece]:
     """Units packed greedily one a line between ``head`` and ``tail``, each part within ``size``.
 
@@ -217,6 +261,10 @@ def _pack(
     Whether one more unit still fits is asked of the exact count of the part
     with it, but the units already in are not encoded again for the answer:
     a tally keeps the count of the part up to its last cut.
+
+    ``cut_before`` marks the units a part should preferably start with (code
+    statements): a full part ends before the last such unit in its second
+    half, and the units after it open the next part.
     """
     pieces: list[Piece] = []
     current: list[_Line] = []
@@ -230,21 +278,47 @@ def _pack(
             pieces.append(Piece(f"{head}{body}{tail}", start, end))
             current.clear()
 
-    for unit in units:
+    def close_at_statement() -> None:
+        nonlocal part
+        cut = _last_cut(current, cut_before, first_index) if cut_before is not None else None
+        if cut is None:
+            close()
+            return
+        carried = current[cut:]
+        del current[cut:]
+        close()
+        current.extend(carried)
+        part = alone.copy()
+        part.append("\n".join(u.text for u in carried))
+
+    first_index = 0  # the index in ``units`` of current[0]
+    for index, unit in enumerate(units):
         if alone.within(unit.text + tail, size) > size:
             close()
             pieces.extend(too_big(unit))
             continue
         if current and part.within(f"\n{unit.text}{tail}", size) > size:
-            close()
+            close_at_statement()
+            first_index = index - len(current)
+            if current and part.within(f"\n{unit.text}{tail}", size) > size:
+                close()
         if current:
             part.append(f"\n{unit.text}")
         else:
             part = alone.copy()
             part.append(unit.text)
+            first_index = index
         current.append(unit)
     close()
     return pieces
+
+
+def _last_cut(current: list[_Line], cut_before: list[bool], first: int) -> int | None:
+    """The position in ``current`` of its last statement start in the second half, if any."""
+    for position in range(len(current) - 1, max(len(current) // 2, 1) - 1, -1):
+        if cut_before[first + position]:
+            return position
+    return None
 
 
 def _lines(text: str) -> list[_Line]:
