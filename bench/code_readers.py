@@ -22,6 +22,7 @@ import argparse
 import sys
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 from ragsage.parsing import HeuristicBackend
@@ -67,9 +68,11 @@ def main() -> int:
         row["definitions"] += sum(1 for line in page.split("\n") if line.startswith("##"))
         row["chunks"] += len(chunks)
         row["max_tokens"] = max(row["max_tokens"], max((count(c.text) for c in chunks), default=0))
-        row["lines_lost"] += _lines_lost(content, "\n".join(c.text for c in chunks))
-        text = content.decode("utf-8", errors="ignore")
-        confusion[language][detect_language(text) or "-"] += 1
+        joined = "\n".join(c.text for c in chunks)
+        row["lines_lost"] += _lines_lost(content, joined, lambda line: count(line) <= args.size)
+        if not path.name.endswith(".h"):  # a .h may be C or C++: no truth to score against
+            text = content.decode("utf-8", errors="ignore")
+            confusion[language][detect_language(text) or "-"] += 1
     _print_readers(stats, seconds)
     _print_confusion(confusion)
     _print_prose(args.prose)
@@ -89,10 +92,11 @@ def _code_files(folders: list[Path], cap: int, max_bytes: int) -> list[tuple[Pat
     return [(path, name) for name, paths in sorted(by_language.items()) for path in paths[:cap]]
 
 
-def _lines_lost(content: bytes, chunk_text: str) -> int:
+def _lines_lost(content: bytes, chunk_text: str, fits: Callable[[str], bool]) -> int:
+    """Lines of the file found in no chunk; a line over the budget is cut, so not counted."""
     kept = set(chunk_text.split("\n"))
     text = content.decode("utf-8", errors="replace").replace("\r\n", "\n")
-    return sum(1 for line in text.split("\n") if line.strip() and line not in kept)
+    return sum(1 for line in text.split("\n") if line.strip() and line not in kept and fits(line))
 
 
 def _print_readers(stats: dict[str, Counter[str]], seconds: dict[str, float]) -> None:
