@@ -99,7 +99,7 @@ _SIGNALS: dict[str, tuple[tuple[re.Pattern[str], float], ...]] = {
     "kotlin": _rules(
         (r"^package [\w.]+\s*$", 3.0),
         (r"^\s*((private|internal|override|suspend|inline|public) )*fun (<[^>]*> )?[\w.]+\(", 3.0),
-        (r"^\s*(val|var) \w+(: [\w<>?]+)? =", 1.0),
+        (r"^\s*(val \w+(: [\w<>?]+)? =|var \w+: [\w<>?]+)", 1.0),
         (r"^\s*(data |sealed |open |abstract )class \w+", 3.0),
         (r"^\s*(companion )?object \w*\s*\{", 2.0),
         (r"^import [\w.]+\s*$", 1.0),
@@ -142,7 +142,11 @@ _SIGNALS: dict[str, tuple[tuple[re.Pattern[str], float], ...]] = {
         (r"^#(define|ifdef|ifndef|endif|if)\b", 0.5),
     ),
     "javascript": _rules(
-        (r"\b(const|let|var) \w+ = require\(['\"]", 3.0),
+        (r"\b(const|let|var) [\w{}\[\]:, ]+ = require\(['\"]", 3.0),
+        (r"^\s*[\"']use strict[\"'];?\s*$", 4.0),
+        (r"\bthis\.\w+", 0.5),
+        (r"\bawait \w+", 0.5),
+        (r"^\s*class \w+( extends [\w.]+)? \{", 1.0),
         (r"\bmodule\.exports\b|\bexports\.\w+ =", 3.0),
         (r"^\s*(export )?(async )?function\*? \w+\(", 2.0),
         (r"^\s*(export )?(const|let|var) \w+ = (async )?(\([^)]*\)|\w+) =>", 2.0),

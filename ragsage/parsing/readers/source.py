@@ -49,7 +49,10 @@ _SUMMARY_CHARS = 100
 _LICENCE_WORDS = ("copyright", "licen", "spdx", "-*-", "all rights reserved")
 _TRIM_TITLE = " \t{:=;"
 # Lines that only close what a container opened.
-_CLOSER = re.compile(r"\s*([)}\]];?|end|esac|fi|done)*\s*")
+_CLOSER = re.compile(r"\s*([)}\]];?|end|esac|fi|done)*\s*((//|#|/\*).*)?")
+# A first comment like ``# frozen_string_literal: true`` or ``// @ts-check`` is a
+# setting for a tool, not a summary of the file.
+_PRAGMA = re.compile(r"^(@?[\w-]+:\s*\S+|@[\w-]+|[\w-]+)$")
 
 
 class GrammarMissing(Exception):
@@ -278,6 +281,8 @@ class _Walker:
                 continue
             text = self.data[comment.start_byte : comment.end_byte].decode("utf-8", "replace")
             line = _comment_text(text)
+            if _PRAGMA.match(line):
+                continue
             if line and not any(word in line.lower() for word in _LICENCE_WORDS):
                 return shorten(line, _SUMMARY_CHARS)
         return None

@@ -103,6 +103,8 @@ SPECS: dict[str, Spec] = {
         containers=_TS_CONTAINERS,
         wrappers=_set("export_statement", "ambient_declaration"),
         transparent=_set("expression_statement"),
+        # Method decorators are siblings of the method in a class body here.
+        attributes=_set("decorator"),
         function_values=_JS_VALUES,
     ),
     "go": Spec(
@@ -207,6 +209,9 @@ SPECS: dict[str, Spec] = {
         definitions=_set("function_declaration", "type_alias", "secondary_constructor"),
         containers=_set("class_declaration", "object_declaration", "companion_object"),
         comments=_set("line_comment", "block_comment", "comment"),
+        # The grammar reads a top-level ``@Suppress("X")`` above a function as
+        # an annotated expression of its own: it belongs to the function.
+        attributes=_set("annotation", "annotated_expression"),
         units=_set("package_header"),
     ),
     "swift": Spec(

@@ -278,7 +278,7 @@ CASES = [
             back=1,
         ),
         Definition(
-            (KOTLIN, '@Suppress("MagicNumber") fun meanHigh(forecast: Forecast): Int'),
+            (KOTLIN, "fun meanHigh(forecast: Forecast): Int"),
             "/** The mean of the daily highs, rounded to a whole degree. */",
             "}",
         ),
