@@ -111,9 +111,6 @@ SOURCES: tuple[Source, ...] = (
     Source("rust", "deb", "librust-anyhow-dev", "1.0.69-1",
            "f877f024d95d8af3c3f62e2cf74e6ba5eb976a3cf27c920bda786cd32029b79d",
            "MIT or Apache-2.0", f"{_CARGO}/anyhow-1.0.69", ("src/",)),
-    Source("rust", "deb", "librust-smallvec-dev", "1.9.0-1",
-           "ae859283a4b8979094ab41367116cede81298050fa50fa1f729f5310bd8e0d8b",
-           "MIT or Apache-2.0", f"{_CARGO}/smallvec-1.9.0", ("src/",)),
     # Go modules, as Debian ships them under /usr/share/gocode.
     Source("go", "deb", "golang-github-spf13-cobra-dev", "1.6.1-1",
            "4f5d20855133319beef3c5b49d3c21a0406f270bf94fb4b6f4d406b691283cb2",
@@ -240,7 +237,9 @@ EXCLUDED_PARTS = frozenset(
     | {"msilib", "internal_test", "ci"}
 )
 _TEST_FILE = re.compile(
-    r"(^test_|_test\.|_unittest\.|Tests?\.java$|\.test\.|\.spec\.|\.min\.js$|\.d\.ts$)", re.I
+    r"(^test_|^tests?\.\w+$|_test\.|_unittest\.|Tests?\.java$|\.test\.|\.spec\.|\.min\.js$"
+    r"|\.d\.ts$|^(package|module)-info\.java$)",
+    re.I,
 )
 MIN_FILE_BYTES = 1_000
 
@@ -283,13 +282,14 @@ def fetch(source: Source, cache: Path) -> Path:
             )
         else:
             spec = f"{source.package}@{source.version}"
-            done = _run(["npm", "pack", spec, "--silent"], folder)
+            done = _run(["npm", "pack", spec, "--loglevel=error"], folder)
             how = "npm pack"
             hint = f"if it is gone, pin what `npm view {source.package} versions`"
         found = sorted(folder.glob(archive_name(source)))
         if done.returncode != 0 or not found:
             message = (done.stderr or done.stdout).strip().splitlines()
-            why = next((line for line in message if line.startswith(("E:", "npm error"))), "")
+            errors = [line for line in message if line.startswith(("E:", "npm error"))]
+            why = next((line for line in errors if "notarget" in line), errors[0] if errors else "")
             raise SystemExit(
                 f"error: {how} {spec} failed: the pinned version is not downloadable "
                 f"({why or 'no archive written'}). {hint} offers in SOURCES, with its SHA-256, "
@@ -927,6 +927,7 @@ def description(text: str) -> str:
     kept = []
     for line in text.splitlines():
         stripped = line.strip()
+        stripped = re.sub(r"^:[a-z]+:[\w-]+:\s*", "", stripped)  # ":help:name: ..." tags
         tag = _TAG_LINE.match(stripped)
         if tag and tag.group(1).lower() in _KEPT_TAGS:
             stripped = stripped[tag.end() :].strip()
@@ -969,18 +970,26 @@ def _name_path(name: str) -> re.Pattern[str]:
     )
 
 
-def is_usage_line(line: str, names: Sequence[str]) -> bool:
-    """Whether a line only shows how to call the definition (``name <arg>``, ``Name()``)."""
+def is_usage_line(line: str, names: Sequence[str], *, loose: bool = True) -> bool:
+    """Whether a line only shows how to call the definition (``name <arg>``, ``Name()``).
+
+    ``loose`` also takes ``name arg_one arg_two`` (a few bare argument names, no full
+    stop) as usage; Go is read strictly, since its sentences open with the name.
+    """
     stripped = line.strip()
     for name in names:
         found = _name_path(name).match(stripped)
         if not found:
             continue
         rest = stripped[found.end() :].strip()
+        tokens = rest.split()
         if not rest or rest.startswith("->"):
             return True
-        if all(token[0] in "<[{$-\"'(|.:=" or token == "..." for token in rest.split()):
+        if all(token[0] in "<[{$-\"'(|.:=" or token == "..." for token in tokens):
             return True
+        if loose and len(tokens) <= 6 and not rest.endswith((".", ":", "!", "?")):
+            if all(re.fullmatch(r"[\w<>\[\]{}$|.=-]+", token) for token in tokens):
+                return True
     return False
 
 
@@ -1039,7 +1048,9 @@ def summary(doc: str, names: Sequence[str], *, drop_leading: bool = False) -> st
     """
     body = unmark(description(doc))
     lines = body.splitlines()
-    while lines and (not lines[0].strip() or is_usage_line(lines[0], names)):
+    while lines and (
+        not lines[0].strip() or is_usage_line(lines[0], names, loose=not drop_leading)
+    ):
         lines.pop(0)
     paragraph = []
     for line in lines:
@@ -1055,7 +1066,9 @@ def summary(doc: str, names: Sequence[str], *, drop_leading: bool = False) -> st
     lowered = sentence.lower()
     if lowered.startswith(GENERIC_OPENINGS) or "{inherit}" in sentence or ">>>" in sentence:
         return None
-    if re.search(r"\b(todo|fixme|xxx)\b", lowered) or sentence.endswith(":"):
+    if re.search(r"\b(todo|fixme|xxx)\b|\balias (?:to|for|of)\b", lowered) or sentence.endswith(
+        ":"
+    ):
         return None
     sentence = re.sub(r"^(?:Public|Private):\s*", "", sentence)
     hidden = hide_names(sentence, names, drop_leading=drop_leading)
