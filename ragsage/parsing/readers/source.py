@@ -135,7 +135,12 @@ def _structured_page(text: str, filename: str, language: Language) -> str:
 
 
 def error_share(root: tree_sitter.Node, size: int) -> float:
-    """The share of the file's bytes lying under error nodes (or missing tokens)."""
+    """The share of the file's bytes the grammar could not place in a well-formed node.
+
+    An error node often wraps whole well-formed definitions (tree-sitter makes
+    the root itself an error when one statement fails at top level), so only
+    the bytes of an error node outside its well-formed named children count.
+    """
     if size == 0 or not root.has_error:
         return 0.0
     broken = 0
@@ -143,9 +148,16 @@ def error_share(root: tree_sitter.Node, size: int) -> float:
     # An explicit stack: a deeply nested file must not exhaust Python's recursion.
     while stack:
         node = stack.pop()
-        if node.is_error or node.is_missing:
-            broken += max(node.end_byte - node.start_byte, 1)
+        if node.is_missing:
+            broken += 1
             continue
+        if node.is_error:
+            sound = sum(
+                child.end_byte - child.start_byte
+                for child in node.named_children
+                if not child.has_error
+            )
+            broken += max(node.end_byte - node.start_byte - sound, 0)
         stack.extend(child for child in node.children if child.has_error)
     return min(broken / size, 1.0)
 
