@@ -3,13 +3,15 @@
     python bench/eval_code_api.py [--dataset .ragsage/eval/code] [--split test]
                                   [--embedders hashing local] [--out runs/code]
 
-For each embedder, three stacks are started one after another with
+For each embedder, four stacks are started one after another with
 ``ragsage up`` (embedded Postgres and Redis, one worker, the API; each in a
 fresh data folder, so nothing is shared or deduplicated between them):
 
 * ``definitions`` — the shipped reading (``RAGSAGE_CODE_CHUNKING=definitions``),
   files uploaded under their real names;
 * ``lines`` — every source file one code block cut by lines (the plain reading);
+* ``lines-200`` — the same at 200-token chunks, whose top 10 holds about as many
+  tokens as a top 10 of definitions: the comparison at an equal token budget;
 * ``as-text`` — the shipped reading, every file uploaded as ``NAME.txt``,
   ``text/plain`` (the detector has to find the language).
 
@@ -34,6 +36,15 @@ RAGSAGE = Path(sys.executable).with_name("ragsage")
 SETUPS = {
     "definitions": ({"RAGSAGE_CODE_CHUNKING": "definitions"}, []),
     "lines": ({"RAGSAGE_CODE_CHUNKING": "lines"}, []),
+    # Lines at about the tokens a top 10 of definitions hands over: an equal budget.
+    "lines-200": (
+        {
+            "RAGSAGE_CODE_CHUNKING": "lines",
+            "RAGSAGE_CHUNK_SIZE": "200",
+            "RAGSAGE_CHUNK_OVERLAP": "24",
+        },
+        [],
+    ),
     "as-text": ({"RAGSAGE_CODE_CHUNKING": "definitions"}, ["--upload-as-text"]),
 }
 MODES = ("hybrid", "lexical", "dense")
@@ -65,7 +76,12 @@ def main() -> int:
                     print(f"== {embedder} {setup} {mode}", flush=True)
                     subprocess.run(command, env={**env, "RAGSAGE_API_KEY": key}, check=True)
         for mode in MODES:
-            for base, other in (("lines", "definitions"), ("definitions", "as-text")):
+            pairs = (
+                ("lines", "definitions"),
+                ("lines-200", "definitions"),
+                ("definitions", "as-text"),
+            )
+            for base, other in pairs:
                 first = args.out / f"{embedder}-{base}-{mode}.json"
                 second = args.out / f"{embedder}-{other}-{mode}.json"
                 if first.exists() and second.exists():

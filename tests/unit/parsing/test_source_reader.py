@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from ragsage.errors import ParseError
 from ragsage.parsing import HeuristicBackend
-from ragsage.parsing.languages import BY_NAME, Language
+from ragsage.parsing.languages import BY_NAME, LANGUAGES, Language
 from ragsage.parsing.readers.source import read_source
 from ragsage.parsing.tokens import make_token_counter
 from ragsage.types import Chunk, Document, ParsedDocument, RawSource
@@ -634,3 +634,18 @@ def test_generated_files_chunk_within_budget_each_line_under_its_definition(
         assert chunk.heading_path[1:] == ((owner,) if owner else ()), chunk.text
         position += len(lines)
     assert position == len(expected), "lines at the end of the file are lost"
+
+
+# Punctuation no grammar accepts: a merge gone wrong, a binary dump pasted as text.
+NOISE = "x = 1\n" + "}}} )) ]] ;; {{ (( <<< >>> ||| &&& \\\\ '' \"\" @@ $$ `` ?? ::\n" * 30
+
+
+@pytest.mark.parametrize("language", [language.name for language in LANGUAGES])
+def test_every_language_reads_a_file_it_cannot_parse_as_one_block(language: str) -> None:
+    spec = BY_NAME[language]
+    # PHP reads anything outside <?php ... ?> as page text, so its noise starts inside.
+    text = ("<?php\n" if language == "php" else "") + NOISE
+    filename = f"broken{spec.extensions[0]}"
+    parsed = read_source(RawSource(text.encode(), filename), spec)
+    assert f"did not parse as {spec.label}" in parsed.metadata["parse_warning"]
+    assert _only_block(parsed, filename, spec.fence) == text.rstrip("\n").split("\n")
