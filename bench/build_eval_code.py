@@ -348,18 +348,18 @@ def source_files(source: Source, tree: Path, max_bytes: int) -> dict[str, bytes]
         inner = tree / source.inner
         prefix = f"{source.root}/" if source.root else ""
         if inner.name.endswith(".zip"):
-            with zipfile.ZipFile(inner) as packed:
-                for info in packed.infolist():
+            with zipfile.ZipFile(inner) as zipped:
+                for info in zipped.infolist():
                     relative = info.filename.removeprefix(prefix)
                     if info.filename.startswith(prefix) and keep(relative, info.file_size):
-                        found[relative] = packed.read(info)
+                        found[relative] = zipped.read(info)
         else:
-            with tarfile.open(inner) as packed:
-                for member in packed.getmembers():
+            with tarfile.open(inner) as tarred:
+                for member in tarred.getmembers():
                     relative = member.name.removeprefix(prefix)
                     if member.isfile() and member.name.startswith(prefix):
                         if keep(relative, member.size):
-                            handle = packed.extractfile(member)
+                            handle = tarred.extractfile(member)
                             assert handle is not None
                             found[relative] = handle.read()
         return dict(sorted(found.items()))
@@ -711,7 +711,8 @@ def _prefix(
     (``"attribute"``) as sorted ``(start, end, kind)``; the result is where the
     span starts, the doc comments' byte ranges, and whether ``:nodoc:`` was seen.
     """
-    position, ranges, nodoc = start, [], False
+    position, nodoc = start, False
+    ranges: list[tuple[int, int]] = []
     index = _last_before(items, start)
     while index >= 0:
         begin, finish, kind = items[index]
@@ -908,6 +909,7 @@ _FIELD_LINE = re.compile(
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _ABBREVIATION = re.compile(r"(?:\be\.g|\bi\.e|\betc|\bvs|\bcf|\bapprox|\bresp)\.$", re.I)
 _PATH_CHARS = r"[A-Za-z_$][\w$]*"
+_KIND_WORDS = r"class|struct|interface|trait|type|object|function|method|module|enum|macro|record"
 _SEPARATOR = r"(?:::|\.|#|->|\\)"
 
 
@@ -1012,6 +1014,13 @@ def hide_names(sentence: str, names: Sequence[str], *, drop_leading: bool = Fals
         leading = re.match(rf"^(?:(?:the|a|an)\s+)?{pattern.pattern}\s*", text, re.IGNORECASE)
         if leading and drop_leading:
             text = text[leading.end() :]
+        # "the Version class" reads naturally as "this class", even for a plain-word name.
+        text = re.sub(
+            rf"\b(?:the|this|a|an)\s+{pattern.pattern}\s+({_KIND_WORDS})\b",
+            r"this \1",
+            text,
+            flags=re.IGNORECASE,
+        )
         for found in list(pattern.finditer(text)):
             token = found.group(0)
             code_like = token != name and token.lower() != name.lower() or not _plain_word(name)
@@ -1358,9 +1367,9 @@ def report(
     size: Counter[str] = Counter()
     chunks: Counter[str] = Counter()
     for document in documents:
-        tokens = count_tokens(document.content.decode("utf-8"))
+        in_document = count_tokens(document.content.decode("utf-8"))
         size[document.source.language] += len(document.content)
-        chunks[document.source.language] += -(-tokens // chunk_tokens)
+        chunks[document.source.language] += -(-in_document // chunk_tokens)
     header = (
         f"{'language':<11}{'family':<12}{'files':>6}{'KB':>6}{'~chunks':>8}{'questions':>10}"
         f"{'dev':>5}{'test':>5}{'lines':>7}{'tokens':>8}{'>512':>6}{'overlap':>9}{'code-only':>10}"
