@@ -12,8 +12,8 @@ fresh data folder, so nothing is shared or deduplicated between them):
 * ``lines`` — every source file one code block cut by lines (the plain reading);
 * ``lines-200`` — the same at 200-token chunks, whose top 10 holds about as many
   tokens as a top 10 of definitions: the comparison at an equal token budget;
-* ``as-text`` — the shipped reading, every file uploaded as ``NAME.txt``,
-  ``text/plain`` (the detector has to find the language).
+* ``as-text`` — the shipped reading, every file uploaded as ``text/plain`` with
+  its extension replaced by ``.txt`` (the detector has to find the language).
 
 Each is asked the split's questions with hybrid, keyword-only and dense-only
 retrieval (``ragsage eval --backend api``); the runs are saved under ``--out``

@@ -65,7 +65,7 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--upload-as-text",
         action="store_true",
-        help="upload every document as NAME.txt, text/plain (what a careless client sends)",
+        help="upload every document as text/plain, its extension replaced by .txt",
     )
     parser.add_argument("--cache-dir", default=".ragsage/eval-cache", help="embedding cache folder")
     parser.add_argument("--no-cache", action="store_true", help="do not cache embeddings")

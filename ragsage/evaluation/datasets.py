@@ -78,13 +78,18 @@ class Dataset:
 
 
 def as_plain_text(dataset: Dataset) -> Dataset:
-    """The same dataset with every document uploaded as ``<name>.txt``, ``text/plain``.
+    """The same dataset with every document uploaded as ``text/plain`` under a ``.txt`` name.
 
-    Questions still name documents by id, so the judging is unchanged: only
-    what the server is told about each file differs.
+    The extension is replaced (``cmp/options.go`` goes up as ``cmp/options.txt``),
+    so nothing but the text itself can tell the server what a file holds.
+    Questions still name documents by id, so the judging is unchanged.
     """
     renamed = tuple(
-        replace(document, filename=f"{document.filename}.txt", media_type="text/plain")
+        replace(
+            document,
+            filename=PurePosixPath(document.filename).with_suffix(".txt").as_posix(),
+            media_type="text/plain",
+        )
         for document in dataset.documents
     )
     return replace(dataset, documents=renamed)

@@ -107,7 +107,7 @@ def test_uploading_as_text_renames_every_file_but_keeps_its_id(tmp_path: Path) -
     record = {"id": "q1", "question": "q", "document": "src/upload.rs", "answers": ["retry"]}
     dataset = as_plain_text(load_dataset(_write_dataset(tmp_path, record)))
     (document,) = dataset.documents
-    assert (document.id, document.filename) == ("src/upload.rs", "src/upload.rs.txt")
+    assert (document.id, document.filename) == ("src/upload.rs", "src/upload.txt")
     assert document.media_type == "text/plain"
 
 
