@@ -49,7 +49,15 @@ from pathlib import Path, PurePosixPath
 from statistics import mean
 from typing import Any
 
-from ragsage.evaluation.writing import positive_int, split_of
+from ragsage.evaluation.writing import (
+    QAQuestion,
+    clear_dataset_folder,
+    folder_size,
+    positive_int,
+    question_line,
+    split_of,
+    write_questions,
+)
 from ragsage.parsing.tokens import load_encoding
 from ragsage.text import STOPWORDS, words
 
@@ -1319,32 +1327,22 @@ def write_dataset(
 
     A folder that holds files but no ``dataset.json`` is refused rather than deleted.
     """
-    if out.exists() and any(out.iterdir()) and not (out / "dataset.json").is_file():
-        raise SystemExit(f"error: {out} is not empty and holds no dataset.json; not replacing it")
-    shutil.rmtree(out, ignore_errors=True)
+    clear_dataset_folder(out)
     for document in documents:
         target = out / "documents" / document.path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(document.content)
     (out / "dataset.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     lines = [
-        json.dumps(
-            {
-                "id": q.id,
-                "question": q.question,
-                "document": q.document,
-                "answers": [q.answer],
-                "split": split_of(q.id),
-                "kind": q.kind,
-                "family": q.family,
-                "match": "overlap",
-            },
-            ensure_ascii=False,
+        question_line(
+            QAQuestion(q.id, q.question, q.document, q.answer, q.kind),
+            family=q.family,
+            match="overlap",
         )
         for q in questions
     ]
-    (out / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return sum(path.stat().st_size for path in out.rglob("*") if path.is_file())
+    write_questions(out, lines)
+    return folder_size(out)
 
 
 def word_overlap(question: str, text: str) -> float | None:

@@ -39,35 +39,46 @@ def write_qa_dataset(
     description: str,
     source: str,
 ) -> int:
-    """Replace ``out`` with a QA-span dataset copied from ``root``; the bytes written.
-
-    A folder that holds files but no ``dataset.json`` is refused rather than
-    deleted: it is not a dataset this wrote.
-    """
-    if out.exists() and any(out.iterdir()) and not (out / "dataset.json").is_file():
-        raise SystemExit(f"error: {out} is not empty and holds no dataset.json; not replacing it")
-    shutil.rmtree(out, ignore_errors=True)
+    """Replace ``out`` with a QA-span dataset copied from ``root``; the bytes written."""
+    clear_dataset_folder(out)
     for document in documents:
         target = out / "documents" / document
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes((root / document).read_bytes())
     meta = {"name": name, "format": "qa-spans", "description": description, "source": source}
     (out / "dataset.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    lines = [
-        json.dumps(
-            {
-                "id": q.id,
-                "question": q.question,
-                "document": q.document,
-                "answers": [q.answer],
-                "split": split_of(q.id),
-                "kind": q.kind,
-            },
-            ensure_ascii=False,
-        )
-        for q in questions
-    ]
+    write_questions(out, [question_line(q) for q in questions])
+    return folder_size(out)
+
+
+def clear_dataset_folder(out: Path) -> None:
+    """Empty ``out`` for a new build, refusing a folder that holds files but no
+    ``dataset.json``: that is not a dataset a builder wrote, and is not deleted."""
+    if out.exists() and any(out.iterdir()) and not (out / "dataset.json").is_file():
+        raise SystemExit(f"error: {out} is not empty and holds no dataset.json; not replacing it")
+    shutil.rmtree(out, ignore_errors=True)
+
+
+def question_line(question: QAQuestion, **extra: str) -> str:
+    """One line of questions.jsonl, its split fixed by the id; ``extra`` adds fields."""
+    record = {
+        "id": question.id,
+        "question": question.question,
+        "document": question.document,
+        "answers": [question.answer],
+        "split": split_of(question.id),
+        "kind": question.kind,
+        **extra,
+    }
+    return json.dumps(record, ensure_ascii=False)
+
+
+def write_questions(out: Path, lines: Sequence[str]) -> None:
     (out / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def folder_size(out: Path) -> int:
+    """The bytes of every file below ``out``."""
     return sum(path.stat().st_size for path in out.rglob("*") if path.is_file())
 
 

@@ -2,32 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from ragsage.evaluation.writing import split_of
 from ragsage.text import words
+from tests.unit.evaluation_data.scripts import load_builder
 
-SCRIPT = Path(__file__).resolve().parents[3] / "bench" / "build_eval_pydocs.py"
-
-
-def _load() -> ModuleType:
-    # bench/ holds scripts, not a package, so the builder is loaded from its path.
-    spec = importlib.util.spec_from_file_location("build_eval_pydocs", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    # dataclasses look their module up in sys.modules while the class is built.
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-builder = _load()
+builder = load_builder("build_eval_pydocs")
 
 LIBRARY = """<html><head><title>shutil</title></head><body>
 <div class="related" role="navigation"><ul><li>index</li></ul></div>

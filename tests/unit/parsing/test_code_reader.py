@@ -14,6 +14,7 @@ from ragsage.parsing import HeuristicBackend, LayoutPageClassifier
 from ragsage.parsing.formats import DocumentFormat, route
 from ragsage.parsing.readers.code import module_name, read_python
 from ragsage.types import Document, RawSource, Scope
+from tests.unit.parsing.fenced import code_lines
 
 SOURCE = '''"""Tools for brewing tea.
 
@@ -74,16 +75,6 @@ def _headings(markdown: str) -> list[str]:
     return found
 
 
-def _code_lines(markdown: str) -> list[str]:
-    inside, found = False, []
-    for line in markdown.split("\n"):
-        if line.startswith("```"):
-            inside = not inside
-        elif inside:
-            found.append(line)
-    return found
-
-
 def test_headings_follow_the_structure_with_signatures_and_nesting() -> None:
     assert _headings(_read(SOURCE)) == [
         "# module kitchen.tea — Tools for brewing tea.",
@@ -100,7 +91,7 @@ def test_headings_follow_the_structure_with_signatures_and_nesting() -> None:
 
 
 def test_every_line_of_code_is_kept_once_and_in_order() -> None:
-    kept = [line for line in _code_lines(_read(SOURCE)) if line.strip()]
+    kept = [line for line in code_lines(_read(SOURCE)) if line.strip()]
     assert kept == [line for line in SOURCE.split("\n") if line.strip()]
 
 
@@ -146,7 +137,7 @@ def test_a_file_that_does_not_parse_is_indexed_whole_with_a_warning(
     assert parsed.title == "legacy.old"
     assert "line 4" in parsed.metadata["parse_warning"]
     assert _headings(parsed.pages[0].text) == ["# module legacy.old"]
-    assert _code_lines(parsed.pages[0].text) == broken.rstrip("\n").split("\n")
+    assert code_lines(parsed.pages[0].text) == broken.rstrip("\n").split("\n")
     assert "legacy/old.py" in caplog.text and "without code structure" in caplog.text
 
 

@@ -13,6 +13,7 @@ from ragsage.parsing import HeuristicBackend
 from ragsage.parsing.splitting import statement_starts
 from ragsage.parsing.tokens import make_token_counter
 from ragsage.types import Chunk, Document, RawSource
+from tests.unit.parsing.fenced import code_lines
 
 BACKEND = HeuristicBackend()
 count = make_token_counter("cl100k_base")
@@ -144,16 +145,6 @@ def _chunks(filename: str, text: str) -> list[Chunk]:
     return list(BACKEND.chunk(document, parsed.pages, size=SIZE, overlap=20))
 
 
-def _code_lines(text: str) -> list[str]:
-    inside, found = False, []
-    for line in text.split("\n"):
-        if line.startswith("```"):
-            inside = not inside
-        elif inside:
-            found.append(line)
-    return found
-
-
 def _function_lines(text: str, signature: str) -> list[str]:
     """The function's lines, its doc comment (Go) or signature (Python) first."""
     lines = text.split("\n")
@@ -180,8 +171,8 @@ def test_a_long_function_is_cut_before_statements_of_its_body(
     chunks = [c for c in _chunks(filename, text) if c.heading_path[-1].startswith(signature)]
     assert len(chunks) >= 4, "the function must be well over the budget"
     for before, chunk in zip(chunks, chunks[1:], strict=False):
-        first = next(line for line in _code_lines(chunk.text) if line.strip())
-        last = [line for line in _code_lines(before.text) if line.strip()][-1]
+        first = next(line for line in code_lines(chunk.text) if line.strip())
+        last = [line for line in code_lines(before.text) if line.strip()][-1]
         assert first.startswith(indent) and first[len(indent)] not in " \t", (
             f"a part starts inside a nested block: {first!r}"
         )
@@ -199,7 +190,7 @@ def test_a_long_function_keeps_every_line_in_order_within_budget_under_its_signa
     inside = [c for c in chunks if c.heading_path[-1].startswith(signature)]
     assert len({c.heading_path for c in inside}) == 1
     assert len(inside[0].heading_path) == 2, inside[0].heading_path
-    kept = [line for c in inside for line in _code_lines(c.text) if line.strip()]
+    kept = [line for c in inside for line in code_lines(c.text) if line.strip()]
     assert kept == [line for line in _function_lines(text, signature) if line.strip()]
 
 

@@ -27,6 +27,7 @@ from ragsage.parsing.languages import BY_NAME, LANGUAGES, Language
 from ragsage.parsing.readers.source import read_source
 from ragsage.parsing.tokens import make_token_counter
 from ragsage.types import Chunk, Document, ParsedDocument, RawSource
+from tests.unit.parsing.fenced import code_lines
 
 FIXTURES = Path(__file__).parent / "source_fixtures"
 BACKEND = HeuristicBackend()
@@ -395,17 +396,6 @@ def _holding(chunks: tuple[Chunk, ...], line: str) -> Chunk:
     return found[0]
 
 
-def _code_lines(text: str) -> list[str]:
-    """The lines inside fenced blocks, in order."""
-    inside, found = False, []
-    for line in text.split("\n"):
-        if line.startswith("```"):
-            inside = not inside
-        elif inside:
-            found.append(line)
-    return found
-
-
 @pytest.mark.parametrize(("case", "definition"), DEFINITIONS)
 def test_a_definition_is_filed_under_its_file_container_and_signature(
     case: Case, definition: Definition
@@ -444,7 +434,7 @@ def test_a_definition_is_whole_in_one_chunk_from_its_doc_comment_to_its_end(
 @pytest.mark.parametrize("case", CASES, ids=[case.language for case in CASES])
 def test_every_line_of_the_file_is_in_a_chunk_once_and_in_order(case: Case) -> None:
     _, chunks = _read(case.language)
-    kept = [line for chunk in chunks for line in _code_lines(chunk.text) if line.strip()]
+    kept = [line for chunk in chunks for line in code_lines(chunk.text) if line.strip()]
     assert kept == [line for line in _text(case).split("\n") if line.strip()]
 
 
@@ -456,7 +446,7 @@ _ONLY_CLOSES = re.compile(r"\s*(?:(?:[)}\]];?|end|esac|fi|done)\s*)+(?://.*|#\s.
 def test_no_chunk_is_only_the_closing_lines_of_a_container(case: Case) -> None:
     _, chunks = _read(case.language)
     for chunk in chunks:
-        lines = [line for line in _code_lines(chunk.text) if line.strip()]
+        lines = [line for line in code_lines(chunk.text) if line.strip()]
         assert not all(_ONLY_CLOSES.fullmatch(line) for line in lines), (
             f"a chunk under {chunk.heading_path} holds only {lines}"
         )
@@ -474,7 +464,7 @@ def _only_block(parsed: ParsedDocument, title: str, fence: str) -> list[str]:
     text = parsed.pages[0].text
     assert text.startswith(f"# {title}\n\n```{fence}\n")
     assert text.count("```") == 2, "the whole file is one fenced block"
-    return _code_lines(text)
+    return code_lines(text)
 
 
 @pytest.mark.parametrize(("filename", "label"), [("cmd/main.go", "Go"), ("src/lib.rs", "Rust")])
@@ -491,7 +481,7 @@ def test_a_file_that_is_mostly_garbage_is_indexed_whole_with_a_warning(
     )
     assert filename in caplog.text and "without code structure" in caplog.text
     chunks = _chunk(parsed, size=64)
-    kept = [line for chunk in chunks for line in _code_lines(chunk.text) if line.strip()]
+    kept = [line for chunk in chunks for line in code_lines(chunk.text) if line.strip()]
     assert kept == [line for line in GARBAGE.split("\n") if line.strip()]
 
 
@@ -624,7 +614,7 @@ def test_generated_files_chunk_within_budget_each_line_under_its_definition(
     position = 0
     for chunk in chunks:
         assert count(chunk.text) <= size, f"{count(chunk.text)} tokens: {chunk.text}"
-        lines = [line for line in _code_lines(chunk.text) if line.strip()]
+        lines = [line for line in code_lines(chunk.text) if line.strip()]
         taken = expected[position : position + len(lines)]
         assert [line for line, _ in taken] == lines, "a line is lost, repeated or moved"
         owners = {owner for _, owner in taken}
