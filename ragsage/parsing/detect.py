@@ -25,6 +25,9 @@ MIN_SCORE = 6.0
 # signals, TypeScript most of JavaScript's, so their own signals must show).
 MARGIN = 1.25
 MIN_CODE_LINES = 0.5
+_SCRIPT_FAMILY = frozenset({"javascript", "typescript"})
+# TypeScript's own signals (types, interfaces) a file needs to be called TypeScript.
+_TYPED_SCORE = 4.0
 # One pattern counts at most this many times, so a thousand ``#include``
 # lines do not outvote everything else.
 _CAP = 6
@@ -41,13 +44,15 @@ _SHEBANG_LANGUAGE = {
     "php": "php",
 }
 # A line of code ends in punctuation that prose lines rarely end in, opens
-# with a comment marker or a statement keyword, or assigns.
+# with a statement keyword, or assigns.  Comment lines (and prose bullets,
+# which look the same) count neither way.
 _CODE_LINE = re.compile(
-    r"([;{}(),:\[\]\\]|=>|\bdo|\bthen)\s*$"
-    r"|^\s*(#|//|/\*|\*|--|@|end\b|else\b|fi\b|done\b|return\b|import\b|package\b|def\b"
+    r"([;{}()\[\]\\:]|=>|\bdo|\bthen)\s*$"
+    r"|^\s*(@|end\b|else\b|fi\b|done\b|return\b|import\b|package\b|def\b"
     r"|func\b|fn\b|let\b|const\b|var\b|use\b|if\b|for\b|while\b|public\b|private\b)"
     r"|\s(=|:=|==|!=|\+=|->)\s"
 )
+_COMMENT_LINE = re.compile(r"^\s*(#|//|/\*|\*|--)")
 # Markdown's fenced blocks mean a document about code, not code.
 _MARKDOWN_FENCE = re.compile(r"^ {0,3}(```|~~~)", re.MULTILINE)
 
@@ -142,7 +147,7 @@ _SIGNALS: dict[str, tuple[tuple[re.Pattern[str], float], ...]] = {
         (r"^#(define|ifdef|ifndef|endif|if)\b", 0.5),
     ),
     "javascript": _rules(
-        (r"\b(const|let|var) [\w{}\[\]:, ]+ = require\(['\"]", 3.0),
+        (r"\brequire\(['\"][^'\"]+['\"]\)", 3.0),
         (r"^\s*[\"']use strict[\"'];?\s*$", 4.0),
         (r"\bthis\.\w+", 0.5),
         (r"\bawait \w+", 0.5),
@@ -152,17 +157,18 @@ _SIGNALS: dict[str, tuple[tuple[re.Pattern[str], float], ...]] = {
         (r"^\s*(export )?(const|let|var) \w+ = (async )?(\([^)]*\)|\w+) =>", 2.0),
         (r"^\s*(import .* from ['\"]|export (default|const|function|class)\b)", 2.0),
         (r"\b(console\.log|document\.|window\.|JSON\.parse|Promise\.)", 1.0),
-        (r"===|!==", 1.0),
+        (r"\w\)? (===|!==) \S", 1.0),
     ),
+    # Only what JavaScript lacks: a TypeScript file also shows every JavaScript
+    # signal, and the two are told apart in detect_language.
     "typescript": _rules(
         (r"^\s*(export )?(declare )?interface \w+", 3.0),
         (r"^\s*(export )?type \w+(<[^>]*>)? =", 3.0),
         (r"\w\??: (string|number|boolean|void|unknown|any|never)\b", 2.0),
         (r"\b(private|public|protected) readonly\b|\breadonly \w+:", 2.0),
-        (r"^\s*(import .* from ['\"]|export (default|const|function|class)\b)", 2.0),
         (r"^\s*(export )?(async )?function \w+(<[^>]*>)?\([^)]*: ", 2.0),
+        (r"\): [\w<>\[\]|]+ (\{|=>)", 2.0),
         (r"\bas (const|unknown|string)\b", 1.0),
-        (r"===|!==", 1.0),
     ),
     "ruby": _rules(
         (r"^\s*def (self\.)?\w+[?!=]?(\(.*\))?\s*$", 3.0),
@@ -215,10 +221,17 @@ def detect_language(text: str) -> str | None:
     if not lines or _MARKDOWN_FENCE.search(sample) or _code_share(lines) < MIN_CODE_LINES:
         return None
     scores = language_scores(sample)
+    # JavaScript's signals count for TypeScript too; TypeScript's own decide.
+    typed = scores["typescript"]
+    scores["typescript"] += scores["javascript"]
     ranked = sorted(scores.items(), key=lambda item: item[1], reverse=True)
-    (best, top), (_, second) = ranked[0], ranked[1]
+    rivals = [(name, score) for name, score in ranked if name not in _SCRIPT_FAMILY]
+    best, top = ranked[0]
+    second = rivals[0][1] if best in _SCRIPT_FAMILY else ranked[1][1]
     if top < MIN_SCORE or top < second * MARGIN:
         return None
+    if best in _SCRIPT_FAMILY:
+        return "typescript" if typed >= _TYPED_SCORE else "javascript"
     return best
 
 
@@ -233,4 +246,7 @@ def language_scores(sample: str) -> dict[str, float]:
 
 
 def _code_share(lines: Sequence[str]) -> float:
-    return sum(1 for line in lines if _CODE_LINE.search(line)) / len(lines)
+    counted = [line for line in lines if not _COMMENT_LINE.match(line)]
+    if not counted:
+        return 0.0
+    return sum(1 for line in counted if _CODE_LINE.search(line)) / len(counted)
