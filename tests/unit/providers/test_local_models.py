@@ -103,6 +103,24 @@ async def test_embedding_runs_off_the_event_loop(embedder: LocalEmbedder) -> Non
     assert ticks >= 5
 
 
+async def test_embedding_long_windows_keeps_the_process_well_under_a_job_s_memory(
+    embedder: LocalEmbedder,
+) -> None:
+    # An ingestion job of an ordinary source file embeds dozens of full windows;
+    # with batches of 32 and onnxruntime's default arena the process grew past
+    # a worker's 1 GiB job limit and the job was killed.
+    def resident_mib() -> int:
+        status = Path("/proc/self/status").read_text()
+        return int(status.split("VmRSS:")[1].split()[0]) // 1024
+
+    line = "fn parse_header(input: &str) -> Result<Header, Error> { let parts = input.split(':'); "
+    texts = [line * 12 + f"// part {index}" for index in range(48)]
+    before = resident_mib()
+    vectors = await embedder.embed(texts)
+    assert len(vectors) == len(texts)
+    assert resident_mib() - before < 400
+
+
 def test_a_model_directory_is_used_when_given(tmp_path: Path) -> None:
     packaged = locate_local_model()
     (tmp_path / "model.onnx").symlink_to(packaged.model)
