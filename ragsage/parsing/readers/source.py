@@ -26,7 +26,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from ragsage.errors import ParseError
-from ragsage.parsing.languages import BY_NAME, Language
+from ragsage.parsing.languages import Language
 from ragsage.parsing.readers.code_sections import (
     MAX_SIGNATURE_CHARS,
     Section,
@@ -394,8 +394,3 @@ def _value_body(node: tree_sitter.Node) -> tree_sitter.Node | None:
         if value is not None:
             return _body(value)
     return None
-
-
-def language_named(name: str) -> Language:
-    """The :class:`Language` called ``name`` (``KeyError`` if there is none)."""
-    return BY_NAME[name]
