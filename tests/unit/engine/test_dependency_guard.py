@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-HEAVY = ["sqlalchemy", "celery", "flask", "numpy", "voyageai", "openai", "torch"]
+HEAVY = ["sqlalchemy", "celery", "flask", "numpy", "voyageai", "openai", "torch", "tree_sitter"]
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,8 @@ HEAVY = [
     "PIL",
     "selectolax",
     "tiktoken",
+    "tree_sitter",
+    "tree_sitter_rust",
 ]
 
 
@@ -27,3 +29,19 @@ def test_importing_parsing_loads_no_heavy_library():
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
     )
     assert result.stdout.strip() == ""
+
+
+def test_routing_a_source_file_loads_no_grammar():
+    # Deciding that a file is Rust (by name or by its text) must stay cheap:
+    # the grammar loads only when the file is read.
+    probe = (
+        "import sys; from ragsage.parsing.formats import route, source_language; "
+        "from ragsage.types import RawSource; "
+        "code = b'use std::io;\\npub fn main() {\\n    let mut x = 1;\\n}\\n'; "
+        "print(route(RawSource(code, 'main.rs')), source_language(RawSource(code, 'x.txt')).name, "
+        "[m for m in sys.modules if m.startswith('tree_sitter')])"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert result.stdout.strip() == "code rust []"
