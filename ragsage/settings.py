@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from ragsage.errors import ConfigurationError
 from ragsage.fusion import FUSION_METHODS
+from ragsage.parsing.languages import CODE_CHUNKING
 
 _T = TypeVar("_T")
 PREFIX = "RAGSAGE_"
@@ -26,7 +27,6 @@ CONTEXTUALIZERS = ("heading-window", "openai", "none")
 TRANSCRIBERS = ("auto", "openai", "tesseract", "none")
 REWRITERS = ("terms", "openai", "none")
 KEYWORD_WEIGHTINGS = ("idf", "plain")
-CODE_CHUNKINGS = ("definitions", "lines")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 # The width of the bundled local embedding model (all-MiniLM-L6-v2).
 LOCAL_MODEL_WIDTH = 384
@@ -121,7 +121,7 @@ class Settings:
         _one_of("RAGSAGE_REWRITER", self.rewriter, REWRITERS)
         _one_of("RAGSAGE_FUSION", self.fusion, FUSION_METHODS)
         _one_of("RAGSAGE_KEYWORD_WEIGHTING", self.keyword_weighting, KEYWORD_WEIGHTINGS)
-        _one_of("RAGSAGE_CODE_CHUNKING", self.code_chunking, CODE_CHUNKINGS)
+        _one_of("RAGSAGE_CODE_CHUNKING", self.code_chunking, CODE_CHUNKING)
         if self.log_level.upper() not in LOG_LEVELS:
             raise ConfigurationError(
                 f"RAGSAGE_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}; got {self.log_level!r}"

@@ -25,6 +25,8 @@ BACKENDS = ("memory", "postgres", "api")
 
 
 def register(commands: Any) -> None:
+    from ragsage.parsing.languages import CODE_CHUNKING
+
     """Add ``eval`` to the ``ragsage`` subcommands."""
     parser = commands.add_parser(
         "eval",
@@ -59,7 +61,7 @@ def register(commands: Any) -> None:
     parser.add_argument("--no-contextualize", action="store_true")
     parser.add_argument(
         "--code-chunking",
-        choices=("definitions", "lines"),
+        choices=CODE_CHUNKING,
         help="how source files are read (default definitions, or RAGSAGE_CODE_CHUNKING)",
     )
     parser.add_argument(

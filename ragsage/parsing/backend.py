@@ -8,12 +8,10 @@ from ragsage.errors import EmptyDocument, ParseError, UnsupportedFormat
 from ragsage.parsing.chunking import chunk_pages
 from ragsage.parsing.classifier import LayoutPageClassifier
 from ragsage.parsing.formats import DocumentFormat, route, source_language
-from ragsage.parsing.languages import BY_NAME
+from ragsage.parsing.languages import BY_NAME, CODE_CHUNKING
 from ragsage.parsing.limits import DEFAULT_LIMITS, ParseLimits
 from ragsage.parsing.tokens import DEFAULT_ENCODING, make_token_counter
 from ragsage.types import Chunk, Document, Page, ParsedDocument, RawSource
-
-CODE_CHUNKING = ("definitions", "lines")
 
 
 class HeuristicBackend:

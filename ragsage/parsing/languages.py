@@ -11,6 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+# How source files may be read: along their definitions, or as one block cut
+# by lines (the plain reading, kept to measure the other against).
+CODE_CHUNKING = ("definitions", "lines")
+
 
 @dataclass(frozen=True, slots=True)
 class Language:
