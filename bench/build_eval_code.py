@@ -29,14 +29,11 @@ from __future__ import annotations
 
 import argparse
 import ast
-import hashlib
 import html
 import inspect
 import json
 import random
 import re
-import shutil
-import subprocess
 import sys
 import tarfile
 import time
@@ -49,14 +46,16 @@ from pathlib import Path, PurePosixPath
 from statistics import mean
 from typing import Any
 
+# Run as a script, this folder is on sys.path: its sibling modules import directly.
+from pinned_packages import Pin, fetch, sha256_of, unpack
+
 from ragsage.evaluation.writing import (
     QAQuestion,
-    clear_dataset_folder,
-    folder_size,
     positive_int,
     question_line,
     split_of,
-    write_questions,
+    word_overlap,
+    write_dataset_folder,
 )
 from ragsage.parsing.tokens import load_encoding
 from ragsage.text import STOPWORDS, words
@@ -91,6 +90,10 @@ class Source:
     def name(self) -> str:
         """The folder name under ``documents/<language>/``."""
         return self.package.lstrip("@").replace("/", "-")
+
+    @property
+    def pin(self) -> Pin:
+        return Pin(self.registry, self.package, self.version, self.sha256)
 
 
 _CARGO = "usr/share/cargo/registry"
@@ -253,83 +256,6 @@ MIN_FILE_BYTES = 1_000
 
 
 # ---------------------------------------------------------------- fetching
-
-
-def sha256_of(data: bytes) -> str:
-    """Hex SHA-256 of some bytes."""
-    return hashlib.sha256(data).hexdigest()
-
-
-def _run(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
-    except FileNotFoundError as exc:
-        raise SystemExit(f"error: {command[0]} is not installed ({exc})") from exc
-
-
-def archive_name(source: Source) -> str:
-    """The file name ``apt-get download`` or ``npm pack`` gives the pinned archive."""
-    if source.registry == "npm":
-        return f"{source.name}-{source.version}.tgz"
-    version = source.version.replace(":", "%3a")
-    return f"{source.package}_{version}_*.deb"
-
-
-def fetch(source: Source, cache: Path) -> Path:
-    """The pinned archive in ``cache/archives``, downloaded if missing, its SHA-256 checked."""
-    folder = cache / "archives"
-    folder.mkdir(parents=True, exist_ok=True)
-    found = sorted(folder.glob(archive_name(source)))
-    if not found:
-        spec = f"{source.package}={source.version}"
-        if source.registry == "deb":
-            done = _run(["apt-get", "download", spec], folder)
-            how = "apt-get download"
-            hint = (
-                f"run `apt-get update`; if it is gone, pin what `apt-cache policy {source.package}`"
-            )
-        else:
-            spec = f"{source.package}@{source.version}"
-            done = _run(["npm", "pack", spec, "--loglevel=error"], folder)
-            how = "npm pack"
-            hint = f"if it is gone, pin what `npm view {source.package} versions`"
-        found = sorted(folder.glob(archive_name(source)))
-        if done.returncode != 0 or not found:
-            message = (done.stderr or done.stdout).strip().splitlines()
-            errors = [line for line in message if line.startswith(("E:", "npm error"))]
-            why = next((line for line in errors if "notarget" in line), errors[0] if errors else "")
-            raise SystemExit(
-                f"error: {how} {spec} failed: the pinned version is not downloadable "
-                f"({why or 'no archive written'}). {hint} offers in SOURCES, with its SHA-256, "
-                "and rebuild: the questions may change with it."
-            )
-    archive = found[0]
-    digest = sha256_of(archive.read_bytes())
-    if digest != source.sha256:
-        raise SystemExit(
-            f"error: {archive} has SHA-256 {digest}, but SOURCES pins {source.sha256}; "
-            "delete it to download again, or update the pin if the input really changed"
-        )
-    return archive
-
-
-def unpack(source: Source, archive: Path, cache: Path) -> Path:
-    """The unpacked package (``dpkg-deb -x``, or the npm tarball untarred) in ``cache/unpacked``."""
-    target = cache / "unpacked" / archive.name.removesuffix(".deb").removesuffix(".tgz")
-    marker = target / ".ragsage-unpacked"
-    if marker.is_file():
-        return target
-    shutil.rmtree(target, ignore_errors=True)
-    target.mkdir(parents=True)
-    if source.registry == "deb":
-        done = _run(["dpkg-deb", "-x", str(archive), str(target)], cache)
-        if done.returncode != 0:
-            raise SystemExit(f"error: dpkg-deb -x {archive} failed: {done.stderr.strip()}")
-    else:
-        with tarfile.open(archive) as packed:
-            packed.extractall(target, filter="data")
-    marker.write_text(source.sha256 + "\n", encoding="utf-8")
-    return target
 
 
 def excluded(relative: str, language: str) -> bool:
@@ -1291,9 +1217,9 @@ def gather(
         candidates: list[tuple[Source, list[str]]] = []
         contents: dict[tuple[str, str], bytes] = {}
         for source in (s for s in SOURCES if s.language == language):
-            archive = fetch(source, cache)
+            archive = fetch(source.pin, cache)
             archives[source.package] = archive.name
-            files = source_files(source, unpack(source, archive, cache), max_bytes)
+            files = source_files(source, unpack(source.pin, archive, cache), max_bytes)
             files = {path: data for path, data in files.items() if _utf8(data)}
             if not files:
                 raise SystemExit(f"error: {source.package} offers no {language} files to sample")
@@ -1327,12 +1253,6 @@ def write_dataset(
 
     A folder that holds files but no ``dataset.json`` is refused rather than deleted.
     """
-    clear_dataset_folder(out)
-    for document in documents:
-        target = out / "documents" / document.path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(document.content)
-    (out / "dataset.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     lines = [
         question_line(
             QAQuestion(q.id, q.question, q.document, q.answer, q.kind),
@@ -1341,17 +1261,7 @@ def write_dataset(
         )
         for q in questions
     ]
-    write_questions(out, lines)
-    return folder_size(out)
-
-
-def word_overlap(question: str, text: str) -> float | None:
-    """Share of the question's content words (stop words aside) that occur in ``text``."""
-    asked = {word for word in words(question) if word not in STOPWORDS}
-    if not asked:
-        return None
-    present = set(words(text))
-    return sum(1 for word in asked if word in present) / len(asked)
+    return write_dataset_folder(out, ((d.path, d.content) for d in documents), meta, lines)
 
 
 def report(

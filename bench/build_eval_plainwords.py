@@ -23,9 +23,7 @@ committed.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -35,13 +33,15 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+# Run as a script, this folder is on sys.path: its sibling modules import directly.
+from pinned_packages import Pin, fetch, sha256_of, unpack
+
 from ragsage.evaluation.writing import (
     QAQuestion,
-    clear_dataset_folder,
-    folder_size,
     question_line,
     split_of,
-    write_questions,
+    word_overlap,
+    write_dataset_folder,
 )
 from ragsage.ingestion import IngestionConfig
 from ragsage.parsing import HeuristicBackend
@@ -150,71 +150,16 @@ class Item:
 # ---------------------------------------------------------------- fetching
 
 
-def sha256_of(data: bytes) -> str:
-    """Hex SHA-256 of some bytes."""
-    return hashlib.sha256(data).hexdigest()
-
-
-def _run(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
-    except FileNotFoundError as exc:
-        raise SystemExit(f"error: {command[0]} is not installed ({exc})") from exc
-
-
-def archive_pattern(source: Source) -> str:
-    """The glob matching the file name ``apt-get download`` gives the pinned package."""
-    return f"{source.package}_{source.version.replace(':', '%3a')}_*.deb"
-
-
-def fetch(source: Source, cache: Path) -> Path:
-    """The pinned archive in ``cache/archives``, downloaded if missing, its SHA-256 checked."""
-    folder = cache / "archives"
-    folder.mkdir(parents=True, exist_ok=True)
-    found = sorted(folder.glob(archive_pattern(source)))
-    if not found:
-        spec = f"{source.package}={source.version}"
-        done = _run(["apt-get", "download", spec], folder)
-        found = sorted(folder.glob(archive_pattern(source)))
-        if done.returncode != 0 or not found:
-            errors = [line for line in (done.stderr or done.stdout).splitlines() if "E:" in line]
-            raise SystemExit(
-                f"error: apt-get download {spec} failed ({errors[0] if errors else 'no archive'})."
-                f" Run `apt-get update`; if the version is gone, pin what `apt-cache policy "
-                f"{source.package}` offers in SOURCES, with its SHA-256, and check the answers."
-            )
-    archive = found[0]
-    digest = sha256_of(archive.read_bytes())
-    if digest != source.sha256:
-        raise SystemExit(
-            f"error: {archive} has SHA-256 {digest}, but SOURCES pins {source.sha256}; "
-            "delete it to download again, or update the pin if the input really changed"
-        )
-    return archive
-
-
-def unpack(source: Source, archive: Path, cache: Path) -> Path:
-    """The package's files, unpacked once with ``dpkg-deb -x`` under ``cache/tree``."""
-    tree = cache / "tree" / archive.stem
-    marker = tree / ".unpacked"
-    if not marker.is_file():
-        tree.mkdir(parents=True, exist_ok=True)
-        done = _run(["dpkg-deb", "-x", str(archive.resolve()), str(tree)], cache)
-        if done.returncode != 0:
-            raise SystemExit(f"error: dpkg-deb -x {archive} failed: {done.stderr.strip()}")
-        marker.write_text(source.version + "\n", encoding="utf-8")
-    return tree
-
-
 def gather(cache: Path) -> tuple[list[Document], dict[str, str]]:
     """Fetch and unpack every pinned package; the chosen manuals and each archive's name."""
     cache = cache.resolve()
     documents: list[Document] = []
     archives: dict[str, str] = {}
     for source in SOURCES:
-        archive = fetch(source, cache)
+        pin = Pin("deb", source.package, source.version, source.sha256)
+        archive = fetch(pin, cache)
         archives[source.package] = archive.name
-        root = unpack(source, archive, cache) / source.root
+        root = unpack(pin, archive, cache) / source.root
         for name in source.files:
             path = root / name
             if not path.is_file():
@@ -295,15 +240,6 @@ def verify(items: Sequence[Item], texts: Mapping[str, str]) -> list[str]:
 
 
 # ---------------------------------------------------------------- measuring
-
-
-def word_overlap(question: str, answer: str) -> float | None:
-    """Share of the question's content words (stop words aside) that occur in the answer."""
-    asked = set(content_words(question))
-    if not asked:
-        return None
-    present = set(words(answer))
-    return sum(1 for word in asked if word in present) / len(asked)
 
 
 def rare_words(
@@ -392,12 +328,6 @@ def write_dataset(
     out: Path, documents: Sequence[Document], items: Sequence[Item], meta: dict[str, Any]
 ) -> int:
     """Replace ``out`` with the dataset; the number of bytes written."""
-    clear_dataset_folder(out)
-    for document in documents:
-        target = out / "documents" / document.path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(document.content)
-    (out / "dataset.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     kinds = {document.path: document.source.kind for document in documents}
     lines = [
         question_line(
@@ -406,8 +336,7 @@ def write_dataset(
         )
         for item in sorted(items, key=lambda item: item.id)
     ]
-    write_questions(out, lines)
-    return folder_size(out)
+    return write_dataset_folder(out, ((d.path, d.content) for d in documents), meta, lines)
 
 
 def metadata(

@@ -7,9 +7,12 @@ import hashlib
 import json
 import shutil
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from ragsage.text import content_words, words
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,15 +43,36 @@ def write_qa_dataset(
     source: str,
 ) -> int:
     """Replace ``out`` with a QA-span dataset copied from ``root``; the bytes written."""
-    clear_dataset_folder(out)
-    for document in documents:
-        target = out / "documents" / document
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes((root / document).read_bytes())
     meta = {"name": name, "format": "qa-spans", "description": description, "source": source}
+    files = ((document, (root / document).read_bytes()) for document in documents)
+    return write_dataset_folder(out, files, meta, [question_line(q) for q in questions])
+
+
+def write_dataset_folder(
+    out: Path,
+    documents: Iterable[tuple[str, bytes]],
+    meta: Mapping[str, Any],
+    question_lines: Sequence[str],
+) -> int:
+    """Replace ``out`` with ``documents/`` (path, bytes), ``dataset.json`` and
+    ``questions.jsonl``; the bytes written."""
+    clear_dataset_folder(out)
+    for path, content in documents:
+        target = out / "documents" / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
     (out / "dataset.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    write_questions(out, [question_line(q) for q in questions])
+    write_questions(out, question_lines)
     return folder_size(out)
+
+
+def word_overlap(question: str, text: str) -> float | None:
+    """Share of the question's content words (stop words aside) that occur in ``text``."""
+    asked = set(content_words(question))
+    if not asked:
+        return None
+    present = set(words(text))
+    return sum(1 for word in asked if word in present) / len(asked)
 
 
 def clear_dataset_folder(out: Path) -> None:

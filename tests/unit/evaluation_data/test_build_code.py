@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from ragsage.evaluation.writing import split_of
 from tests.unit.evaluation_data.scripts import load_builder
 
 builder = load_builder("build_eval_code")
+pinned_packages = sys.modules["pinned_packages"]
 
 RUST = b"""use std::fmt;
 
@@ -324,10 +326,10 @@ def test_a_pinned_version_that_is_gone_stops_the_build(
         message = "E: Version '9.9-1' for 'librust-demo-dev' was not found\n"
         return subprocess.CompletedProcess(command, 100, "", message)
 
-    monkeypatch.setattr(builder, "_run", refuse)
+    monkeypatch.setattr(pinned_packages, "run_tool", refuse)
     source = builder.Source("rust", "deb", "librust-demo-dev", "9.9-1", "0" * 64, "MIT", "x")
     with pytest.raises(SystemExit, match="pinned version is not downloadable"):
-        builder.fetch(source, tmp_path)
+        builder.fetch(source.pin, tmp_path)
 
 
 def test_an_archive_with_other_bytes_than_pinned_is_refused(tmp_path: Path) -> None:
@@ -335,7 +337,7 @@ def test_an_archive_with_other_bytes_than_pinned_is_refused(tmp_path: Path) -> N
     (tmp_path / "archives").mkdir()
     (tmp_path / "archives" / "demo-1.0.0.tgz").write_bytes(b"not the pinned bytes")
     with pytest.raises(SystemExit, match="SOURCES pins"):
-        builder.fetch(source, tmp_path)
+        builder.fetch(source.pin, tmp_path)
 
 
 def test_the_committed_handwritten_questions_are_well_formed() -> None:
