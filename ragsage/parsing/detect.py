@@ -15,6 +15,7 @@ second.  Anything else stays plain text.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -212,7 +213,13 @@ _SIGNALS: dict[str, tuple[tuple[re.Pattern[str], float], ...]] = {
 def detect_language(text: str) -> str | None:
     """The language ``text`` is clearly written in (a :mod:`~ragsage.parsing.languages`
     name), or ``None`` when it reads as prose, or as no one language."""
-    sample = text[:SAMPLE_CHARS]
+    return _detect(text[:SAMPLE_CHARS])
+
+
+# Routing asks, and the code reader asks again for the same upload; the
+# patterns cost tens of milliseconds on 32 KB of code, so the answer is kept.
+@functools.lru_cache(maxsize=16)
+def _detect(sample: str) -> str | None:
     shebang = _SHEBANG.match(sample)
     if shebang:
         interpreter = shebang.group(1)
