@@ -194,7 +194,7 @@ async def _run_job(
     heartbeat = _Heartbeat(runtime, scope, job, work, progress)
     heartbeat.start()
     try:
-        return await work
+        outcome = await work
     except asyncio.CancelledError:
         if heartbeat.lost:
             return JobOutcome(job_id, "abandoned", "job was cancelled or taken over")
@@ -205,6 +205,10 @@ async def _run_job(
         await heartbeat.stop()
         if lease is not None:
             lease.release(job.id)
+    if outcome.state == "succeeded":
+        # After the commit, so the new rows count; see storage migration 15.
+        await runtime.database.refresh_statistics()
+    return outcome
 
 
 async def _ingest(runtime: Runtime, scope: Scope, job: Job, progress: _Progress) -> JobOutcome:

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
+import psycopg
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import (
@@ -104,6 +105,20 @@ class Database:
         """The rows of the last statement, all sent in one round trip pinned to ``scope``."""
         async with self._engine.connect() as connection:
             return await read_pipelined(connection, self._config, scope, statements)
+
+    async def refresh_statistics(self) -> bool:
+        """Analyze the chunk table if it has no planner statistics or has doubled since.
+
+        Writers call this after they commit (storage migration 15 says why);
+        True when it ran ``ANALYZE``.  A failure is logged and reported as
+        False: stale statistics make searches slower, never wrong.
+        """
+        try:
+            rows = await self.read(None, [("SELECT ragsage_refresh_chunk_statistics()", {})])
+        except (SQLAlchemyError, psycopg.Error) as exc:
+            _log.warning("could not refresh the chunk table's statistics: %s", exc)
+            return False
+        return bool(rows and rows[0][0])
 
     def system_session(self) -> AbstractAsyncContextManager[AsyncSession]:
         """A scoped-role transaction pinned to no namespace: it sees no tenant row.
