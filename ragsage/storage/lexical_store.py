@@ -56,6 +56,10 @@ class PgLexicalStore:
     the rank is the sum over matched terms of ``ts_rank`` times the term's
     inverse document frequency, from those same counts, so a rare name outweighs
     a word such as "use"; otherwise it is plain ``ts_rank`` over all terms.
+    A chunk holding the query's words in the query's order (a sentence copied
+    from a page, a quoted message, a name of several words) has its rank
+    doubled, and when every word of the query is common such chunks join the
+    candidates of their own accord (storage migration 16).
     Both the column and the query also carry the parts of identifiers
     (``os.path.join`` → os, path, join; ``getLogger`` → get, logger).
     Text with search syntax (quotes, ``-word``, ``or``) goes through

@@ -208,3 +208,34 @@ async def test_one_namespace_never_moves_another_namespaces_keyword_scores(
 
     assert alone[0][0].startswith(document_id_for(ACME.namespace, "z.md"))
     assert await scores() == alone
+
+
+async def test_the_chunk_holding_the_query_words_in_order_comes_first(db: Database) -> None:
+    kit = helpers.kit()
+    orders = [
+        "Late again: the status of every report on the project.",
+        "The report is late; project status unknown.",
+        "Status: late. Report the project to the board.",
+        "Project late, report pending, status amber.",
+        "A report about status changes is late for the project.",
+        "The late project needs a status report soon.",
+    ]
+    for number, sentence in enumerate(orders):
+        await helpers.ingest(db, kit, ACME, f"# Note {number}\n\n{sentence}", f"n{number}.md")
+    await helpers.ingest(
+        db, kit, ACME, "# Weekly\n\nThe project status report is late this week.", "weekly.md"
+    )
+    await helpers.ingest(
+        db, kit, ACME, "# Monthly\n\nThe project status report is late, milestone slips.", "m.md"
+    )
+    # Every word is in every chunk, and the sample of common-word chunks holds two:
+    # the copied words in their order must still find their chunks, first.
+    lexical = PgLexicalStore(
+        db, text_search_config="english", common_term_rows=3, common_sample_rows=2
+    )
+    found = await lexical.search(ACME, "project status report is late", k=3)
+    assert {hit.chunk.source for hit in found[:2]} == {"weekly.md", "m.md"}
+    # Under search syntax the phrase still ranks, but brings back nothing excluded.
+    syntax = await lexical.search(ACME, "project status report is late -milestone", k=10)
+    assert syntax[0].chunk.source == "weekly.md"
+    assert all(hit.chunk.source != "m.md" for hit in syntax)

@@ -397,6 +397,25 @@ async def _check_v15(database: Database) -> None:
     await _check_v14(database)
 
 
+async def _check_v16(database: Database) -> None:
+    await _check_v15(database)
+
+    async def rank(query: str) -> float:
+        async with database.session(ACME) as session:
+            return float(
+                await session.scalar(
+                    text(
+                        "SELECT rank FROM ragsage_lexical_search(:query, false, 3, 500, 500, "
+                        "NULL, NULL, NULL, NULL, NULL)"
+                    ),
+                    {"query": query},
+                )
+            )
+
+    # The same chunk, the same words: in the text's order they count twice.
+    assert await rank("zirconium ledger") == 2 * await rank("ledger zirconium")
+
+
 UPGRADES = {
     2: (_seed_v1, _check_v2),
     3: (_seed_v2, _check_v3),
@@ -412,6 +431,7 @@ UPGRADES = {
     13: (_seed_v3, _check_v13),
     14: (_seed_v3, _check_v14),
     15: (_seed_v3, _check_v15),
+    16: (_seed_v3, _check_v16),
 }
 
 
