@@ -15,7 +15,7 @@ from typing import Any
 
 from flask import Flask, Response, g, request
 
-from api.auth import authenticate_request, challenge_header
+from api.auth import authenticate_request, challenge_header, settle_unchecked
 from api.errors import register_error_handlers
 from api.metrics import Metrics
 from api.probes import Probes
@@ -77,6 +77,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
 
     @app.after_request
     def finish(response: Response) -> Response:
+        response = settle_unchecked(response)
         endpoint = request.url_rule.rule if request.url_rule is not None else "unmatched"
         elapsed = time.perf_counter() - getattr(g, "started", time.perf_counter())
         here.metrics.observe(endpoint, request.method, response.status_code, elapsed)

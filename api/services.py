@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from flask import current_app
 
+from api.keycache import RecentKeys
 from api.metrics import Metrics
 from api.probes import Probes
 from ragsage.loop import LoopThread
@@ -30,6 +31,7 @@ class Services:
     metrics: Metrics
     probes: Probes
     request_timeout: float = 120.0
+    recent_keys: RecentKeys = field(default_factory=RecentKeys)
 
     def run(self, coroutine: Coroutine[Any, Any, _T]) -> _T:
         """Run async engine code from a synchronous view, on the process's one loop."""

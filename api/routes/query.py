@@ -9,7 +9,7 @@ from typing import Any
 from flask import Blueprint, Response, request
 
 from api import convert
-from api.auth import require
+from api.auth import require, run_checked
 from api.errors import ApiError
 from api.routes.common import int_arg, json_body
 from api.schemas import (
@@ -46,7 +46,7 @@ def search() -> Any:
     async def found(engine: QueryEngine) -> RetrievalResult:
         return await engine.search(who.scope, body.query, options)
 
-    return convert.dump(convert.search(here.run(here.runtime.with_engine(who.scope, found))))
+    return convert.dump(convert.search(run_checked(here.runtime.with_engine(who.scope, found))))
 
 
 @blueprint.post("/v1/query")

@@ -325,6 +325,27 @@ def test_requests_without_a_valid_key_are_refused(api: ApiServer, running: Deplo
     assert api.client(key).get("/v1/sources").status_code == 401
 
 
+def test_a_key_revoked_between_searches_is_refused_at_once(
+    api: ApiServer, running: Deployment
+) -> None:
+    key = make_key(running.settings, ACME)
+    client = api.client(key)
+    for _ in range(6):  # each server process has seen the key accepted by now
+        assert client.post("/v1/search", json={"query": "holiday"}).status_code == 200
+    key_id = key.split("_")[1]
+
+    async def revoke(database: Database) -> bool:
+        async with database.session(Scope(ACME)) as session:
+            return await revoke_key(session, key_id)
+
+    assert with_database(running.settings, revoke)
+    for _ in range(3):
+        refused = client.post("/v1/search", json={"query": "holiday"})
+        assert refused.status_code == 401 and "results" not in refused.json()
+        # Refused as a key, not as a request: no hint that the key once worked.
+        malformed = client.post("/v1/search", json={"query": "holiday", "top_k": "many"})
+        assert malformed.status_code == 401
+
 def test_one_namespace_cannot_reach_another(api: ApiServer, two_tenants: dict[str, Any]) -> None:
     acme = api.client(two_tenants["keys"][ACME])
     b = two_tenants["b"]
