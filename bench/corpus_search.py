@@ -153,7 +153,7 @@ class RawDense:
     def search(self, vector: str) -> list[tuple[str, int]]:
         with self.connection.transaction(), self.connection.cursor() as cursor:
             cursor.execute(self.preamble_sql, dict(self.preamble.parameters))
-            for setting, parameters in dense_settings(None, None):
+            for setting, parameters in dense_settings(None):
                 cursor.execute(setting, parameters)
             cursor.execute(self.sql, {"query": vector, "generation": self.generation, "k": TOP_K})
             return [(str(row[4]), int(row[5])) for row in cursor.fetchall() if row[4]]

@@ -74,7 +74,7 @@ async def dense_plan(db: Database) -> str:
     preamble = isolation_preamble(db.config, BULK)[0]
     async with db.engine.connect() as connection:
         await connection.execute(text(preamble.sql), dict(preamble.parameters))
-        for setting, values in dense_settings(None, None):
+        for setting, values in dense_settings(None):
             named = re.sub(r"%\((\w+)\)s", r":\1", setting)
             await connection.execute(text(named), dict(values))
         rows = await connection.execute(text(f"EXPLAIN {sql}"), params)
@@ -83,16 +83,20 @@ async def dense_plan(db: Database) -> str:
     return plan
 
 
-async def test_dense_search_walks_the_graph_before_any_statistics_exist(db: Database) -> None:
+async def test_after_a_bulk_load_dense_search_walks_the_graph(db: Database) -> None:
     async with db.owner_connection() as connection:
         await connection.execute(
             text("ALTER TABLE ragsage_chunks SET (autovacuum_enabled = false)")
         )
-    # Written inside callers' transactions: nothing refreshes the statistics.
-    await load(db, 0, 12, own_transaction=False)
+    # Written inside callers' transactions, nothing refreshes the statistics:
+    # the planner takes the namespace for a handful of rows and sorts them all.
+    await load(db, 0, 30, own_transaction=False)
     assert await table_figures(db) == (-1.0, 0)
+    assert f"Index Scan using ragsage_chunks_embedding_{DIM}" not in await dense_plan(db)
+    # The next write through a store's own transaction analyzes the table.
+    await load(db, 30, 1, own_transaction=True)
+    assert (await table_figures(db))[0] >= 3000
     plan = await dense_plan(db)
-    # Left to its guesses, the planner would sort the namespace's 1,200 rows.
     assert f"Index Scan using ragsage_chunks_embedding_{DIM}" in plan, plan
 
 
