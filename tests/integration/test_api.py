@@ -346,6 +346,7 @@ def test_a_key_revoked_between_searches_is_refused_at_once(
         malformed = client.post("/v1/search", json={"query": "holiday", "top_k": "many"})
         assert malformed.status_code == 401
 
+
 def test_one_namespace_cannot_reach_another(api: ApiServer, two_tenants: dict[str, Any]) -> None:
     acme = api.client(two_tenants["keys"][ACME])
     b = two_tenants["b"]
