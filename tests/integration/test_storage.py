@@ -416,6 +416,15 @@ async def _check_v16(database: Database) -> None:
     assert await rank("zirconium ledger") == 2 * await rank("ledger zirconium")
 
 
+async def _check_v17(database: Database) -> None:
+    await _check_v16(database)
+    async with database.owner_connection() as connection:
+        options = await connection.scalar(
+            text("SELECT reloptions FROM pg_class WHERE relname = 'ragsage_chunks_lexical'")
+        )
+    assert options == ["gin_pending_list_limit=256"]
+
+
 UPGRADES = {
     2: (_seed_v1, _check_v2),
     3: (_seed_v2, _check_v3),
@@ -432,6 +441,7 @@ UPGRADES = {
     14: (_seed_v3, _check_v14),
     15: (_seed_v3, _check_v15),
     16: (_seed_v3, _check_v16),
+    17: (_seed_v3, _check_v17),
 }
 
 
