@@ -1231,9 +1231,8 @@ def _v17(config: PostgresConfig) -> tuple[str, ...]:
     why runs of the same benchmark read 3.7 or 7.0 ms.  A 256 kB list bounds
     that read; writers merge more often, in smaller batches.
     """
-    return (
-        f"ALTER INDEX ragsage_chunks_lexical SET (gin_pending_list_limit = {GIN_PENDING_KB})",
-    )
+    return (f"ALTER INDEX ragsage_chunks_lexical SET (gin_pending_list_limit = {GIN_PENDING_KB})",)
+
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "generations, documents and chunks under Row-Level Security", _v1),
