@@ -23,8 +23,10 @@ if TYPE_CHECKING:
     from ragsage.storage.database import Database
 
 MAX_QUERY_CHARS = 10_000
-# Quotes, a leading minus or a bare "or" mean the user wrote search syntax.
-_SEARCH_SYNTAX = re.compile(r'"|(^|\s)-\w|\sor\s', re.IGNORECASE)
+# Quotes, a leading minus or a capitalised "OR" mean the user wrote search
+# syntax.  A lowercase "or" is far more often prose ("is a list or a tuple
+# faster?"), and syntax mode gives up the IDF weighting.
+_SEARCH_SYNTAX = re.compile(r'"|(^|\s)-\w|\sOR\s')
 
 
 # A term in more chunks than this is too common to pick candidates with.
@@ -62,7 +64,7 @@ class PgLexicalStore:
     candidates of their own accord (storage migration 16).
     Both the column and the query also carry the parts of identifiers
     (``os.path.join`` → os, path, join; ``getLogger`` → get, logger).
-    Text with search syntax (quotes, ``-word``, ``or``) goes through
+    Text with search syntax (quotes, ``-word``, ``OR``) goes through
     ``websearch_to_tsquery`` unchanged, which never raises on bad input.
 
     The matching runs in the ``ragsage_lexical_search`` function (see migration

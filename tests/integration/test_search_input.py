@@ -239,3 +239,17 @@ async def test_the_chunk_holding_the_query_words_in_order_comes_first(db: Databa
     syntax = await lexical.search(ACME, "project status report is late -milestone", k=10)
     assert syntax[0].chunk.source == "weekly.md"
     assert all(hit.chunk.source != "m.md" for hit in syntax)
+
+
+async def test_a_lowercase_or_is_prose_and_a_capital_or_is_syntax(db: Database) -> None:
+    kit = helpers.kit()
+    await helpers.ingest(db, kit, ACME, "# Crew\n\nThe zeppelin needs a pilot.", "z.md")
+    await helpers.ingest(db, kit, ACME, "# Sky\n\nWeather reports arrive hourly.", "w.md")
+    await helpers.ingest(db, kit, ACME, "# Stove\n\nThe pilot light is on.", "s.md")
+    lexical = helpers.stores(db, kit).lexical
+    # Read as a question, any word may match: the stove's pilot light too.
+    prose = await lexical.search(ACME, "zeppelin pilot or weather report", k=5)
+    assert {hit.chunk.source for hit in prose} == {"z.md", "w.md", "s.md"}
+    # As syntax, the words on each side of OR are all required.
+    syntax = await lexical.search(ACME, "zeppelin pilot OR weather report", k=5)
+    assert {hit.chunk.source for hit in syntax} == {"z.md", "w.md"}
