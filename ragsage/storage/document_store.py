@@ -150,6 +150,7 @@ async def purge_namespace(session: AsyncSession) -> None:
     copy of that guarantee.
     """
     for table in (
+        "ragsage_term_stats",
         "ragsage_chunks",
         "ragsage_pages",
         "ragsage_jobs",

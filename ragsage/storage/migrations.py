@@ -1234,6 +1234,27 @@ def _v17(config: PostgresConfig) -> tuple[str, ...]:
     return (f"ALTER INDEX ragsage_chunks_lexical SET (gin_pending_list_limit = {GIN_PENDING_KB})",)
 
 
+def _v18(config: PostgresConfig) -> tuple[str, ...]:
+    """A namespace's purge also forgets its keyword term counts.
+
+    The app role could only read ``ragsage_term_stats`` (searches write it
+    through migration 13's function), so purging a namespace left its counts
+    behind; a namespace made again under the same name within ten minutes
+    would have picked its keyword candidates and weights from the old text.
+    It may now delete its own namespace's rows, and no other's.
+    """
+    role = safe_identifier(config.app_role)
+    predicate = (
+        f"namespace = current_setting('{safe_setting_name(config.isolation_variable)}', true)"
+    )
+    return (
+        "DROP POLICY IF EXISTS ragsage_term_stats_forget ON ragsage_term_stats",
+        "CREATE POLICY ragsage_term_stats_forget ON ragsage_term_stats FOR DELETE "
+        f'TO "{role}" USING ({predicate})',
+        f'GRANT DELETE ON ragsage_term_stats TO "{role}"',
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "generations, documents and chunks under Row-Level Security", _v1),
     Migration(2, "uploads: document status, blobs, jobs, resolved pages, system functions", _v2),
@@ -1256,6 +1277,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(15, "planner statistics refreshed by the writers that grow the chunk table", _v15),
     Migration(16, "keyword ranking rewards the query's words in the query's order", _v16),
     Migration(17, "a short pending list for the keyword index", _v17),
+    Migration(18, "a namespace's purge also forgets its keyword term counts", _v18),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -425,6 +425,17 @@ async def _check_v17(database: Database) -> None:
     assert options == ["gin_pending_list_limit=256"]
 
 
+async def _check_v18(database: Database) -> None:
+    await _check_v17(database)
+    assert await _term_counts(database, ACME)  # the v13 check searched and counted
+    async with database.session(GLOBEX) as session:
+        await session.execute(text("DELETE FROM ragsage_term_stats"))
+    assert await _term_counts(database, ACME)  # another namespace cannot touch them
+    async with database.session(ACME) as session:
+        await session.execute(text("DELETE FROM ragsage_term_stats"))
+    assert await _term_counts(database, ACME) == {}
+
+
 UPGRADES = {
     2: (_seed_v1, _check_v2),
     3: (_seed_v2, _check_v3),
@@ -442,6 +453,7 @@ UPGRADES = {
     15: (_seed_v3, _check_v15),
     16: (_seed_v3, _check_v16),
     17: (_seed_v3, _check_v17),
+    18: (_seed_v3, _check_v18),
 }
 
 
@@ -536,11 +548,17 @@ async def test_purge_deletes_exactly_one_namespace(db: Database) -> None:
     kit = helpers.kit()
     await helpers.ingest(db, kit, ACME, HANDBOOK, "handbook.md")
     kept = await helpers.ingest(db, kit, GLOBEX, HANDBOOK, "handbook.md")
+    lexical = helpers.stores(db, kit).lexical
+    for scope in (ACME, GLOBEX):  # each search leaves its terms' counts behind
+        assert await lexical.search(scope, "holiday allowance", k=5)
     async with db.session(ACME) as session:
         await purge_namespace(session)
     engine = helpers.engine(db, kit)
     assert await engine.count(ACME) == 0 and await engine.list_sources(ACME) == []
     assert await engine.count(GLOBEX) == kept.chunks
+    # Nothing of the purged namespace is left, its keyword counts included.
+    assert await _term_counts(db, ACME) == {}
+    assert set(await _term_counts(db, GLOBEX)) >= {"holiday", "allow"}
 
 
 async def test_delete_removes_the_document_and_its_chunks(db: Database) -> None:
