@@ -12,8 +12,7 @@ each figure is the median over the rounds of that round's percentile.
 * ``hybrid``: ``QueryEngine.search`` with the default options, top 10;
 * ``dense store``: ``PgVectorStore.search`` with the query vector made beforehand;
 * ``dense raw SQL``: the statement that store sends, sent by plain psycopg in
-  a transaction with the same ``set_config`` preamble and settings as the app
-  role (RLS on);
+  a transaction with the same ``set_config`` preamble as the app role (RLS on);
 * ``HTTP``: ``POST /v1/search`` against gunicorn (2 workers x 8 threads), one client.
 
 The own-sentence rate is the share of query sentences found in one of the
@@ -45,7 +44,7 @@ from ragsage.runtime import Runtime, build_runtime
 from ragsage.settings import Settings
 from ragsage.storage.config import PostgresConfig
 from ragsage.storage.isolation import isolation_preamble
-from ragsage.storage.vector_store import dense_settings, dense_statement, vector_literal
+from ragsage.storage.vector_store import dense_statement, vector_literal
 from ragsage.types import Scope
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -153,8 +152,6 @@ class RawDense:
     def search(self, vector: str) -> list[tuple[str, int]]:
         with self.connection.transaction(), self.connection.cursor() as cursor:
             cursor.execute(self.preamble_sql, dict(self.preamble.parameters))
-            for setting, parameters in dense_settings(None):
-                cursor.execute(setting, parameters)
             cursor.execute(self.sql, {"query": vector, "generation": self.generation, "k": TOP_K})
             return [(str(row[4]), int(row[5])) for row in cursor.fetchall() if row[4]]
 

@@ -183,26 +183,6 @@ def dense_statement(
     return sql, params
 
 
-def dense_settings(ef_search: int | None) -> list[tuple[str, Mapping[str, Any]]]:
-    """The transaction-local settings sent before :func:`dense_statement`, same round trip.
-
-    The plan itself is the planner's: with statistics (storage migration 15
-    keeps them) it walks the graph for a namespace that fills much of the
-    table and ranks a small share of it exactly.  Forcing the walk (turning
-    sorts off) was tried: it saved a table without statistics, but made deep
-    searches (k 400) of a namespace of 1,859 chunks beside 8,000 others four
-    times slower, since a walk must pass over every other namespace's rows it
-    meets.
-    """
-    settings: list[tuple[str, Mapping[str, Any]]] = []
-    # ef_search is not raised to k: with iterative scans the walk simply goes
-    # on until it has k rows, so a larger k costs no extra statement.
-    if ef_search is not None:
-        tuned = "SELECT set_config('hnsw.ef_search', %(ef)s, true)"
-        settings.append((tuned, {"ef": str(ef_search)}))
-    return settings
-
-
 def vector_literal(vector: Sequence[float]) -> str:
     """pgvector's text form; ``repr`` keeps every float exactly."""
     return "[" + ",".join(repr(float(value)) for value in vector) + "]"
@@ -403,7 +383,16 @@ class PgVectorStore:
         if carried is not None:
             sql = _with_nearest_rows(sql)
             params["carried"] = carried
-        statements = [*dense_settings(self.ef_search), (to_driver_style(sql), params)]
+        statements: list[tuple[str, Mapping[str, Any]]] = []
+        # ef_search is not raised to k: with iterative scans the walk simply goes
+        # on until it has k rows, so a larger k costs no extra statement.  The
+        # walk-or-sort choice is the planner's (storage migration 15 keeps its
+        # statistics): forcing the walk was tried and made deep searches of a
+        # namespace that is a small share of the table four times slower.
+        if self.ef_search is not None:
+            tuned = "SELECT set_config('hnsw.ef_search', %(ef)s, true)"
+            statements.append((tuned, {"ef": str(self.ef_search)}))
+        statements.append((to_driver_style(sql), params))
         rows = await read_rows(self._target, scope, statements)
         if not rows:
             if self.generation is not None:

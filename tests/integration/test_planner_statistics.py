@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import math
 import random
-import re
 
 from sqlalchemy import text
 
 from ragsage.storage import Database, PgDocumentStore, PgVectorStore
 from ragsage.storage.isolation import isolation_preamble
-from ragsage.storage.vector_store import dense_settings, dense_statement, vector_literal
+from ragsage.storage.vector_store import dense_statement, vector_literal
 from ragsage.types import Chunk, Document, EmbeddedChunk, Scope
 
 DIM = 128
@@ -68,15 +67,12 @@ async def table_figures(db: Database) -> tuple[float, int]:
 
 
 async def dense_plan(db: Database) -> str:
-    """EXPLAIN of the dense search as the store sends it: app role, RLS on, same settings."""
+    """EXPLAIN of the dense search as the store sends it: app role, RLS on."""
     sql, params = dense_statement(DIM, None)
     params.update(query=vector_literal(unit(random.Random(7))), k=10, generation=None)
     preamble = isolation_preamble(db.config, BULK)[0]
     async with db.engine.connect() as connection:
         await connection.execute(text(preamble.sql), dict(preamble.parameters))
-        for setting, values in dense_settings(None):
-            named = re.sub(r"%\((\w+)\)s", r":\1", setting)
-            await connection.execute(text(named), dict(values))
         rows = await connection.execute(text(f"EXPLAIN {sql}"), params)
         plan = "\n".join(str(row[0]) for row in rows)
         await connection.rollback()
