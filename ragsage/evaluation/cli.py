@@ -25,9 +25,9 @@ BACKENDS = ("memory", "postgres", "api")
 
 
 def register(commands: Any) -> None:
+    """Add ``eval`` to the ``ragsage`` subcommands."""
     from ragsage.parsing.languages import CODE_CHUNKING
 
-    """Add ``eval`` to the ``ragsage`` subcommands."""
     parser = commands.add_parser(
         "eval",
         help="measure retrieval quality on a dataset (nDCG, recall, MRR, Pass, tokens)",
