@@ -351,6 +351,20 @@ def _v3(config: PostgresConfig) -> tuple[str, ...]:
     )
 
 
+# The search filters ($5 to $9) every keyword search function applies, one
+# clause each: as one string for SQL built here, and as the quoted lines of a
+# function body that assembles its statement with EXECUTE.
+_FILTER_CLAUSES = (
+    "AND ($5::text[] IS NULL OR c.document_id = ANY($5)) ",
+    "AND ($6::text[] IS NULL OR c.source = ANY($6)) ",
+    "AND ($7::jsonb IS NULL OR c.metadata @> $7) ",
+    "AND ($8::timestamptz IS NULL OR c.created_at >= $8) ",
+    "AND ($9::timestamptz IS NULL OR c.created_at <= $9) ",
+)
+_KEYWORD_FILTERS = "".join(_FILTER_CLAUSES)
+_FILTER_LINES = "\n".join(f"                    '{clause}'" for clause in _FILTER_CLAUSES)
+
+
 def _v4(config: PostgresConfig) -> tuple[str, ...]:
     """Keyword search through one named function that can use the GIN index.
 
@@ -449,11 +463,7 @@ def _v4(config: PostgresConfig) -> tuple[str, ...]:
                     'SELECT h.document_id, h.ordinal, ts_rank(h.lexical, $3, 1) AS rank FROM ('
                     'SELECT c.document_id, c.ordinal, c.lexical FROM ragsage_chunks c '
                     'WHERE c.namespace = $1 AND c.generation = $2 AND c.lexical @@ $4 '
-                    'AND ($5::text[] IS NULL OR c.document_id = ANY($5)) '
-                    'AND ($6::text[] IS NULL OR c.source = ANY($6)) '
-                    'AND ($7::jsonb IS NULL OR c.metadata @> $7) '
-                    'AND ($8::timestamptz IS NULL OR c.created_at >= $8) '
-                    'AND ($9::timestamptz IS NULL OR c.created_at <= $9) '
+{_FILTER_LINES}
                     'LIMIT $10) h ORDER BY rank DESC, h.document_id, h.ordinal LIMIT $11'
                     USING ns, gen, ranking, candidates, document_ids, sources, metadata,
                         created_after, created_before, limit_rows, k;
@@ -639,11 +649,7 @@ def _lexical_search_function(config: PostgresConfig, *, volatility: str, countin
                     'SELECT h.document_id, h.ordinal, (' || rank_sql || ')::real AS rank FROM ('
                     'SELECT c.document_id, c.ordinal, c.lexical FROM ragsage_chunks c '
                     'WHERE c.namespace = $1 AND c.generation = $2 AND c.lexical @@ $4 '
-                    'AND ($5::text[] IS NULL OR c.document_id = ANY($5)) '
-                    'AND ($6::text[] IS NULL OR c.source = ANY($6)) '
-                    'AND ($7::jsonb IS NULL OR c.metadata @> $7) '
-                    'AND ($8::timestamptz IS NULL OR c.created_at >= $8) '
-                    'AND ($9::timestamptz IS NULL OR c.created_at <= $9) '
+{_FILTER_LINES}
                     'LIMIT $10) h ORDER BY rank DESC, h.document_id, h.ordinal LIMIT $11'
                     USING ns, gen, ranking, candidates, document_ids, sources, metadata,
                         created_after, created_before, limit_rows, k;
@@ -899,7 +905,7 @@ def _v14(config: PostgresConfig) -> tuple[str, ...]:
 
 
 # How migration 14's function ranks its candidates and returns the winners' rows.
-_KEYWORD_RESULTS_V14 = """                RETURN QUERY EXECUTE
+_KEYWORD_RESULTS_V14 = f"""                RETURN QUERY EXECUTE
                     'SELECT c.document_id, c.ordinal, c.text, c.embed_text, c.heading_path, '
                     'c.page_numbers, c.metadata, c.source, c.created_at, c.start_char, '
                     'c.end_char, r.rank FROM ('
@@ -907,23 +913,12 @@ _KEYWORD_RESULTS_V14 = """                RETURN QUERY EXECUTE
                     'FROM (SELECT c.ctid AS at, c.document_id, c.ordinal, c.lexical '
                     'FROM ragsage_chunks c '
                     'WHERE c.namespace = $1 AND c.generation = $2 AND c.lexical @@ $4 '
-                    'AND ($5::text[] IS NULL OR c.document_id = ANY($5)) '
-                    'AND ($6::text[] IS NULL OR c.source = ANY($6)) '
-                    'AND ($7::jsonb IS NULL OR c.metadata @> $7) '
-                    'AND ($8::timestamptz IS NULL OR c.created_at >= $8) '
-                    'AND ($9::timestamptz IS NULL OR c.created_at <= $9) '
+{_FILTER_LINES}
                     'LIMIT $10) h ORDER BY rank DESC, h.document_id, h.ordinal LIMIT $11) r '
                     'JOIN ragsage_chunks c ON c.ctid = r.at '
                     'ORDER BY r.rank DESC, r.document_id, r.ordinal'
                     USING ns, gen, ranking, candidates, document_ids, sources, metadata,
                         created_after, created_before, limit_rows, k;"""
-_KEYWORD_FILTERS = (
-    "AND ($5::text[] IS NULL OR c.document_id = ANY($5)) "
-    "AND ($6::text[] IS NULL OR c.source = ANY($6)) "
-    "AND ($7::jsonb IS NULL OR c.metadata @> $7) "
-    "AND ($8::timestamptz IS NULL OR c.created_at >= $8) "
-    "AND ($9::timestamptz IS NULL OR c.created_at <= $9) "
-)
 
 
 def _sql_literal(value: str) -> str:
