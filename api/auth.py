@@ -43,10 +43,7 @@ def authenticate_request() -> None:
             g.principal, g.unchecked_key = known, key
             return
 
-    async def lookup() -> Principal | None:
-        return await authenticate_on(here.runtime.database, key)
-
-    principal = here.run(lookup())
+    principal = here.run(authenticate_on(here.runtime.database, key))
     if principal is None:
         here.recent_keys.forget(digest)
         raise ApiError(401, "unauthorized", _REFUSED)
@@ -94,7 +91,8 @@ def settle_unchecked(response: Response) -> Response:
     key: str | None = g.pop("unchecked_key", None)
     if key is None:
         return response
-    checked = services().run(authenticate_on(services().runtime.database, key))
+    here = services()
+    checked = here.run(authenticate_on(here.runtime.database, key))
     try:
         _confirm(key, checked)
     except ApiError as refused:
