@@ -23,7 +23,7 @@ shaped like a real file, from real text on this machine where there is some:
 
 Each case runs in a fresh ``python bench/job_memory.py --one FILE`` process that
 builds the runtime the way a worker child does (``worker.process.current`` with
-``Settings.from_env({})`` defaults: hashing embedder, heading-window
+``Settings.from_env({})`` defaults with the hashing embedder, heading-window
 contextualizer, no parse cache; the database URL is a placeholder, since
 ``prepare`` opens no connection), runs one small job of the same format to warm
 up (readers imported, the tiktoken encoding loaded), records that baseline RSS,
@@ -475,7 +475,7 @@ def run_one(path: Path, warmup: Path | None) -> dict[str, Any]:
     from worker import process
     from worker import tasks as _tasks  # noqa: F401 - a worker child has Celery loaded too
 
-    settings = Settings.from_env({}).replace(database_url=_PLACEHOLDER_DSN)
+    settings = Settings.from_env({}).replace(database_url=_PLACEHOLDER_DSN, embedder="hashing")
     here = process.current(settings)
     pipeline = here.runtime.pipeline()
     scope = Scope("bench")

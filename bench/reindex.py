@@ -122,6 +122,7 @@ def main() -> None:
                 redis_url=redis.url(0),
                 cache_redis_url=redis.url(1),
                 embedding_dim=384,
+                embedder="hashing",
             )
             asyncio.run(build_runtime(settings).database.migrate())
             worker = subprocess.Popen(

