@@ -38,7 +38,7 @@ def content_words(text: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=1 << 17)
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
     # Just enough folding that "policy" and "policies" or "refund" and "refunds"
     # meet; the offline adapters are not trying to be a real stemmer.
     if len(word) > 4 and word.endswith("ies"):
@@ -50,7 +50,7 @@ def _stem(word: str) -> str:
 
 def terms(text: str) -> list[str]:
     """Content words folded for matching: what the offline retrieval adapters compare."""
-    return [_stem(word) for word in content_words(text)]
+    return [stem(word) for word in content_words(text)]
 
 
 # Code and technical prose name things as dotted paths (os.path.join), file paths

@@ -1,0 +1,62 @@
+"""How closely a passage states what a question asks, from its words alone.
+
+The offline reranker's lexical signal.  Counting how many of the question's
+terms a passage holds treats every term alike and ignores where they stand, so
+in a manual whose pages all say "ASN.1", "libtasn1" and "version", an
+introduction that scatters those words over a page beats the one sentence that
+answers.  Two changes, neither needing statistics of the corpus:
+
+* **Terms weighted by the candidates themselves.**  A term that nearly every
+  candidate holds separates them no better than a stop word; one that few hold
+  is the question's point.  A term weighs ``log((n + 1) / (df + 0.5))`` over
+  the ``n`` candidates, so the weights belong to the passages being ranked, not
+  to one corpus.  A term no candidate holds weighs the most and counts against
+  all of them alike.
+* **One statement at a time.**  A passage scores by its best sentence (a list
+  item counts as one; a sentence longer than :data:`MAX_UNIT` words is cut into
+  pieces of that length), so the question's terms count when they meet.
+
+The score is the best sentence's share of the question's total term weight: 0
+for a passage holding none of its terms, 1 for a sentence holding all of them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from ragsage.text import STOPWORDS, stem, words
+
+# A long sentence; beyond it, a "sentence" is a table row run or code.
+MAX_UNIT = 40
+_BREAKS = re.compile(r"(?<=[.!?;])\s+|\s*[•▪◦·]\s*|\n\s*\n")
+
+
+def statement_scores(query: str, passages: Sequence[str]) -> list[float]:
+    """Each passage's best sentence's share of ``query``'s weighted terms, in [0, 1]."""
+    wanted = {stem(word) for word in words(query) if word not in STOPWORDS}
+    if not wanted or not passages:
+        return [0.0] * len(passages)
+    units = [_units(passage, wanted) for passage in passages]
+    holding = Counter(term for found in units for term in set().union(*found))
+    count = len(passages)
+    weight = {term: math.log((count + 1) / (holding[term] + 0.5)) for term in wanted}
+    total = sum(weight.values())
+    return [
+        max((sum(weight[term] for term in unit) for unit in found), default=0.0) / total
+        for found in units
+    ]
+
+
+def _units(passage: str, wanted: set[str]) -> list[set[str]]:
+    """The wanted terms of each sentence (or piece of one) of ``passage``."""
+    out = []
+    for sentence in _BREAKS.split(passage):
+        tokens = [stem(word) for word in words(sentence) if word not in STOPWORDS]
+        for start in range(0, max(len(tokens), 1), MAX_UNIT):
+            found = {term for term in tokens[start : start + MAX_UNIT] if term in wanted}
+            if found:
+                out.append(found)
+    return out or [set()]
