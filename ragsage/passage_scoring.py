@@ -31,7 +31,9 @@ from ragsage.text import STOPWORDS, stem, words
 
 # A long sentence; beyond it, a "sentence" is a table row run or code.
 MAX_UNIT = 40
-_BREAKS = re.compile(r"(?<=[.!?;])\s+|\s*[•▪◦·]\s*|\n\s*\n")
+# One pass finds both: a word (as ragsage.text.words reads one), or a break
+# between statements (a sentence end, a bullet, a blank line).
+_TOKEN = re.compile(r"([^\W_]+(?:['’][^\W_]+)*)|[.!?;](?=\s)|[•▪◦·]|\n\s*\n", re.UNICODE)
 
 
 def statement_scores(query: str, passages: Sequence[str]) -> list[float]:
@@ -52,11 +54,27 @@ def statement_scores(query: str, passages: Sequence[str]) -> list[float]:
 
 def _units(passage: str, wanted: set[str]) -> list[set[str]]:
     """The wanted terms of each sentence (or piece of one) of ``passage``."""
-    out = []
-    for sentence in _BREAKS.split(passage):
-        tokens = [stem(word) for word in words(sentence) if word not in STOPWORDS]
-        for start in range(0, max(len(tokens), 1), MAX_UNIT):
-            found = {term for term in tokens[start : start + MAX_UNIT] if term in wanted}
+    out: list[set[str]] = []
+    found: set[str] = set()
+    length = 0
+    for match in _TOKEN.finditer(passage):
+        word = match.group(1)
+        if word is None:  # a break
             if found:
                 out.append(found)
+            found, length = set(), 0
+            continue
+        word = word.lower().replace("’", "'")
+        if word in STOPWORDS:
+            continue
+        if length == MAX_UNIT:
+            if found:
+                out.append(found)
+            found, length = set(), 0
+        length += 1
+        term = stem(word)
+        if term in wanted:
+            found.add(term)
+    if found:
+        out.append(found)
     return out or [set()]
