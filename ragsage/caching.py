@@ -15,10 +15,40 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
+import inspect
 import json
-from typing import Any
+import math
+from typing import Any, cast
 
+from ragsage.ports import Cache
 from ragsage.types import Page, PageImage, PageLayout, PageRoute, ParsedDocument
+
+
+async def cache_write(cache: Cache, key: str, value: str, ttl_seconds: int | None) -> None:
+    """Store ``value`` under ``key``, with its time to live where the cache takes one.
+
+    The port asks only for ``set(key, value)``; a cache written to it that way
+    must still receive every write, so the expiry goes only to a ``set`` whose
+    signature has a ``ttl_seconds`` keyword (or takes any keyword).
+    """
+    if ttl_seconds is not None and _takes_ttl(type(cache)):
+        await cast(Any, cache).set(key, value, ttl_seconds=ttl_seconds)
+    else:
+        await cache.set(key, value)
+
+
+@functools.cache
+def _takes_ttl(kind: type[Cache]) -> bool:
+    try:
+        parameters = inspect.signature(kind.set).parameters.values()
+    except (AttributeError, TypeError, ValueError):
+        return False
+    return any(
+        parameter.name == "ttl_seconds" or parameter.kind is parameter.VAR_KEYWORD
+        for parameter in parameters
+    )
+
 
 PARSE_CACHE_VERSION = 1
 """Bumped whenever the encoding below changes shape, so old entries miss."""
@@ -84,24 +114,39 @@ def encode_parsed(parsed: ParsedDocument) -> str:
     )
 
 
+def _integer(value: Any) -> bool:
+    # JSON true/false arrive as bool, which Python counts as int: not a number here.
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value: Any) -> bool:
+    return (_integer(value) or isinstance(value, float)) and math.isfinite(value)
+
+
 def _decode_page(raw: Any) -> Page:
     if not isinstance(raw, dict):
         raise ValueError("page is not an object")
     number, text = raw["number"], raw["text"]
-    if not isinstance(number, int) or not isinstance(text, str):
+    if not _integer(number) or not isinstance(text, str):
         raise ValueError("page number or text has the wrong type")
     layout = None
     if "layout" in raw:
         chars, ratio, bitmap = raw["layout"]
-        layout = PageLayout(int(chars), float(ratio), float(bitmap))
+        if not (_integer(chars) and _number(ratio) and _number(bitmap)):
+            raise ValueError("page layout has the wrong types")
+        layout = PageLayout(chars, float(ratio), float(bitmap))
     image = None
     if "image" in raw:
         img = raw["image"]
+        width, height = img.get("width"), img.get("height")
+        sizes_ok = all(size is None or _integer(size) for size in (width, height))
+        if not (isinstance(img["data"], str) and isinstance(img["media_type"], str) and sizes_ok):
+            raise ValueError("page image has the wrong types")
         image = PageImage(
             data=base64.b64decode(img["data"], validate=True),
-            media_type=str(img["media_type"]),
-            width=img.get("width"),
-            height=img.get("height"),
+            media_type=img["media_type"],
+            width=width,
+            height=height,
         )
     route = PageRoute(raw["route"]) if "route" in raw else None
     return Page(number=number, text=text, layout=layout, image=image, route=route)

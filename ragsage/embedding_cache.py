@@ -17,6 +17,7 @@ import logging
 from array import array
 from collections.abc import Sequence
 
+from ragsage.caching import cache_write
 from ragsage.ports import Cache, Embedder, InputType
 
 _log = logging.getLogger(__name__)
@@ -82,6 +83,6 @@ class CachingEmbedder:
             return
         payload = base64.b64encode(array("f", vector).tobytes()).decode("ascii")
         try:
-            await self.cache.set(key, payload, ttl_seconds=self.ttl_seconds)
+            await cache_write(self.cache, key, payload, self.ttl_seconds)
         except Exception as exc:  # noqa: BLE001 - a lost write costs one recomputation
             _log.warning("embedding cache write failed: %s", type(exc).__name__)

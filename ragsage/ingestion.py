@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import PurePath
 from typing import TypeVar
 
-from ragsage.caching import decode_parsed, encode_parsed, parse_cache_key
+from ragsage.caching import cache_write, decode_parsed, encode_parsed, parse_cache_key
 from ragsage.errors import DocumentError, EmptyDocument, ParseError, PermanentProviderError
 from ragsage.identity import content_hash, document_id_for
 from ragsage.offload import run_cpu
@@ -399,8 +399,8 @@ class IngestionPipeline:
             raise EmptyDocument(source.filename, "the file has no pages")
         if self.cache is not None:
             try:
-                await self.cache.set(
-                    key, encode_parsed(parsed), ttl_seconds=self.config.parse_cache_ttl_seconds
+                await cache_write(
+                    self.cache, key, encode_parsed(parsed), self.config.parse_cache_ttl_seconds
                 )
             except Exception as exc:  # noqa: BLE001 - a failed write costs a future re-parse
                 _log.warning("parse cache write failed: %s", exc)

@@ -235,11 +235,17 @@ class DocumentStore(Protocol):
 
 @runtime_checkable
 class Cache(Protocol):
-    """A string-to-string cache; the engine stays correct if it is empty or wrong."""
+    """A string-to-string cache; the engine stays correct if it is empty or wrong.
+
+    ``get`` and ``set(key, value)`` are all a cache must offer.  A cache whose
+    ``set`` also takes a ``ttl_seconds`` keyword (the Redis cache does) is told
+    how long each entry is worth keeping: the engine writes through
+    :func:`ragsage.caching.cache_write`, which passes it only to those.
+    """
 
     async def get(self, key: str) -> str | None: ...
 
-    async def set(self, key: str, value: str, *, ttl_seconds: int | None = None) -> None: ...
+    async def set(self, key: str, value: str) -> None: ...
 
 
 @runtime_checkable

@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import io
 import zipfile
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import PurePosixPath
 
@@ -86,8 +87,11 @@ _IMAGE_MAGIC: tuple[tuple[bytes, str], ...] = (
 _SNIFF_BYTES = 64 * 1024
 
 
-def route(source: RawSource) -> DocumentFormat:
+def route(source: RawSource, content: bytes | None = None) -> DocumentFormat:
     """Resolve ``source`` to the format whose reader should parse it.
+
+    ``content``, when given, is the bytes to read instead of ``source.content``
+    (the two-argument form of the adapters reference).
 
     The declared media type is trusted first, then the filename extension, then
     the leading bytes; bytes that read as UTF-8 text fall back to ``TEXT`` so an
@@ -95,6 +99,8 @@ def route(source: RawSource) -> DocumentFormat:
     is not explicitly Markdown and is clearly source code (``notes.txt``
     holding a Go file) goes to the code reader of its language.
     """
+    if content is not None and content is not source.content:
+        source = replace(source, content=content)
     declared = _from_media_type(source.media_type)
     by_name = _EXTENSIONS.get(PurePosixPath(source.filename.lower()).suffix)
     # Clients label source files text/plain (or leave the type out) as often as

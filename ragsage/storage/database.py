@@ -184,11 +184,15 @@ class Database:
             )
 
     async def ping(self) -> bool:
-        """True when a round trip to the database succeeds."""
+        """True when a round trip to the database succeeds; any failure is False.
+
+        A health check reports a database it cannot reach as degraded instead of
+        raising, whatever the driver, the pool or the network threw.
+        """
         try:
             async with self._engine.connect() as connection:
                 await connection.execute(text("SELECT 1"))
-        except (SQLAlchemyError, OSError) as exc:
+        except Exception as exc:  # noqa: BLE001 - every failure means "not reachable"
             _log.warning("database ping failed: %s", type(exc).__name__)
             return False
         return True

@@ -2,10 +2,17 @@ from __future__ import annotations
 
 import pytest
 
-from ragsage.caching import PARSE_CACHE_VERSION, decode_parsed, encode_parsed, parse_cache_key
-from ragsage.fakes import FakeDocumentParser
+from ragsage.caching import (
+    PARSE_CACHE_VERSION,
+    cache_write,
+    decode_parsed,
+    encode_parsed,
+    parse_cache_key,
+)
+from ragsage.embedding_cache import CachingEmbedder
+from ragsage.fakes import FakeCache, FakeDocumentParser, FakeEmbedder, FakeEngineKit
 from ragsage.parsing import HeuristicBackend
-from ragsage.types import Page, PageImage, PageLayout, PageRoute, ParsedDocument
+from ragsage.types import Page, PageImage, PageLayout, PageRoute, ParsedDocument, RawSource, Scope
 
 
 def test_parse_output_survives_the_round_trip_including_page_images() -> None:
@@ -66,7 +73,77 @@ def test_a_new_parser_version_misses_what_the_old_one_cached() -> None:
         '{"v": 1, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
         ' "layout": [1, 2]}]}',
         "[" * 100_000,
+        # Values of the wrong JSON type, which Python would otherwise accept:
+        '{"v": 1, "title": null, "metadata": {}, "pages": [{"number": true, "text": "x"}]}',
+        '{"v": 1, "title": null, "metadata": {}, "pages": [{"number": 1.0, "text": "x"}]}',
+        '{"v": 1, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
+        ' "layout": ["12", 0.5, 0.1]}]}',
+        '{"v": 1, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
+        ' "layout": [12, true, 0.1]}]}',
+        '{"v": 1, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
+        ' "image": {"data": "", "media_type": "image/png", "width": "640"}}]}',
+        '{"v": 1, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
+        ' "image": {"data": "", "media_type": 7}}]}',
     ],
 )
 def test_untrustworthy_entries_decode_as_a_miss(payload: str) -> None:
     assert decode_parsed(payload) is None
+
+
+def test_well_typed_entries_still_decode() -> None:
+    payload = (
+        '{"v": 1, "title": null, "metadata": {}, "pages": [{"number": 2, "text": "x",'
+        ' "layout": [12, 0, 0.25], "image": {"data": "", "media_type": "image/png",'
+        ' "width": 640, "height": null}}]}'
+    )
+    decoded = decode_parsed(payload)
+    assert decoded is not None
+    page = decoded.pages[0]
+    assert page.number == 2 and page.layout == PageLayout(12, 0.0, 0.25)
+    assert page.image is not None and (page.image.width, page.image.height) == (640, None)
+
+
+class PageShapedCache:
+    """A cache written from the adapters reference alone: get(key) and set(key, value)."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, str] = {}
+        self.hits = 0
+
+    async def get(self, key: str) -> str | None:
+        found = self.entries.get(key)
+        self.hits += found is not None
+        return found
+
+    async def set(self, key: str, value: str) -> None:
+        self.entries[key] = value
+
+
+async def test_a_cache_without_expiry_receives_every_write(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    cache = PageShapedCache()
+    source = RawSource(b"Refunds take five days.", "refunds.txt")
+    for _ in range(2):  # two workers with their own stores, one shared cache
+        kit = FakeEngineKit()
+        kit.cache = cache  # type: ignore[assignment]
+        await kit.ingestion().ingest(Scope("acme"), source)
+    assert [key for key in cache.entries if key.startswith("ragsage:parse:")], cache.entries
+    assert cache.hits == 1  # the second worker read the first one's parse
+    assert not [r for r in caplog.records if "cache write failed" in r.getMessage()]
+
+    embedder = CachingEmbedder(FakeEmbedder(dimension=16), cache)
+    await embedder.embed(["alpha"])
+    assert embedder.key("alpha", "document") in cache.entries
+
+
+async def test_a_cache_that_takes_a_ttl_is_given_one() -> None:
+    now = [0.0]
+    cache = FakeCache(clock=lambda: now[0])
+    await cache_write(cache, "k", "v", ttl_seconds=10)
+    assert await cache.get("k") == "v"
+    now[0] = 11.0
+    assert await cache.get("k") is None  # it expired: the TTL reached the cache
+    await cache_write(cache, "k", "v", ttl_seconds=None)
+    now[0] = 1e9
+    assert await cache.get("k") == "v"

@@ -6,7 +6,21 @@ import sys
 
 import pytest
 
-HEAVY = ["sqlalchemy", "celery", "flask", "numpy", "voyageai", "openai", "torch", "tree_sitter"]
+HEAVY = [
+    "sqlalchemy",
+    "celery",
+    "flask",
+    "numpy",
+    "voyageai",
+    "openai",
+    "torch",
+    "tree_sitter",
+    # Model runtimes and file-type detectors the adapters reference keeps out too.
+    "transformers",
+    "onnxruntime",
+    "tokenizers",
+    "magika",
+]
 
 
 @pytest.mark.parametrize(

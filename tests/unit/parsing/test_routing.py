@@ -55,3 +55,12 @@ def test_zip_containers_are_told_apart_by_their_parts():
 def test_declared_media_type_wins_over_extension():
     source = RawSource(b"<p>x</p>", "page.txt", "text/html")
     assert route(source) is DocumentFormat.HTML
+
+
+def test_the_two_argument_form_reads_the_bytes_given() -> None:
+    # route(source, content), as the adapters reference writes it: the bytes win.
+    label_only = RawSource(b"", "upload")
+    assert route(label_only, b"%PDF-1.7\n...") is DocumentFormat.PDF
+    assert route(label_only, b"\x00\x01\x02\xff\xfe binary") is DocumentFormat.UNKNOWN
+    go = b'package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Println(1)\n}\n'
+    assert route(RawSource(b"", "notes.txt"), go) is route(RawSource(go, "notes.txt"))
