@@ -467,7 +467,7 @@ class Engine:
 
 
 def build_engine(loop: asyncio.AbstractEventLoop) -> Engine:
-    settings = Settings()
+    settings = Settings(embedder="hashing")
     embedder = make_embedder(
         settings, settings.embedder, settings.embedding_model_name, settings.embedding_dim
     )

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import functools
 import inspect
 import json
 import math
@@ -32,17 +31,18 @@ async def cache_write(cache: Cache, key: str, value: str, ttl_seconds: int | Non
     must still receive every write, so the expiry goes only to a ``set`` whose
     signature has a ``ttl_seconds`` keyword (or takes any keyword).
     """
-    if ttl_seconds is not None and _takes_ttl(type(cache)):
+    if ttl_seconds is not None and _takes_ttl(cache):
         await cast(Any, cache).set(key, value, ttl_seconds=ttl_seconds)
     else:
         await cache.set(key, value)
 
 
-@functools.cache
-def _takes_ttl(kind: type[Cache]) -> bool:
+def _takes_ttl(cache: Cache) -> bool:
+    # The bound method, not the class's: a proxy that forwards through
+    # __getattr__ has no set of its own.  A few microseconds beside a write.
     try:
-        parameters = inspect.signature(kind.set).parameters.values()
-    except (AttributeError, TypeError, ValueError):
+        parameters = inspect.signature(cache.set).parameters.values()
+    except (TypeError, ValueError):
         return False
     return any(
         parameter.name == "ttl_seconds" or parameter.kind is parameter.VAR_KEYWORD
@@ -120,7 +120,12 @@ def _integer(value: Any) -> bool:
 
 
 def _number(value: Any) -> bool:
-    return (_integer(value) or isinstance(value, float)) and math.isfinite(value)
+    if not (_integer(value) or isinstance(value, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer too large for a float
+        return False
 
 
 def _decode_page(raw: Any) -> Page:
@@ -138,6 +143,8 @@ def _decode_page(raw: Any) -> Page:
     image = None
     if "image" in raw:
         img = raw["image"]
+        if not isinstance(img, dict):
+            raise ValueError("page image is not an object")
         width, height = img.get("width"), img.get("height")
         sizes_ok = all(size is None or _integer(size) for size in (width, height))
         if not (isinstance(img["data"], str) and isinstance(img["media_type"], str) and sizes_ok):

@@ -26,6 +26,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ragsage.text import STOPWORDS, stem, words
 
@@ -36,20 +37,38 @@ MAX_UNIT = 40
 _TOKEN = re.compile(r"([^\W_]+(?:['’][^\W_]+)*)|[.!?;](?=\s)|[•▪◦·]|\n\s*\n", re.UNICODE)
 
 
-def statement_scores(query: str, passages: Sequence[str]) -> list[float]:
-    """Each passage's best sentence's share of ``query``'s weighted terms, in [0, 1]."""
+@dataclass(frozen=True, slots=True)
+class PassageScore:
+    """Two readings of one passage against a question, each in [0, 1]."""
+
+    statement: float  # the best sentence's share of the question's term weight
+    coverage: float  # the share of the question's distinct terms the passage holds
+
+
+def passage_scores(query: str, passages: Sequence[str]) -> list[PassageScore]:
+    """Each passage's :class:`PassageScore` for ``query``."""
     wanted = {stem(word) for word in words(query) if word not in STOPWORDS}
     if not wanted or not passages:
-        return [0.0] * len(passages)
+        return [PassageScore(0.0, 0.0)] * len(passages)
     units = [_units(passage, wanted) for passage in passages]
-    holding = Counter(term for found in units for term in set().union(*found))
+    holding = [set().union(*found) for found in units]
+    present = Counter(term for held in holding for term in held)
     count = len(passages)
-    weight = {term: math.log((count + 1) / (holding[term] + 0.5)) for term in wanted}
-    total = sum(weight.values())
+    weight = {term: math.log((count + 1) / (present[term] + 0.5)) for term in wanted}
+    total = math.fsum(weight.values())
     return [
-        max((sum(weight[term] for term in unit) for unit in found), default=0.0) / total
-        for found in units
+        PassageScore(
+            # fsum and the clamp keep rounding from reading a whole sentence as 1.0000000000000002
+            statement=min(1.0, max(math.fsum(weight[t] for t in unit) for unit in found) / total),
+            coverage=len(held) / len(wanted),
+        )
+        for found, held in zip(units, holding, strict=True)
     ]
+
+
+def statement_scores(query: str, passages: Sequence[str]) -> list[float]:
+    """Each passage's best sentence's share of ``query``'s weighted terms, in [0, 1]."""
+    return [score.statement for score in passage_scores(query, passages)]
 
 
 def _units(passage: str, wanted: set[str]) -> list[set[str]]:

@@ -219,7 +219,11 @@ class Settings:
         return env
 
     def replace(self, **changes: Any) -> Settings:
-        """A copy with ``changes`` applied (and validated)."""
+        """A copy with ``changes`` applied (and validated).
+
+        The embedder stays the kind this copy resolved to unless ``changes``
+        names one: pass ``embedder="auto"`` beside a new width to choose again.
+        """
         current = {spec.name: getattr(self, spec.name) for spec in fields(self)}
         return Settings(**{**current, **changes})
 
@@ -235,13 +239,15 @@ def _resolved_embedder(settings: Settings) -> str:
     """
     if settings.embedder != "auto":
         return settings.embedder
+    from ragsage.providers.local_model import MODEL_NAME, local_model_available
+
     if settings.embedding_dim != LOCAL_MODEL_WIDTH:
         return "hashing"
+    if settings.embedding_model not in ("", MODEL_NAME):
+        return "hashing"  # a model named for another embedder (ragsage-hashing-384, ...)
     if settings.local_model_dir:
         return "local"  # pointed at a model: a wrong path should fail loudly, not fall back
-    from ragsage.providers.local_model import local_model_available
-
-    return "local" if local_model_available(settings.local_model_dir or None) else "hashing"
+    return "local" if local_model_available() else "hashing"
 
 
 def _one_of(variable: str, value: str, allowed: tuple[str, ...]) -> None:

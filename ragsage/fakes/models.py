@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 
 from ragsage.offload import run_cpu
-from ragsage.passage_scoring import statement_scores
+from ragsage.passage_scoring import passage_scores
 from ragsage.ports import InputType
 from ragsage.prompts import PromptSource, parse_grounded_prompt, parse_small_talk_prompt
 from ragsage.text import terms
@@ -103,9 +103,13 @@ STATEMENT_SHARE = 0.5
 
 class FakeReranker:
     """Blends each candidate's retrieval score with how closely one of its sentences
-    states the question (:func:`ragsage.passage_scoring.statement_scores`), and
-    drops candidates sharing no term with the question, which backstops the
-    not-found path.
+    states the question (:func:`ragsage.passage_scoring.passage_scores`).
+
+    The retrieval half is scaled by the share of the question's terms the
+    candidate holds, so a passage sharing one word of a four-word question
+    stays under the engine's relevance floor, as it did when that share was the
+    whole score; candidates sharing no term are dropped.  Both keep the honest
+    "not found".
     """
 
     def __init__(self, *, statement_share: float = STATEMENT_SHARE) -> None:
@@ -116,15 +120,15 @@ class FakeReranker:
         self, query: str, candidates: Sequence[ScoredChunk], *, top_k: int
     ) -> Sequence[ScoredChunk]:
         self.calls.append((query, len(candidates)))
-        statements = statement_scores(query, [candidate.chunk.text for candidate in candidates])
+        read = passage_scores(query, [candidate.chunk.text for candidate in candidates])
         best = max((candidate.score for candidate in candidates), default=0.0)
         share = self.statement_share
         rescored = []
-        for position, (statement, candidate) in enumerate(zip(statements, candidates, strict=True)):
-            if statement <= 0.0:
+        for position, (passage, candidate) in enumerate(zip(read, candidates, strict=True)):
+            if passage.coverage <= 0.0:
                 continue
             retrieval = max(candidate.score, 0.0) / best if best > 0 else 0.0
-            score = (1 - share) * retrieval + share * statement
+            score = (1 - share) * retrieval * passage.coverage + share * passage.statement
             rescored.append((score, -position, replace(candidate, rerank_score=score)))
         rescored.sort(key=lambda item: (item[0], item[1]), reverse=True)
         return [candidate for _, _, candidate in rescored[:top_k]]

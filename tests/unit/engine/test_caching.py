@@ -84,6 +84,12 @@ def test_a_new_parser_version_misses_what_the_old_one_cached() -> None:
         ' "image": {"data": "", "media_type": "image/png", "width": "640"}}]}',
         '{"v": 1, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
         ' "image": {"data": "", "media_type": 7}}]}',
+        '{"v": 1, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
+        ' "image": []}]}',
+        '{"v": 1, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
+        ' "image": "x"}]}',
+        '{"v": 1, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
+        ' "layout": [12, ' + "9" * 400 + ", 0.1]}]}",
     ],
 )
 def test_untrustworthy_entries_decode_as_a_miss(payload: str) -> None:

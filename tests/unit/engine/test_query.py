@@ -283,3 +283,15 @@ async def test_an_oversized_question_is_rejected_and_a_blank_one_finds_nothing(
         await kit.query_engine().answer(scope, "x" * 8001)
     blank = await kit.query_engine().answer(scope, " \t\x1c ")
     assert blank.not_found and blank.citations == ()
+
+
+async def test_a_passage_sharing_one_word_of_four_is_not_an_answer(
+    kit: FakeEngineKit, scope: Scope, ingest: Ingest
+) -> None:
+    # "year" is in the handbook; the question is about something it never says.
+    await ingest(HANDBOOK)
+    answer = await kit.query_engine().answer(scope, "Which submarine sank that stormy year?")
+    assert answer.not_found and not answer.citations
+    # Sharing most of the question's words still answers.
+    found = await kit.query_engine().answer(scope, "How many days of paid holiday per year?")
+    assert not found.not_found and "28 days" in found.text

@@ -163,10 +163,16 @@ def test_the_default_is_the_local_model_where_it_is_installed() -> None:
     assert Settings.from_env({"RAGSAGE_EMBEDDER": "hashing"}).embedder == "hashing"
 
 
-def test_another_width_keeps_the_hashing_embedder() -> None:
+def test_another_width_or_a_hashing_model_name_keeps_the_hashing_embedder() -> None:
     settings = Settings.from_env({"RAGSAGE_EMBEDDING_DIM": "256"})
     assert settings.embedder == "hashing"
     assert settings.embedding_model_name == "ragsage-hashing-256"
+    named = Settings.from_env({"RAGSAGE_EMBEDDING_MODEL": "ragsage-hashing-384"})
+    assert named.embedder == "hashing"
+    # A copy keeps the kind it resolved to unless asked to choose again.
+    local = Settings.from_env({})
+    assert local.replace(embedding_dim=256).embedder == "local"
+    assert local.replace(embedding_dim=256, embedder="auto").embedder == "hashing"
 
 
 def test_without_the_model_files_the_default_is_the_hashing_embedder(tmp_path: Path) -> None:
@@ -178,7 +184,7 @@ def test_without_the_model_files_the_default_is_the_hashing_embedder(tmp_path: P
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGSAGE_")}
     done = subprocess.run(
         [sys.executable, "-c", probe],
-        env={**env, "PYTHONPATH": str(tmp_path)},
+        env={**env, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])},
         capture_output=True,
         text=True,
         check=True,
