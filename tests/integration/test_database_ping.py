@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import socket
 from dataclasses import replace
 
 from sqlalchemy.engine import make_url
 
 from ragsage.storage import Database, PostgresConfig
 
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
+from .gunicorn_harness import free_port
 
 
 async def pinged(config: PostgresConfig) -> bool:

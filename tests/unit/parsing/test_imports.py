@@ -1,21 +1,18 @@
 import subprocess
 import sys
 
+from ..import_guard import HEAVY as ENGINE_HEAVY
+
+# The engine's heavy stack, and the readers' own libraries, which load only when
+# a document of their format is read.
 HEAVY = [
-    "sqlalchemy",
-    "celery",
-    "flask",
-    "numpy",
-    "voyageai",
-    "openai",
-    "torch",
+    *ENGINE_HEAVY,
     "pypdfium2",
     "docx",
     "pptx",
     "PIL",
     "selectolax",
     "tiktoken",
-    "tree_sitter",
     "tree_sitter_rust",
 ]
 
