@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import random
 import statistics
 import time
 from pathlib import Path
 
+from ragsage.evaluation.datasets import Dataset, load_dataset
 from ragsage.fakes import FakeReranker
 from ragsage.fakes.models import overlap_score
 from ragsage.parsing import HeuristicBackend
@@ -30,31 +30,22 @@ from ragsage.types import Chunk, RawSource, ScoredChunk
 PASSAGE_WORDS = 350
 
 
-def passages(dataset: Path) -> dict[str, list[str]]:
-    """Each document's text cut into passages of about PASSAGE_WORDS words."""
+def pools(dataset: Dataset, count: int) -> list[tuple[str, list[ScoredChunk]]]:
+    """Each question with ``count`` passages: its own manual's first, then others at random."""
     parser = HeuristicBackend()
-    out: dict[str, list[str]] = {}
-    for path in sorted((dataset / "documents").rglob("*")):
-        if not path.is_file():
-            continue
-        name = str(path.relative_to(dataset / "documents"))
-        words = parser.parse(RawSource(content=path.read_bytes(), filename=path.name)).full_text
-        split = words.split()
-        out[name] = [
+    by_document: dict[str, list[str]] = {}
+    for document in dataset.documents:
+        source = RawSource(document.content, document.filename, document.media_type)
+        split = parser.parse(source).full_text.split()
+        by_document[document.id] = [
             " ".join(split[start : start + PASSAGE_WORDS])
             for start in range(0, len(split), PASSAGE_WORDS)
         ]
-    return out
-
-
-def pools(dataset: Path, count: int) -> list[tuple[str, list[ScoredChunk]]]:
-    by_document = passages(dataset)
     everything = [text for texts in by_document.values() for text in texts]
     rng = random.Random(7)
     out = []
-    for line in (dataset / "questions.jsonl").read_text().splitlines():
-        question = json.loads(line)
-        own = by_document.get(question["document"], [])[:count]
+    for question in dataset.questions:
+        own = [text for doc in question.relevant for text in by_document.get(doc, [])][:count]
         texts = own + rng.sample(everything, count - len(own))
         candidates = [
             ScoredChunk(
@@ -63,7 +54,7 @@ def pools(dataset: Path, count: int) -> list[tuple[str, list[ScoredChunk]]]:
             )
             for i, text in enumerate(texts)
         ]
-        out.append((question["question"], candidates))
+        out.append((question.text, candidates))
     return out
 
 
@@ -86,7 +77,7 @@ def main() -> None:
     parser.add_argument("--candidates", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    work = pools(args.dataset, args.candidates)
+    work = pools(load_dataset(args.dataset), args.candidates)
     timed(work[:20], True)  # warm the stemmer's cache and the regexes
     for label, rerank in (("sentence reranker (shipped)", True), ("term coverage only", False)):
         rounds = [timed(work, rerank) for _ in range(args.rounds)]

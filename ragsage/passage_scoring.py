@@ -28,13 +28,13 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragsage.text import STOPWORDS, stem, words
+from ragsage.text import STOPWORDS, WORD_PATTERN, stem, terms
 
 # A long sentence; beyond it, a "sentence" is a table row run or code.
 MAX_UNIT = 40
 # One pass finds both: a word (as ragsage.text.words reads one), or a break
 # between statements (a sentence end, a bullet, a blank line).
-_TOKEN = re.compile(r"([^\W_]+(?:['’][^\W_]+)*)|[.!?;](?=\s)|[•▪◦·]|\n\s*\n", re.UNICODE)
+_TOKEN = re.compile(rf"({WORD_PATTERN})|[.!?;](?=\s)|[•▪◦·]|\n\s*\n", re.UNICODE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +47,7 @@ class PassageScore:
 
 def passage_scores(query: str, passages: Sequence[str]) -> list[PassageScore]:
     """Each passage's :class:`PassageScore` for ``query``."""
-    wanted = {stem(word) for word in words(query) if word not in STOPWORDS}
+    wanted = set(terms(query))
     if not wanted or not passages:
         return [PassageScore(0.0, 0.0)] * len(passages)
     units = [_units(passage, wanted) for passage in passages]
@@ -64,11 +64,6 @@ def passage_scores(query: str, passages: Sequence[str]) -> list[PassageScore]:
         )
         for found, held in zip(units, holding, strict=True)
     ]
-
-
-def statement_scores(query: str, passages: Sequence[str]) -> list[float]:
-    """Each passage's best sentence's share of ``query``'s weighted terms, in [0, 1]."""
-    return [score.statement for score in passage_scores(query, passages)]
 
 
 def _units(passage: str, wanted: set[str]) -> list[set[str]]:

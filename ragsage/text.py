@@ -5,7 +5,9 @@ from __future__ import annotations
 import functools
 import re
 
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+# A word: letters and digits, with apostrophes kept inside (don't, l’eau).
+WORD_PATTERN = r"[^\W_]+(?:['’][^\W_]+)*"
+_WORD = re.compile(WORD_PATTERN, re.UNICODE)
 
 # Function words and question words: they match everywhere, so letting them count
 # as overlap would make every passage look relevant to every question.

@@ -112,8 +112,7 @@ class FakeReranker:
     "not found".
     """
 
-    def __init__(self, *, statement_share: float = STATEMENT_SHARE) -> None:
-        self.statement_share = statement_share
+    def __init__(self) -> None:
         self.calls: list[tuple[str, int]] = []
 
     async def rerank(
@@ -122,7 +121,7 @@ class FakeReranker:
         self.calls.append((query, len(candidates)))
         read = passage_scores(query, [candidate.chunk.text for candidate in candidates])
         best = max((candidate.score for candidate in candidates), default=0.0)
-        share = self.statement_share
+        share = STATEMENT_SHARE
         rescored = []
         for position, (passage, candidate) in enumerate(zip(read, candidates, strict=True)):
             if passage.coverage <= 0.0:

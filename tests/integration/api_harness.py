@@ -57,9 +57,15 @@ def serve(deployment: Deployment) -> Iterator[ApiServer]:
         app.extensions[EXTENSION].close()
 
 
-def ingested(client: httpx.Client, name: str, data: bytes, timeout: float = 60) -> dict[str, Any]:
+def ingested(
+    client: httpx.Client,
+    name: str,
+    data: bytes,
+    timeout: float = 60,
+    media_type: str = "text/markdown",
+) -> dict[str, Any]:
     """Upload a file through the API and wait for its job to succeed; returns the job."""
-    reply = client.post("/v1/documents", files={"file": (name, data, "text/markdown")})
+    reply = client.post("/v1/documents", files={"file": (name, data, media_type)})
     assert reply.status_code == 202, reply.text
     job_id = reply.json()["job_id"]
     deadline = time.monotonic() + timeout

@@ -134,6 +134,13 @@ def deployment(
 
 
 @pytest.fixture
+def running(deployment: Deployment) -> Iterator[Deployment]:
+    """The deployment with one worker started."""
+    deployment.worker().start()
+    yield deployment
+
+
+@pytest.fixture
 def api(deployment: Deployment) -> Iterator[ApiServer]:
     from .api_harness import serve
 

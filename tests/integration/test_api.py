@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import json
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -27,12 +26,6 @@ HANDBOOK = (
     b"Paris and 120 euros elsewhere.\n\n## Trains\n\nFirst class is allowed for journeys over "
     b"four hours.\n"
 )
-
-
-@pytest.fixture
-def running(deployment: Deployment) -> Iterator[Deployment]:
-    deployment.worker().start()
-    yield deployment
 
 
 def wait_job(client: httpx.Client, job_id: str, timeout: float = 60) -> dict[str, Any]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,12 +13,6 @@ from .api_harness import ApiServer, make_key
 from .worker_harness import Deployment
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "eval"
-
-
-@pytest.fixture
-def running(deployment: Deployment) -> Iterator[Deployment]:
-    deployment.worker().start()
-    yield deployment
 
 
 def test_eval_through_the_api_uploads_once_and_searches(

@@ -13,17 +13,13 @@ with apt as it installs Tesseract.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
 
 from ragsage.cli import main
 
-from .api_harness import ApiServer, make_key
+from .api_harness import ApiServer, ingested, make_key
 from .worker_harness import Deployment
 
 MANUAL = Path("/usr/share/doc/libtasn1-doc/libtasn1.pdf")
@@ -57,22 +53,11 @@ def test_the_offline_cli_cites_the_answering_sentence_first(
     assert "libtasn1.pdf (page 6)" in first, sources
 
 
-@pytest.fixture
-def running(deployment: Deployment) -> Iterator[Deployment]:
-    deployment.worker().start()
-    yield deployment
-
-
 def test_the_api_cites_the_answering_chunk_as_1(
     manual: bytes, running: Deployment, api: ApiServer
 ) -> None:
     client = api.client(make_key(running.settings, "manuals"))
-    accepted = client.post(
-        "/v1/documents", files={"file": ("libtasn1.pdf", manual, "application/pdf")}
-    )
-    assert accepted.status_code == 202, accepted.text
-    job = wait_job(client, accepted.json()["job_id"])
-    assert job["state"] == "succeeded", job
+    ingested(client, "libtasn1.pdf", manual, timeout=90, media_type="application/pdf")
 
     reply = client.post("/v1/query", json={"question": QUESTION})
     assert reply.status_code == 200, reply.text
@@ -81,13 +66,3 @@ def test_the_api_cites_the_answering_chunk_as_1(
     first = result["citations"][0]
     assert first["number"] == 1 and "[1]" in result["answer"]
     assert ANSWER in first["text"] and first["page_numbers"] == [6]
-
-
-def wait_job(client: httpx.Client, job_id: str, timeout: float = 90) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        job: dict[str, Any] = client.get(f"/v1/jobs/{job_id}").json()
-        if job["state"] not in ("queued", "running"):
-            return job
-        time.sleep(0.2)
-    raise AssertionError(f"job {job_id} did not finish in {timeout}s")

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragsage.fakes import FakeReranker
-from ragsage.passage_scoring import MAX_UNIT, statement_scores
+from ragsage.passage_scoring import MAX_UNIT, passage_scores
 from ragsage.types import Chunk, ScoredChunk
 
 QUESTION = "Which ASN.1 type does this version of libtasn1 not handle?"
@@ -41,6 +41,10 @@ Abstract Syntax Notation One (ASN.1) library for the GNU system
 for version 4.19.0
 """
 UNRELATED = "Chapter 3: Utilities 7\nThe parser program reads definitions and writes C code.\n"
+
+
+def statement_scores(query: str, passages: list[str]) -> list[float]:
+    return [score.statement for score in passage_scores(query, passages)]
 
 
 def candidate(name: str, text: str, score: float) -> ScoredChunk:
