@@ -10,7 +10,8 @@ and Redis are started in a temporary folder, one ``ragsage worker`` with
 ``--processes`` processes consumes the queue, and every page is uploaded with
 ``Enqueuer.enqueue_documents`` (the bulk upload) under its path relative to the
 root.  Offline
-defaults throughout (hashing embedder, heading-window contextualizer).
+defaults throughout, except the embedder: hashing, as the peer uses (heading-window
+contextualizer).
 
 Printed: wall time from the first upload to the last finished job; jobs by
 state and any that were delivered more than once; chunks and their size in
