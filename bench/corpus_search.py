@@ -44,7 +44,7 @@ from ragsage.runtime import Runtime, build_runtime
 from ragsage.settings import Settings
 from ragsage.storage.config import PostgresConfig
 from ragsage.storage.isolation import isolation_preamble
-from ragsage.storage.vector_store import dense_statement, vector_literal
+from ragsage.storage.vector_store import DensePath, dense_statement, vector_literal
 from ragsage.types import Scope
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,7 +137,12 @@ class RawDense:
     """The dense store's statement, sent by psycopg as the app role: the floor for that path."""
 
     def __init__(
-        self, config: PostgresConfig, settings: Settings, namespace: str, generation: int
+        self,
+        config: PostgresConfig,
+        settings: Settings,
+        namespace: str,
+        generation: int,
+        path: DensePath,
     ) -> None:
         self.preamble = isolation_preamble(config, Scope(namespace))[0]
         # As the service connects: no server-side prepared statements.
@@ -145,7 +150,7 @@ class RawDense:
             settings.app_database_url or settings.database_url, prepare_threshold=None
         )
         self.generation, self.dim = generation, settings.embedding_dim
-        sql, _ = dense_statement(self.dim, None)
+        sql, _ = dense_statement(self.dim, None, path=path)
         self.sql = re.sub(r"(?<!:):(\w+)", r"%(\1)s", sql)
         self.preamble_sql = re.sub(r"(?<!:):(\w+)", r"%(\1)s", self.preamble.sql)
 
@@ -153,7 +158,7 @@ class RawDense:
         with self.connection.transaction(), self.connection.cursor() as cursor:
             cursor.execute(self.preamble_sql, dict(self.preamble.parameters))
             cursor.execute(self.sql, {"query": vector, "generation": self.generation, "k": TOP_K})
-            return [(str(row[4]), int(row[5])) for row in cursor.fetchall() if row[4]]
+            return [(str(row[5]), int(row[6])) for row in cursor.fetchall() if row[5]]
 
     def close(self) -> None:
         self.connection.close()
@@ -190,7 +195,11 @@ async def measure(
             await session.scalar(text("SELECT id FROM ragsage_generations WHERE state = 'active'"))
             or 0
         )
-    raw = RawDense(runtime.database.config, settings, namespace, generation)
+    # The store decides once how to search the namespace and then sends that
+    # path's statement; the raw figure sends the same one.
+    await store.search(scope, vectors[0], k=TOP_K)
+    path = store.paths.path(namespace, None)
+    raw = RawDense(runtime.database.config, settings, namespace, generation, path)
     literals = [vector_literal(v) for v in vectors]
     client = (
         httpx.Client(base_url=http[0], headers={"Authorization": f"Bearer {http[1]}"}, timeout=60)

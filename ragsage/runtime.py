@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
     from ragsage.providers import ProviderClients, ProviderConfig
     from ragsage.storage import Database, PgDocumentStore, PgLexicalStore, PgVectorStore
+    from ragsage.storage.vector_store import DensePaths
 
 
 EmbedderFactory = Callable[[str, str, "int | None"], Embedder]
@@ -84,6 +85,8 @@ class Runtime:
     active_embedder_seconds: float = 30.0
     _embedders: dict[tuple[str, str, int | None], Embedder] = field(default_factory=dict)
     _active_embedders: OrderedDict[str, tuple[float, Embedder]] = field(default_factory=OrderedDict)
+    # Each namespace's dense search path, shared by every store built here.
+    _dense_paths: DensePaths | None = None
 
     def ingestion_config(self) -> IngestionConfig:
         return IngestionConfig(
@@ -150,9 +153,12 @@ class Runtime:
         of the active one.
         """
         from ragsage.storage import PgDocumentStore, PgLexicalStore, PgVectorStore
+        from ragsage.storage.vector_store import DensePaths
 
         where = target if target is not None else self.database
         chosen = embedder or self.embedder
+        if self._dense_paths is None:
+            self._dense_paths = DensePaths()
         return (
             PgVectorStore(
                 where,
@@ -160,6 +166,7 @@ class Runtime:
                 embedding_dim=chosen.dimension,
                 embedder_kind=self.embedder_kind(chosen),
                 generation=generation,
+                paths=self._dense_paths,
             ),
             PgLexicalStore(
                 where,

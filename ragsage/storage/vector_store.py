@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pgvector import Vector
 from pgvector.psycopg import register_vector_async
@@ -105,7 +106,8 @@ def _with_nearest_rows(sql: str) -> str:
     one set, so its first rows are the nearest either way.
     """
     return (
-        f"WITH ranked AS ({sql}) SELECT r.id, r.embedding_model, r.embedding_dim, r.exact, "
+        f"WITH ranked AS ({sql}) SELECT r.id, r.embedding_model, r.embedding_dim, r.small, "
+        "r.exact, "
         f"r.document_id, r.ordinal, r.similarity, {CHUNK_COLUMNS} FROM (SELECT *, "
         "row_number() OVER (PARTITION BY exact ORDER BY similarity DESC, document_id, "
         "ordinal) AS place FROM ranked) r LEFT JOIN ragsage_chunks c "
@@ -114,19 +116,26 @@ def _with_nearest_rows(sql: str) -> str:
     )
 
 
+# How a dense statement finds its rows: ``choose`` decides from the namespace's
+# size (and reports the choice), ``walk`` walks the HNSW graph and ranks
+# exactly only when the walk came back short, ``exact`` ranks exactly.
+DensePath = Literal["choose", "walk", "exact"]
+
+
 def dense_statement(
     dim: int,
     filters: SearchFilters | None,
     *,
     generation: int | None = None,
     columns: str = CHUNK_COLUMNS,
+    path: DensePath = "choose",
 ) -> tuple[str, dict[str, Any]]:
     """The one statement of a dense search, and the parameters its filters bind.
 
-    Its rows are ``(generation id, model, width, exact, chunk columns...,
-    similarity)``: the searched generation comes back on every row (a single row
-    with null chunk columns when it holds nothing), so no second round trip
-    reads it.
+    Its rows are ``(generation id, model, width, small, exact, chunk
+    columns..., similarity)``: the searched generation comes back on every row
+    (a single row with null chunk columns when it holds nothing), so no second
+    round trip reads it.
 
     ``near`` walks the width's HNSW index; ``hnsw.iterative_scan`` lets the walk
     go on past ``ef_search`` while filters or other namespaces' rows reject what
@@ -134,15 +143,22 @@ def dense_statement(
     big table can exhaust that budget before it meets ``k`` of its rows, and a
     namespace with fewer than ``k`` rows always would.  So ``exact`` ranks the
     generation's rows by computing every distance, through the primary key,
-    when the namespace holds fewer than :data:`EXACT_BELOW` of them, or is so
-    small a share of the table that the walk would step over more rows than
-    it has (see :data:`SHARE_FACTOR`; a count that stops at :data:`EXACT_CAP`,
-    cached with the keyword term counts of migration 13, against the table's
-    row estimate), or when the walk came back short.  Those conditions hold
-    no column, so Postgres evaluates them once and skips the scan they guard:
-    a big namespace never starts the exact scan, a small one never walks the
-    graph.  The exact branch orders by the uncast column, which no HNSW index
-    matches.
+    when the namespace is *small* — it holds fewer than :data:`EXACT_BELOW`
+    rows, or is so small a share of the table that the walk would step over
+    more rows than it has (see :data:`SHARE_FACTOR`; a count that stops at
+    :data:`EXACT_CAP`, cached with the keyword term counts of migration 13,
+    against the table's row estimate) — or when the walk came back short.
+    Those conditions hold no column, so Postgres evaluates them once and skips
+    the scan they guard: a big namespace never starts the exact scan, a small
+    one never walks the graph.  The exact branch orders by the uncast column,
+    which no HNSW index matches.
+
+    Deciding "small" costs more than the walk it guards (planning the count
+    and share: about 0.7 of a 2 ms search on 8,000 chunks), so only the
+    ``choose`` path decides it, and says what it decided in ``small``; a
+    caller that remembers the answer sends ``walk`` or ``exact``, which skip
+    the decision and stay correct whatever the namespace has become since
+    (``walk`` still falls back to the exact ranking when it comes back short).
 
     ``generation`` names a live generation to search instead of the active one
     (bound as ``:generation``); the query vector is ``:query`` and the count ``:k``.
@@ -160,27 +176,61 @@ def dense_statement(
         "FROM ragsage_chunks c WHERE c.generation = (SELECT id FROM g) "
         f"AND c.embedding_dim = {dim}{where}"
     )
+    deciding = ""
+    small = {"walk": "false", "exact": "true"}.get(path, "(SELECT yes FROM small)")
+    if path == "choose":
+        deciding = (
+            "n AS MATERIALIZED (SELECT coalesce((SELECT s.chunks FROM ragsage_term_stats s "
+            "WHERE s.generation = (SELECT id FROM g) AND s.term = '' "
+            f"AND (s.chunks < s.cap OR s.cap >= {EXACT_CAP}) "
+            f"AND s.counted_at > now() - make_interval(secs => {TERM_COUNT_LIFETIME_SECONDS})), "
+            "(SELECT n.chunks FROM ragsage_term_counts("
+            f"(SELECT id FROM g), ARRAY[''], {EXACT_CAP}) n), 0)::float8 AS rows), "
+            f"small AS MATERIALIZED (SELECT n.rows < {EXACT_BELOW} OR (n.rows < {EXACT_CAP} "
+            f"AND n.rows * n.rows < {SHARE_FACTOR} * (SELECT t.reltuples FROM pg_class t "
+            "WHERE t.oid = 'ragsage_chunks'::regclass)) AS yes FROM n), "
+        )
     sql = (
         "WITH g AS MATERIALIZED (SELECT g.id, g.embedding_model, g.embedding_dim "
-        f"FROM ragsage_generations g WHERE {chosen}), "
-        "n AS MATERIALIZED (SELECT coalesce((SELECT s.chunks FROM ragsage_term_stats s "
-        "WHERE s.generation = (SELECT id FROM g) AND s.term = '' "
-        f"AND (s.chunks < s.cap OR s.cap >= {EXACT_CAP}) "
-        f"AND s.counted_at > now() - make_interval(secs => {TERM_COUNT_LIFETIME_SECONDS})), "
-        "(SELECT n.chunks FROM ragsage_term_counts("
-        f"(SELECT id FROM g), ARRAY[''], {EXACT_CAP}) n), 0)::float8 AS rows), "
-        f"small AS MATERIALIZED (SELECT n.rows < {EXACT_BELOW} OR (n.rows < {EXACT_CAP} "
-        f"AND n.rows * n.rows < {SHARE_FACTOR} * (SELECT t.reltuples FROM pg_class t "
-        "WHERE t.oid = 'ragsage_chunks'::regclass)) AS yes FROM n), "
+        f"FROM ragsage_generations g WHERE {chosen}), {deciding}"
         f"near AS (SELECT {columns}, 1 - ({distance}) AS similarity {rows} "
-        f"AND NOT (SELECT yes FROM small) ORDER BY {distance} LIMIT :k), "
+        f"AND NOT {small} ORDER BY {distance} LIMIT :k), "
         f"exact AS (SELECT {columns}, 1 - (c.embedding <=> {cast}) AS similarity {rows} "
-        "AND ((SELECT yes FROM small) OR (SELECT count(*) FROM near) < :k) "
+        f"AND ({small} OR (SELECT count(*) FROM near) < :k) "
         f"ORDER BY c.embedding <=> {cast} LIMIT :k) "
-        "SELECT g.id, g.embedding_model, g.embedding_dim, r.* FROM g LEFT JOIN ("
-        "SELECT false AS exact, * FROM near UNION ALL SELECT true, * FROM exact) r ON true"
+        f"SELECT g.id, g.embedding_model, g.embedding_dim, {small} AS small, r.* FROM g "
+        "LEFT JOIN (SELECT false AS exact, * FROM near UNION ALL SELECT true, * FROM exact) r "
+        "ON true"
     )
     return sql, params
+
+
+class DensePaths:
+    """What the last ``choose`` statement decided for each namespace, for a while.
+
+    One per process (the runtime shares it between the stores it builds), so
+    most searches send the lean ``walk`` or ``exact`` statement.  A choice
+    expires after ``seconds``; a stale one is never wrong, only slower, since
+    ``walk`` falls back to the exact ranking and ``exact`` ranks every row.
+    At most ``limit`` namespaces are remembered (the oldest go first).
+    """
+
+    def __init__(self, seconds: float = 60.0, limit: int = 10_000) -> None:
+        self.seconds, self.limit = seconds, limit
+        self._chosen: dict[tuple[str, int | None], tuple[DensePath, float]] = {}
+
+    def path(self, namespace: str, generation: int | None) -> DensePath:
+        remembered = self._chosen.get((namespace, generation))
+        if remembered is None or remembered[1] < time.monotonic():
+            return "choose"
+        return remembered[0]
+
+    def remember(self, namespace: str, generation: int | None, small: bool) -> None:
+        key = (namespace, generation)
+        self._chosen.pop(key, None)
+        if len(self._chosen) >= self.limit:
+            del self._chosen[next(iter(self._chosen))]
+        self._chosen[key] = ("exact" if small else "walk", time.monotonic() + self.seconds)
 
 
 def vector_literal(vector: Sequence[float]) -> str:
@@ -210,6 +260,7 @@ class PgVectorStore:
         ef_search: int | None = None,
         embedder_kind: str = "hashing",
         generation: int | None = None,
+        paths: DensePaths | None = None,
     ) -> None:
         if not 1 <= embedding_dim <= 2000:
             raise ValueError(f"embedding_dim must be between 1 and 2000, got {embedding_dim}")
@@ -218,6 +269,7 @@ class PgVectorStore:
         self.ef_search = ef_search
         self.embedder_kind = embedder_kind
         self.generation = generation
+        self.paths = paths if paths is not None else DensePaths()
 
     async def upsert(self, scope: Scope, records: Sequence[EmbeddedChunk]) -> None:
         """Replace every chunk of the documents in ``records`` with ``records``.
@@ -376,8 +428,9 @@ class PgVectorStore:
         self._check_vector(query_vector)
         if k < 1:
             return []
+        path = self.paths.path(scope.namespace, self.generation)
         sql, params = dense_statement(
-            self.embedding_dim, filters, generation=self.generation, columns=columns
+            self.embedding_dim, filters, generation=self.generation, columns=columns, path=path
         )
         params.update(query=vector_literal(query_vector), k=k, generation=self.generation)
         if carried is not None:
@@ -407,8 +460,10 @@ class PgVectorStore:
             raise EmbeddingModelMismatch(
                 scope.namespace, chosen, self.embedding_model, self.embedding_dim
             )
-        exact = any(row[3] for row in rows if row[3] is not None)
-        return [row[4:] for row in rows if row[3] is not None and bool(row[3]) == exact]
+        if path == "choose" and rows[0][3] is not None:
+            self.paths.remember(scope.namespace, self.generation, bool(rows[0][3]))
+        exact = any(row[4] for row in rows if row[4] is not None)
+        return [row[5:] for row in rows if row[4] is not None and bool(row[4]) == exact]
 
     async def delete(self, scope: Scope, document_id: str) -> None:
         """Remove the document's chunks from every generation."""

@@ -9,6 +9,7 @@ from sqlalchemy import text
 
 from ragsage.storage import Database, PgDocumentStore, PgVectorStore
 from ragsage.storage.config import PostgresConfig
+from ragsage.storage.vector_store import DensePaths
 from ragsage.types import Chunk, Document, EmbeddedChunk, Scope
 
 DIM = 16
@@ -84,6 +85,7 @@ async def test_a_small_namespace_beside_big_ones_gets_top_k(
         async with fresh.session(small) as session:
             budget = await session.scalar(text("SHOW hnsw.max_scan_tuples"))
         assert budget == "50"
+        decided: dict[Scope, str] = {}
         for scope, vectors in ((small, small_vectors), (medium, medium_vectors)):
             store = PgVectorStore(fresh, embedding_model=MODEL, embedding_dim=DIM)
             for _ in range(5):
@@ -96,6 +98,20 @@ async def test_a_small_namespace_beside_big_ones_gets_top_k(
                     assert [c.chunk.id for c in found] == truth
                 else:  # a walk cut short is completed exactly, so nothing near is missed
                     assert len({c.chunk.id for c in found} & set(truth)) >= 18
+            # The store decided once and then sent the lean statement.
+            decided[scope] = store.paths.path(scope.namespace, None)
+        assert decided[small] == "exact"
+        # A remembered choice that no longer fits (the namespace changed size
+        # since) is slower, never short: a walk over the small namespace falls
+        # back to the exact ranking, and an exact ranking is exact.
+        stale = DensePaths()
+        stale.remember(small.namespace, None, small=False)
+        stale.remember(medium.namespace, None, small=decided[medium] == "walk")
+        store = PgVectorStore(fresh, embedding_model=MODEL, embedding_dim=DIM, paths=stale)
+        for scope, vectors in ((small, small_vectors), (medium, medium_vectors)):
+            query = unit(rng)
+            found = await store.search(scope, query, k=20)
+            assert [c.chunk.id for c in found] == nearest(vectors, query, 20), scope
         # A namespace with fewer chunks than asked for returns all it has.
         tiny = Scope("tiny")
         await load(db, tiny, 7, rng)
