@@ -16,6 +16,7 @@ from ..import_guard import HEAVY
         "ragsage, ragsage.parsing",
         "ragsage.fakes, ragsage.ingestion, ragsage.query",
         "ragsage.cli",
+        "ragsage.shipit",
     ],
 )
 def test_the_engine_imports_without_the_heavy_stack(modules: str) -> None:

@@ -1,0 +1,494 @@
+"""Every name, field, default and behaviour of the shipit RAG API reference page, in order.
+
+The page is ``../shared/seeds/shipit-rag-api-reference.txt``; each table row
+and example is transcribed here as the page gives it, and run against
+``ragsage.shipit`` in memory (the Postgres half is in
+``tests/integration/test_shipit_postgres.py``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+import math
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import ragsage.shipit as shipit
+from ragsage.shipit import (
+    RAG,
+    CallableEmbedder,
+    Chunk,
+    Document,
+    DocumentChunker,
+    Embedder,
+    HashingEmbedder,
+    HybridSearchPipeline,
+    IndexFilters,
+    InMemoryBM25Store,
+    InMemoryVectorStore,
+    KeywordStore,
+    LLMReranker,
+    RAGContext,
+    RAGDependencyError,
+    RAGFetchChunkTool,
+    RAGIngestError,
+    RAGListSourcesTool,
+    RAGSearchTool,
+    RAGSource,
+    Reranker,
+    SearchQuery,
+    SearchResult,
+    TextExtractor,
+    VectorStore,
+)
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "docs"
+REQUIRED = object()
+
+# The page's dataclass tables: (field, default) in the page's order.
+TABLES: dict[type, list[tuple[str, Any]]] = {
+    Document: [
+        ("id", REQUIRED),
+        ("content", REQUIRED),
+        ("metadata", {}),
+        ("source", None),
+        ("title", None),
+        ("created_at", None),
+    ],
+    Chunk: [
+        ("id", REQUIRED),
+        ("document_id", REQUIRED),
+        ("chunk_index", REQUIRED),
+        ("text", REQUIRED),
+        ("text_for_embedding", ""),  # "defaults to text": checked below
+        ("metadata", {}),
+        ("source", None),
+        ("start_char", 0),
+        ("end_char", 0),
+        ("embedding", None),
+        ("title_embedding", None),
+        ("created_at", None),
+    ],
+    IndexFilters: [
+        ("document_ids", None),
+        ("sources", None),
+        ("metadata_match", None),
+        ("time_min", None),
+        ("time_max", None),
+    ],
+    SearchQuery: [
+        ("query", REQUIRED),
+        ("top_k", 10),
+        ("filters", None),
+        ("hybrid_alpha", 0.5),
+        ("enable_reranking", False),
+        ("enable_recency_bias", False),
+        ("recency_half_life_days", 30.0),
+        ("chunks_above", 0),
+        ("chunks_below", 0),
+    ],
+    SearchResult: [
+        ("chunk", REQUIRED),
+        ("score", REQUIRED),
+        ("vector_score", None),
+        ("keyword_score", None),
+        ("rerank_score", None),
+        ("expanded_above", []),
+        ("expanded_below", []),
+    ],
+    RAGContext: [("query", REQUIRED), ("results", []), ("total_found", 0), ("timing_ms", {})],
+    RAGSource: [
+        ("index", REQUIRED),
+        ("chunk_id", REQUIRED),
+        ("document_id", REQUIRED),
+        ("text", REQUIRED),
+        ("score", REQUIRED),
+        ("source", None),
+        ("metadata", {}),
+    ],
+}
+
+HANDBOOK = """# Handbook
+
+## Uploads
+
+Failed uploads are retried three times with exponential backoff before the job is marked
+as failed and the operator is paged.
+
+## Holidays
+
+Every employee receives 28 days of paid holiday per year, requested two weeks ahead.
+
+## Security
+
+Laptops use full-disk encryption; a lost device is reported within one hour.
+"""
+
+
+def default(value: dataclasses.Field[Any]) -> Any:
+    if value.default is not dataclasses.MISSING:
+        return value.default
+    if value.default_factory is not dataclasses.MISSING:
+        return value.default_factory()
+    return REQUIRED
+
+
+@pytest.mark.parametrize("kind", list(TABLES), ids=lambda k: k.__name__)
+def test_each_dataclass_has_the_pages_fields_and_defaults_in_order(kind: type) -> None:
+    found = [(f.name, default(f)) for f in dataclasses.fields(kind)]
+    assert found == TABLES[kind]
+
+
+def test_the_top_level_imports_and_the_prefixed_names() -> None:
+    page_names = (
+        "RAG Document Chunk IndexFilters RAGContext RAGSource SearchQuery SearchResult "
+        "DocumentChunker HashingEmbedder CallableEmbedder Embedder InMemoryVectorStore "
+        "VectorStore InMemoryBM25Store KeywordStore LLMReranker Reranker HybridSearchPipeline "
+        "RAGSearchTool RAGFetchChunkTool RAGListSourcesTool TextExtractor RAGDependencyError "
+        "RAGIngestError"
+    ).split()
+    assert all(hasattr(shipit, name) for name in page_names)
+    assert shipit.RAGChunk is Chunk and shipit.RAGDocument is Document
+    assert shipit.RAGIndexFilters is IndexFilters and shipit.RAGSearchQuery is SearchQuery
+    assert shipit.RAGSearchResult is SearchResult
+
+
+def test_a_chunks_text_for_embedding_defaults_to_its_text() -> None:
+    chunk = Chunk(id="d:0", document_id="d", chunk_index=0, text="hello")
+    assert chunk.text_for_embedding == "hello"
+    assert Chunk("d:1", "d", 1, "a", text_for_embedding="b").text_for_embedding == "b"
+
+
+def test_index_filters_match_every_configured_condition() -> None:
+    now = datetime(2026, 6, 1, tzinfo=UTC)
+    chunk = Chunk(
+        "a:0", "a", 0, "t", metadata={"team": "hr", "year": 2026}, source="a.md", created_at=now
+    )
+    assert IndexFilters().matches(chunk)
+    assert IndexFilters(document_ids=["a"], sources=["a.md"]).matches(chunk)
+    assert not IndexFilters(document_ids=["b"]).matches(chunk)
+    assert not IndexFilters(sources=["b.md"]).matches(chunk)
+    assert IndexFilters(metadata_match={"team": "hr"}).matches(chunk)
+    assert not IndexFilters(metadata_match={"team": "it"}).matches(chunk)
+    assert IndexFilters(time_min=now - timedelta(days=1), time_max=now).matches(chunk)
+    assert not IndexFilters(time_min=now + timedelta(seconds=1)).matches(chunk)
+    assert not IndexFilters(time_max=now - timedelta(seconds=1)).matches(chunk)
+    # No date says nothing about a window, so it is outside it.
+    assert not IndexFilters(time_min=now).matches(Chunk("b:0", "b", 0, "t"))
+
+
+# ---------------------------------------------------------------- the facade
+
+
+def test_the_constructor_takes_the_pages_arguments() -> None:
+    parameters = inspect.signature(RAG.__init__).parameters
+    assert [(n, p.default) for n, p in parameters.items() if n != "self"] == [
+        ("vector_store", inspect.Parameter.empty),
+        ("embedder", inspect.Parameter.empty),
+        ("keyword_store", None),
+        ("reranker", None),
+        ("chunker", None),
+        ("auto_embed_on_add", True),
+    ]
+    assert all(
+        p.kind is inspect.Parameter.KEYWORD_ONLY for n, p in parameters.items() if n != "self"
+    )
+
+
+@pytest.mark.parametrize(
+    ("method", "defaults"),
+    [
+        ("index_text", {"document_id": None, "title": None, "source": None, "metadata": None}),
+        ("index_file", {"document_id": None, "title": None, "metadata": None}),
+        ("reindex", {"content": None}),
+        (
+            "search",
+            {
+                "top_k": 5,
+                "filters": None,
+                "hybrid_alpha": 0.5,
+                "enable_reranking": False,
+                "enable_recency_bias": False,
+                "chunks_above": 0,
+                "chunks_below": 0,
+            },
+        ),
+        ("fetch_chunk", {"chunks_above": 0, "chunks_below": 0}),
+    ],
+)
+def test_each_method_has_the_pages_keyword_defaults(method: str, defaults: dict[str, Any]) -> None:
+    parameters = inspect.signature(getattr(RAG, method)).parameters
+    assert {n: p.default for n, p in parameters.items() if p.kind is p.KEYWORD_ONLY} == defaults
+
+
+@pytest.fixture
+def rag() -> RAG:
+    built = RAG.default(embedder=HashingEmbedder())
+    built.index_text(
+        HANDBOOK, document_id="handbook", source="handbook.md", metadata={"team": "hr"}
+    )
+    built.index_text(
+        "Pasta cooks in salted boiling water for nine minutes.",
+        document_id="pasta",
+        source="pasta.md",
+        metadata={"team": "kitchen"},
+    )
+    return built
+
+
+def test_default_indexes_and_searches_with_the_pages_arguments(rag: RAG) -> None:
+    context = rag.search("how often are failed uploads retried?")
+    assert isinstance(context, RAGContext)
+    assert context.results[0].chunk.document_id == "handbook"
+    assert "retried three times" in context.results[0].chunk.text
+    assert {"embed_ms", "vector_ms", "keyword_ms", "total_ms"} <= set(context.timing_ms)
+    best = context.results[0]
+    assert isinstance(best, SearchResult) and isinstance(best.chunk, Chunk)
+    assert best.vector_score is not None and best.keyword_score is not None
+    assert best.chunk.embedding is not None and len(best.chunk.embedding) == 384
+
+
+def test_search_filters_reranking_recency_and_expansion(rag: RAG) -> None:
+    only_kitchen = rag.search("water", filters=IndexFilters(metadata_match={"team": "kitchen"}))
+    assert {r.chunk.document_id for r in only_kitchen.results} == {"pasta"}
+    assert rag.search("water", filters=IndexFilters(sources=["handbook.md"])).results == []
+    with pytest.raises(ValueError, match="reranker"):
+        rag.search("uploads", enable_reranking=True)
+    recent = rag.search("uploads", enable_recency_bias=True, hybrid_alpha=1.0)
+    assert recent.results and recent.results[0].vector_score is not None
+    small = RAG.default()
+    small.index_text(
+        "\n\n".join(f"## Part {n}\n\n" + f"word{n} " * 120 for n in range(6)), document_id="long"
+    )
+    middle = small.search("word3", top_k=1, chunks_above=1, chunks_below=1).results[0]
+    assert [c.chunk_index for c in middle.expanded_above] == [middle.chunk.chunk_index - 1]
+    assert [c.chunk_index for c in middle.expanded_below] == [middle.chunk.chunk_index + 1]
+
+
+def test_index_document_documents_file_reindex_delete_count_and_sources(rag: RAG) -> None:
+    before = rag.count()
+    chunks = rag.index_document(
+        Document(id="note", content="Kubernetes pods restart.", title="Ops")
+    )
+    assert [c.chunk_index for c in chunks] == [0] and chunks[0].metadata["title"] == "Ops"
+    rag.index_documents([Document(id="x", content="alpha"), Document(id="y", content="beta")])
+    assert rag.count() == before + 3
+    pdf = rag.index_file(EXAMPLES / "deployment-guide.pdf")
+    assert pdf and pdf[0].source == "deployment-guide.pdf"
+    assert "deployment-guide.pdf" in rag.list_sources()
+    rag.reindex("note", content="Kubernetes pods are rescheduled on drain.")
+    assert "rescheduled" in rag.search("drain rescheduled").results[0].chunk.text
+    assert rag.delete_document("note") is None
+    assert all(r.chunk.document_id != "note" for r in rag.search("kubernetes").results)
+    assert rag.fetch_chunk("note:0") is None
+
+
+def test_fetch_chunk_returns_a_chunk_with_its_neighbours(rag: RAG) -> None:
+    chunks = rag.index_text(
+        "\n\n".join(f"## Step {n}\n\n" + f"step{n} " * 150 for n in range(4)), document_id="steps"
+    )
+    found = rag.fetch_chunk(chunks[1].id, chunks_above=1, chunks_below=1)
+    assert isinstance(found, Chunk) and found.id == chunks[1].id
+    assert [c.id for c in found.metadata["context_above"]] == [chunks[0].id]
+    assert [c.id for c in found.metadata["context_below"]] == [chunks[2].id]
+
+
+def test_source_tracking_numbers_sources_in_first_seen_order(rag: RAG) -> None:
+    rag.begin_run()
+    first = rag.search("failed uploads retried", top_k=1)
+    rag.search("pasta boiling water", top_k=1)
+    again = rag.search("failed uploads retried", top_k=1)
+    assert [s.index for s in rag.current_sources()] == [1, 2]
+    sources = rag.end_run()
+    assert all(isinstance(s, RAGSource) for s in sources)
+    assert [s.document_id for s in sources] == ["handbook", "pasta"]
+    assert first.citations == again.citations == [1]
+    assert sources[0].to_dict()["index"] == 1
+
+
+def test_rag_context_renders_numbered_blocks_and_a_dict(rag: RAG) -> None:
+    context = rag.search("retried uploads", top_k=2)
+    block = context.to_prompt_context()
+    assert block.startswith("[1] ") and "retried three times" in block
+    assert len(context.to_prompt_context(max_chars=120)) <= 120
+    data = json.loads(json.dumps(context.to_dict()))
+    assert data["query"] == "retried uploads" and data["results"][0]["citation"] == 1
+
+
+# ---------------------------------------------------------------- components
+
+
+def test_document_chunker_defaults_and_budget() -> None:
+    chunker = DocumentChunker()
+    assert (chunker.target_tokens, chunker.overlap_tokens, chunker.title_prefix_chars) == (
+        512,
+        64,
+        64,
+    )
+    text = (EXAMPLES / "security-policy.md").read_text()
+    chunks = DocumentChunker(target_tokens=128, overlap_tokens=16).chunk(
+        Document(id="policy", content=text, title="Security policy", source="security-policy.md")
+    )
+    assert [c.chunk_index for c in chunks] == list(range(len(chunks)))
+    assert all(c.text_for_embedding.startswith("Security policy") for c in chunks)
+    assert all(c.source == "security-policy.md" for c in chunks)
+    many = chunker.chunk_many([Document(id="a", content="one"), Document(id="b", content="two")])
+    assert [c.document_id for c in many] == ["a", "b"]
+
+
+def test_hashing_embedder_is_deterministic_normalised_and_seeded() -> None:
+    embedder = HashingEmbedder()
+    assert (embedder.dimension, embedder.seed) == (384, "shipit-rag")
+    first, again = embedder.embed(["upload retry"])[0], embedder.embed(["upload retry"])[0]
+    assert first == again and len(first) == 384
+    assert math.isclose(math.sqrt(sum(v * v for v in first)), 1.0)
+    assert embedder.embed(["upload retry"], kind="query") == [first]
+    assert HashingEmbedder(seed="other").embed(["upload retry"])[0] != first
+    assert isinstance(embedder, Embedder)
+
+
+def test_callable_embedder_checks_width_and_count() -> None:
+    embedder = CallableEmbedder(fn=lambda texts: [[1.0, 0.0] for _ in texts], dimension=2)
+    assert embedder.embed(["a", "b"]) == [[1.0, 0.0], [1.0, 0.0]]
+    with pytest.raises(ValueError, match="3 were declared"):
+        CallableEmbedder(fn=lambda texts: [[1.0, 0.0] for _ in texts], dimension=3).embed(["a"])
+    with pytest.raises(ValueError, match="1 vectors for 2 texts"):
+        CallableEmbedder(fn=lambda texts: [[1.0]], dimension=1).embed(["a", "b"])
+
+
+def test_in_memory_vector_store_follows_the_protocol_and_shows_all_chunks() -> None:
+    store = InMemoryVectorStore()
+    assert isinstance(store, VectorStore)
+    a = Chunk("d:0", "d", 0, "a", embedding=[1.0, 0.0], source="d.md")
+    b = Chunk("d:1", "d", 1, "b", embedding=[0.0, 1.0], source="d.md")
+    store.add([b, a])
+    assert [c.id for c, _ in store.search([1.0, 0.1], 1)] == ["d:0"]
+    assert [c.id for c in store.list_chunks("d")] == ["d:0", "d:1"]
+    assert {c.id for c in store.all_chunks()} == {"d:0", "d:1"}
+    assert store.get_many(["d:1", "none"]) == [b] and store.list_sources() == ["d.md"]
+    store.delete(["d:1"])
+    assert store.count() == 1
+    store.delete_document("d")
+    assert store.count() == 0
+
+
+def test_bm25_store_defaults_rank_rare_words_and_forget_deleted_chunks() -> None:
+    store = InMemoryBM25Store()
+    assert (store.k1, store.b) == (1.5, 0.75) and isinstance(store, KeywordStore)
+    assert InMemoryBM25Store(k1=1.2, b=0.5).k1 == 1.2
+    store.add(
+        [
+            Chunk("a:0", "a", 0, "the retry policy retries uploads"),
+            Chunk("b:0", "b", 0, "the upload page lists uploads"),
+            Chunk("c:0", "c", 0, "holiday allowance"),
+        ]
+    )
+    assert [c.id for c, _ in store.search("retry uploads", 3)] == ["a:0", "b:0"]
+    store.delete_document("a")
+    assert [c.id for c, _ in store.search("retry", 3)] == []
+    assert store.count() == 2
+
+
+class ChatModel:
+    """An LLM shaped as agent frameworks shape them: ``complete(messages=...)`` → ``.content``."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[Any]] = []
+
+    def complete(self, *, messages: list[Any]) -> Any:
+        self.calls.append(messages)
+        prompt = messages[-1].content
+        passages = [line for line in prompt.splitlines() if line.startswith("[")]
+        marks = [10 if "holiday" in line.lower() else 2 for line in passages]
+        return type("Reply", (), {"content": f"Scores: {json.dumps(marks)}"})()
+
+
+def test_llm_reranker_uses_complete_messages_and_normalises_scores() -> None:
+    model = ChatModel()
+    reranker = LLMReranker(model)
+    assert reranker.batch_size == 10 and isinstance(reranker, Reranker)
+    chunks = [
+        Chunk(f"d:{n}", "d", n, "upload retry" if n else "holiday allowance") for n in range(12)
+    ]
+    ranked = reranker.rerank("how many holidays?", chunks, top_k=3)
+    assert len(model.calls) == 2  # 12 candidates in batches of 10
+    assert ranked[0] == (chunks[0], 1.0) and all(0.0 <= s <= 1.0 for _, s in ranked)
+    assert len(ranked) == 3
+    with pytest.raises(TypeError, match="complete"):
+        LLMReranker(object())
+
+
+def test_hybrid_search_pipeline_runs_the_pages_stages() -> None:
+    vectors, keywords, embedder = InMemoryVectorStore(), InMemoryBM25Store(), HashingEmbedder()
+    rag = RAG(vector_store=vectors, embedder=embedder, keyword_store=keywords)
+    rag.index_text(HANDBOOK, document_id="handbook")
+    pipeline = HybridSearchPipeline(vectors, embedder, keywords, LLMReranker(ChatModel()))
+    context = pipeline.search(SearchQuery(query="holiday days", top_k=2, enable_reranking=True))
+    assert "28 days" in context.results[0].chunk.text
+    assert context.results[0].rerank_score == 1.0 and "rerank_ms" in context.timing_ms
+    dense_only = HybridSearchPipeline(vectors, embedder).search(SearchQuery(query="holiday"))
+    assert dense_only.results and all(r.keyword_score is None for r in dense_only.results)
+
+
+# ---------------------------------------------------------------- tools
+
+
+def test_the_three_tools_and_their_payloads(rag: RAG) -> None:
+    search, fetch, sources = rag.as_tools()
+    assert (type(search), type(fetch), type(sources)) == (
+        RAGSearchTool,
+        RAGFetchChunkTool,
+        RAGListSourcesTool,
+    )
+    assert [t.name for t in (search, fetch, sources)] == [
+        "rag_search",
+        "rag_fetch_chunk",
+        "rag_list_sources",
+    ]
+    props = search.parameters["properties"]
+    assert search.parameters["required"] == ["query"]
+    assert (props["top_k"]["default"], props["enable_reranking"]["default"]) == (5, False)
+    fetch_props = fetch.parameters["properties"]
+    assert (fetch_props["chunks_above"]["default"], fetch_props["chunks_below"]["default"]) == (
+        0,
+        0,
+    )
+    assert sources.parameters["properties"] == {}
+
+    found = json.loads(search('{"query": "failed uploads retried"}'))
+    assert set(found) == {"query", "total_found", "results"}
+    hit = found["results"][0]
+    assert set(hit) == {"citation", "chunk_id", "document_id", "source", "score", "text"}
+    assert search.metadata["rag_chunk_ids"] == [r["chunk_id"] for r in found["results"]]
+    assert json.loads(search(json.dumps({"query": "x", "enable_reranking": True})))["results"] == []
+
+    read = json.loads(fetch({"chunk_id": hit["chunk_id"], "chunks_below": 1}))
+    assert read["text"] and read["context_above"] == [] and "context_below" in read
+    assert json.loads(sources()) == {"sources": ["handbook.md", "pasta.md"]}
+    assert "error" in json.loads(search({"query": "x", "top_k": 0}))
+    assert "error" in json.loads(search({"query": "x", "top_k": True}))
+    assert "error" in json.loads(search("not json"))
+    assert "rag_search" in rag.prompt_section()
+
+
+# ---------------------------------------------------------------- errors
+
+
+def test_errors_and_the_text_extractor(tmp_path: Path) -> None:
+    assert issubclass(RAGDependencyError, RuntimeError) and issubclass(RAGIngestError, RuntimeError)
+    error = RAGIngestError("a.pdf", ValueError("broken"))
+    assert error.path == "a.pdf" and isinstance(error.cause, ValueError)
+    assert "Deployment" in TextExtractor().extract(EXAMPLES / "deployment-guide.pdf")
+    with pytest.raises(RAGIngestError) as missing:
+        TextExtractor().extract(tmp_path / "absent.md")
+    assert missing.value.path.endswith("absent.md")
+    corrupt = tmp_path / "broken.pdf"
+    corrupt.write_bytes(b"%PDF-1.7\nnot really a pdf")
+    with pytest.raises(RAGIngestError) as broken:
+        RAG.default().index_file(corrupt)
+    assert broken.value.path == str(corrupt)
