@@ -23,19 +23,24 @@ DEFAULT_DIMENSION = 1024
 # Words repeat across a corpus far more than they vary: hashing each distinct
 # one once is most of what embedding a chunk costs.
 @functools.lru_cache(maxsize=1 << 18)
-def _bucket(term: str, dimension: int) -> tuple[int, float]:
-    digest = hashlib.blake2b(term.encode("utf-8"), digest_size=8).digest()
+def _bucket(term: str, dimension: int, seed: str = "") -> tuple[int, float]:
+    # An empty seed hashes the bare word, as every stored hashing vector was made.
+    keyed = f"{seed}\0{term}" if seed else term
+    digest = hashlib.blake2b(keyed.encode("utf-8"), digest_size=8).digest()
     value = int.from_bytes(digest, "little")
     # The sign bit halves the bias that hash collisions add to a dot product.
     return value % dimension, (1.0 if value >> 63 else -1.0)
 
 
-def hashed_vector(text: str, dimension: int) -> dict[int, float]:
-    """The sparse, L2-normalised hashing embedding of ``text`` (index → weight)."""
+def hashed_vector(text: str, dimension: int, seed: str = "") -> dict[int, float]:
+    """The sparse, L2-normalised hashing embedding of ``text`` (index → weight).
+
+    A ``seed`` picks another, unrelated hashing of the same words.
+    """
     counts = Counter(terms(text))
     sparse: dict[int, float] = {}
     for term, count in counts.items():
-        index, sign = _bucket(term, dimension)
+        index, sign = _bucket(term, dimension, seed)
         # Sublinear term frequency: a word said ten times is not ten times the topic.
         sparse[index] = sparse.get(index, 0.0) + sign * (1.0 + math.log(count))
     norm = math.sqrt(sum(weight * weight for weight in sparse.values()))

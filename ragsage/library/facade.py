@@ -569,6 +569,26 @@ class RAG:
             self._tracker.record(found.chunk, 0.0)
         return found
 
+    def chunk_vectors(self, chunk_ids: Sequence[str]) -> dict[str, list[float]]:
+        """The stored embedding of each chunk among ``chunk_ids`` the store can read back."""
+
+        async def call(engine: QueryEngine) -> dict[str, list[float]]:
+            read = getattr(engine.vector_store, "vectors", None)
+            if read is None:
+                return {}
+            found = await read(self._backend.scope, list(chunk_ids))
+            return {key: list(vector) for key, vector in found.items()}
+
+        return self._run(self._engine_call(call))
+
+    def embed_texts(self, texts: Sequence[str]) -> list[list[float]]:
+        """``texts`` embedded as passages by the embedder this namespace searches with."""
+
+        async def call(engine: QueryEngine) -> list[list[float]]:
+            return [list(v) for v in await engine.embedder.embed(list(texts))]
+
+        return self._run(self._engine_call(call))
+
     def list_sources(self) -> list[str]:
         """The distinct source names in this namespace, sorted."""
         return self._run(self._engine_call(lambda e: e.list_sources(self._backend.scope)))

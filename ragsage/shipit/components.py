@@ -7,7 +7,6 @@ parts are small, but the chunker is ragsage's structure-aware one.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -16,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from ragsage.fakes.models import hashed_vector
 from ragsage.identity import content_hash
 from ragsage.parsing import HeuristicBackend
 from ragsage.shipit.types import Chunk, Document, IndexFilters, from_engine_chunk
@@ -89,11 +89,12 @@ class Reranker(Protocol):
 
 @dataclass
 class HashingEmbedder:
-    """Feature hashing of a text's words: deterministic, offline, L2-normalised.
+    """ragsage's offline hashing embedder with the page's knobs: deterministic, L2-normalised.
 
+    Each distinct word of a text lands in one of ``dimension`` buckets, with a
+    sign, weighted by the log of its count; ``seed`` keys the hash, so two
+    seeds give unrelated spaces (ragsage's service hashes with no seed).
     Texts that share words point the same way; it knows nothing of meaning.
-    Each word lands in one of ``dimension`` buckets, with a sign, by a hash
-    keyed with ``seed`` (two seeds give unrelated spaces).
     """
 
     dimension: int = 384
@@ -104,16 +105,13 @@ class HashingEmbedder:
             raise ValueError(f"dimension must be positive, got {self.dimension}")
 
     def embed(self, texts: list[str], *, kind: str = "passage") -> list[list[float]]:
-        return [self._one(text) for text in texts]
-
-    def _one(self, text: str) -> list[float]:
-        vector = [0.0] * self.dimension
-        for word, count in Counter(terms(text)).items():
-            digest = hashlib.blake2b(f"{self.seed}\0{word}".encode(), digest_size=8).digest()
-            bucket = int.from_bytes(digest[:7], "big") % self.dimension
-            vector[bucket] += (1.0 if digest[7] & 1 else -1.0) * (1.0 + math.log(count))
-        norm = math.sqrt(sum(value * value for value in vector))
-        return [value / norm for value in vector] if norm else vector
+        vectors = []
+        for text in texts:
+            vector = [0.0] * self.dimension
+            for index, weight in hashed_vector(text, self.dimension, self.seed).items():
+                vector[index] = weight
+            vectors.append(vector)
+        return vectors
 
 
 @dataclass

@@ -183,7 +183,7 @@ class RAG:
             found = self._engine.index_file(
                 path, document_id=document_id, title=title, metadata=metadata
             )
-            return [from_engine_chunk(chunk) for chunk in found]
+            return self._with_vectors([from_engine_chunk(chunk) for chunk in found])
         text = TextExtractor().extract(path)
         location = Path(path)
         return self.index_text(
@@ -215,12 +215,17 @@ class RAG:
                 }
                 for d in given
             )
-            return [from_engine_chunk(chunk) for chunk in found]
+            return self._with_vectors([from_engine_chunk(chunk) for chunk in found])
         stored: list[Chunk] = []
         for document in given:
             chunks = self.chunker.chunk(document)
             if self.auto_embed_on_add:
                 self._embed(chunks)
+                titled = chunks[0].metadata.get("title") if chunks else None
+                if titled:
+                    title = self.embedder.embed([str(titled)], kind="passage")[0]
+                    for chunk in chunks:
+                        chunk.title_embedding = list(title)
             self._remove(document.id)
             self.vector_store.add(chunks)
             if self.keyword_store is not None:
@@ -300,7 +305,9 @@ class RAG:
                 chunks_above=chunks_above,
                 chunks_below=chunks_below,
             )
-            return context_from(found)
+            context = context_from(found)
+            self._with_vectors([r.chunk for r in context.results])
+            return context
         assert self.pipeline is not None
         context = self.pipeline.search(
             SearchQuery(
@@ -347,7 +354,24 @@ class RAG:
         original = self.vector_store.get(chunk_id) if self._engine is None else None
         if original is not None:
             fetched = replace(original, metadata={**original.metadata, **fetched.metadata})
+        elif self._engine is not None:
+            self._with_vectors([fetched])
         return fetched
+
+    def _with_vectors(self, chunks: list[Chunk]) -> list[Chunk]:
+        """Chunks from Postgres with their stored vectors, and their title's embedded."""
+        if self._engine is None or not chunks:
+            return chunks
+        stored = self._engine.chunk_vectors([c.id for c in chunks])
+        titles = sorted({str(c.metadata["title"]) for c in chunks if c.metadata.get("title")})
+        embedded = (
+            dict(zip(titles, self._engine.embed_texts(titles), strict=True)) if titles else {}
+        )
+        for chunk in chunks:
+            chunk.embedding = stored.get(chunk.id)
+            title = chunk.metadata.get("title")
+            chunk.title_embedding = embedded.get(str(title)) if title else None
+        return chunks
 
     def list_sources(self) -> list[str]:
         if self._engine is not None:

@@ -408,6 +408,26 @@ class PgVectorStore:
         found = {chunk.id: chunk for chunk in map(chunk_from_row, rows)}
         return [found[value] for value in chunk_ids if value in found]
 
+    async def vectors(self, scope: Scope, chunk_ids: Sequence[str]) -> dict[str, tuple[float, ...]]:
+        """The stored vectors of the searched generation's chunks among ``chunk_ids``."""
+        wanted = [key for key in map(split_chunk_id, chunk_ids) if key is not None]
+        if not wanted:
+            return {}
+        searched = ACTIVE_GENERATION if self.generation is None else "CAST(:generation AS integer)"
+        sql = (
+            "SELECT c.document_id, c.ordinal, CAST(c.embedding AS real[]) FROM "
+            "unnest(CAST(:documents AS text[]), CAST(:ordinals AS integer[])) "
+            "AS w(document_id, ordinal) JOIN ragsage_chunks c ON c.document_id = w.document_id "
+            f"AND c.ordinal = w.ordinal AND c.generation = {searched}"
+        )
+        params = {
+            "documents": [document for document, _ in wanted],
+            "ordinals": [ordinal for _, ordinal in wanted],
+            "generation": self.generation,
+        }
+        rows = await read_rows(self._target, scope, [(to_driver_style(sql), params)])
+        return {chunk_id(str(d), int(o)): tuple(map(float, v)) for d, o, v in rows if v}
+
     async def _nearest(
         self,
         scope: Scope,

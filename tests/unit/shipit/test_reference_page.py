@@ -251,12 +251,16 @@ def test_default_indexes_and_searches_with_the_pages_arguments(rag: RAG) -> None
     assert isinstance(best, SearchResult) and isinstance(best.chunk, Chunk)
     assert best.vector_score is not None and best.keyword_score is not None
     assert best.chunk.embedding is not None and len(best.chunk.embedding) == 384
+    # The title the chunker read from the first heading, embedded once for the document.
+    assert best.chunk.metadata["title"] == "Handbook"
+    assert best.chunk.title_embedding == HashingEmbedder().embed(["Handbook"])[0]
 
 
 def test_search_filters_reranking_recency_and_expansion(rag: RAG) -> None:
     only_kitchen = rag.search("water", filters=IndexFilters(metadata_match={"team": "kitchen"}))
     assert {r.chunk.document_id for r in only_kitchen.results} == {"pasta"}
-    assert rag.search("water", filters=IndexFilters(sources=["handbook.md"])).results == []
+    handbook_only = rag.search("water", filters=IndexFilters(sources=["handbook.md"]))
+    assert all(r.chunk.source == "handbook.md" for r in handbook_only.results)
     with pytest.raises(ValueError, match="reranker"):
         rag.search("uploads", enable_reranking=True)
     recent = rag.search("uploads", enable_recency_bias=True, hybrid_alpha=1.0)
