@@ -178,6 +178,11 @@ class RAG:
     def namespace(self) -> str:
         return self._backend.scope.namespace
 
+    @property
+    def has_reranker(self) -> bool:
+        """Whether ``rerank=True`` can be asked for."""
+        return self._backend.has_reranker
+
     # ------------------------------------------------------------------ lifecycle
 
     def _loop(self) -> LoopThread:

@@ -12,6 +12,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from copy import deepcopy
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -273,15 +274,23 @@ class InMemoryBM25Store:
 # ---------------------------------------------------------------- reranking
 
 
-@dataclass(frozen=True)
-class Message:
-    """A chat message as ``complete(messages=...)`` takes it; also readable as a mapping."""
+class Message(dict[str, str]):
+    """A chat message as ``complete(messages=...)`` takes it.
 
-    role: str
-    content: str
+    A plain ``{"role": ..., "content": ...}`` dict (so it serialises to JSON and
+    passes to any chat API as is) that also reads as ``.role`` and ``.content``.
+    """
 
-    def __getitem__(self, key: str) -> str:
-        return {"role": self.role, "content": self.content}[key]
+    def __init__(self, role: str, content: str) -> None:
+        super().__init__(role=role, content=content)
+
+    @property
+    def role(self) -> str:
+        return self["role"]
+
+    @property
+    def content(self) -> str:
+        return self["content"]
 
 
 _JUDGE = (
@@ -335,17 +344,26 @@ def _reply_text(reply: object) -> str:
 
 
 def _marks(text: str, expected: int) -> list[float]:
-    """The last JSON array of numbers in ``text``, clipped to 0–10 and padded with zeros."""
-    found: list[float] = []
-    for candidate in reversed(_ARRAY.findall(text)):
+    """The scores in ``text``, clipped to 0–10 and padded with zeros.
+
+    The last JSON array of numbers with one per passage; failing that, the
+    last array of numbers (a reply may quote a passage marker such as [1]).
+    """
+    arrays: list[list[float]] = []
+    for candidate in _ARRAY.findall(text):
         try:
             values = json.loads(candidate)
         except ValueError:
             continue
-        if isinstance(values, list) and all(isinstance(v, int | float) for v in values):
-            found = [min(10.0, max(0.0, float(v))) for v in values]
-            break
+        if isinstance(values, list) and values and all(_number(v) for v in values):
+            arrays.append([min(10.0, max(0.0, float(v))) for v in values])
+    fitting = [a for a in arrays if len(a) == expected]
+    found = fitting[-1] if fitting else (arrays[-1] if arrays else [])
     return (found + [0.0] * expected)[:expected]
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 # ---------------------------------------------------------------- chunking
@@ -394,7 +412,7 @@ class DocumentChunker:
         chunks = []
         for piece in pieces:
             chunk = from_engine_chunk(piece)
-            chunk.metadata = {**document.metadata, **chunk.metadata}
+            chunk.metadata = deepcopy({**document.metadata, **chunk.metadata})
             if title:
                 chunk.metadata["title"] = title
             else:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterable
+from copy import deepcopy
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
@@ -55,6 +56,10 @@ if TYPE_CHECKING:
 
 # Texts embedded per call while indexing.
 EMBED_BATCH = 64
+# Chunk metadata the chunker adds, not the document's own.
+_DERIVED = frozenset({"title", "heading_path", "page_numbers"})
+# Document titles whose vectors one Postgres-backed RAG keeps (least recent dropped).
+_TITLE_VECTORS = 1024
 
 
 def as_embedder(value: Any) -> Embedder:
@@ -92,6 +97,7 @@ class RAG:
         self.chunker = chunker or DocumentChunker()
         self.auto_embed_on_add = auto_embed_on_add
         self._documents: dict[str, Document] = {}
+        self._titles: dict[str, list[float]] = {}
         self._tracker = SourceTracker(f"ragsage-shipit-run-{id(self)}")
         self._engine: EngineRAG | None = None
         self.pipeline: HybridSearchPipeline | None = HybridSearchPipeline(
@@ -122,18 +128,31 @@ class RAG:
     ) -> RAG:
         """A namespace of ragsage's Postgres index (see :meth:`ragsage.RAG.from_settings`)."""
         from ragsage.library.facade import RAG as EngineRAG
+        from ragsage.settings import Settings
 
+        # The page fuses by reciprocal rank; the service's default is scaled scores.
+        chosen = (settings or Settings.from_env()).replace(fusion="rrf")
         rag = cls.__new__(cls)
-        rag._engine = EngineRAG.from_settings(
-            settings, namespace=namespace, migrate=migrate, **ports
-        )
+        rag._engine = EngineRAG.from_settings(chosen, namespace=namespace, migrate=migrate, **ports)
+        # The page's components do not exist here: ragsage's own stores stand in.
+        rag.vector_store = rag.keyword_store = rag.reranker = None  # type: ignore[assignment]
+        rag.embedder = rag.chunker = None  # type: ignore[assignment]
+        rag.auto_embed_on_add = True
         rag.pipeline = None
         rag._documents = {}
+        rag._titles = {}
         rag._tracker = SourceTracker(f"ragsage-shipit-run-{id(rag)}")
         weakref.finalize(rag, rag._engine.close)
         return rag
 
     # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def can_rerank(self) -> bool:
+        """Whether ``enable_reranking=True`` has a reranker to run."""
+        if self._engine is not None:
+            return self._engine.has_reranker
+        return self.reranker is not None
 
     def close(self) -> None:
         """Release the loop thread (and, on Postgres, the connections)."""
@@ -230,7 +249,7 @@ class RAG:
             self.vector_store.add(chunks)
             if self.keyword_store is not None:
                 self.keyword_store.add(chunks)
-            self._documents[document.id] = document
+            self._documents[document.id] = replace(document, metadata=deepcopy(document.metadata))
             stored.extend(chunks)
         return stored
 
@@ -244,21 +263,30 @@ class RAG:
     def reindex(self, document_id: str, *, content: str | None = None) -> list[Chunk]:
         """Chunk and embed a document again: as it was indexed, or with new ``content``."""
         if self._engine is not None:
-            return [
-                from_engine_chunk(c) for c in self._engine.reindex(document_id, content=content)
-            ]
+            found = self._engine.reindex(document_id, content=content)
+            return self._with_vectors([from_engine_chunk(c) for c in found])
         document = self._documents.get(document_id)
+        if document is None and content is not None:
+            # Indexed by another process: the stored chunks still say where it came from.
+            held = self.vector_store.list_chunks(document_id)
+            if held:
+                first = held[0]
+                metadata = {k: v for k, v in first.metadata.items() if k not in _DERIVED}
+                document = Document(
+                    document_id,
+                    content,
+                    metadata,
+                    first.source,
+                    first.metadata.get("title"),
+                    first.created_at,
+                )
         if document is None:
-            raise InvalidRequest(f"no document {document_id!r} was indexed here")
-        if content is not None:
-            document = Document(
-                document.id,
-                content,
-                document.metadata,
-                document.source,
-                document.title,
-                document.created_at,
+            raise InvalidRequest(
+                f"no document {document_id!r} was indexed by this RAG; "
+                "pass content=... to index it again from new text"
             )
+        if content is not None:
+            document = replace(document, content=content)
         return self.index_document(document)
 
     def delete_document(self, document_id: str) -> None:
@@ -306,7 +334,13 @@ class RAG:
                 chunks_below=chunks_below,
             )
             context = context_from(found)
-            self._with_vectors([r.chunk for r in context.results])
+            self._with_vectors(
+                [
+                    chunk
+                    for r in context.results
+                    for chunk in (r.chunk, *r.expanded_above, *r.expanded_below)
+                ]
+            )
             return context
         assert self.pipeline is not None
         context = self.pipeline.search(
@@ -355,7 +389,11 @@ class RAG:
         if original is not None:
             fetched = replace(original, metadata={**original.metadata, **fetched.metadata})
         elif self._engine is not None:
-            self._with_vectors([fetched])
+            around = [
+                *fetched.metadata.get("context_above", []),
+                *fetched.metadata.get("context_below", []),
+            ]
+            self._with_vectors([fetched, *around])
         return fetched
 
     def _with_vectors(self, chunks: list[Chunk]) -> list[Chunk]:

@@ -49,7 +49,7 @@ class RAGTool:
             },
         }
 
-    def run(self, **arguments: Any) -> str:
+    def run(self, /, **arguments: Any) -> str:
         """Run with keyword arguments; always a JSON string."""
         try:
             checked = _checked(self.name, type(self).parameters, arguments)
@@ -108,9 +108,10 @@ class RAGSearchTool(RAGTool):
     def _run(self, arguments: dict[str, Any]) -> Any:
         query, top_k = arguments["query"], arguments["top_k"]
         enable_reranking = arguments["enable_reranking"]
+        self.metadata["rag_chunk_ids"] = []
         if not query.strip():
             raise ToolArgumentError("rag_search: query must not be empty")
-        reranking = enable_reranking and self.rag.reranker is not None
+        reranking = enable_reranking and self.rag.can_rerank
         context = self.rag.search(query, top_k=top_k, enable_reranking=reranking)
         self.metadata["rag_chunk_ids"] = [r.chunk.id for r in context.results]
         return {

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from ragsage.library.context import RAGContext as EngineContext
@@ -162,7 +162,7 @@ def to_engine_chunk(chunk: Chunk) -> EngineChunk:
         page_numbers=tuple(int(p) for p in pages) if isinstance(pages, list) else (),
         metadata=dict(chunk.metadata),
         source=chunk.source or "",
-        created_at=chunk.created_at,
+        created_at=_aware(chunk.created_at),
         start_char=chunk.start_char,
         end_char=chunk.end_char,
     )
@@ -177,9 +177,14 @@ def _engine_filters(filters: IndexFilters) -> SearchFilters:
         document_ids=_frozen(filters.document_ids),
         sources=_frozen(filters.sources),
         metadata=dict(filters.metadata_match) if filters.metadata_match else None,
-        created_after=filters.time_min,
-        created_before=filters.time_max,
+        created_after=_aware(filters.time_min),
+        created_before=_aware(filters.time_max),
     )
+
+
+def _aware(moment: datetime | None) -> datetime | None:
+    """A time without a zone is read as UTC, so it compares with the stored ones."""
+    return moment.replace(tzinfo=UTC) if moment is not None and moment.tzinfo is None else moment
 
 
 def _frozen(values: Iterable[str] | None) -> frozenset[str] | None:
@@ -224,6 +229,10 @@ def source_from(source: Any) -> RAGSource:
     )
 
 
+# The timings the page lists; each is present, 0 when its stage did not run.
+_PAGE_TIMINGS = ("embed_ms", "vector_ms", "keyword_ms", "rerank_ms", "total_ms")
+
+
 @dataclass
 class RAGContext:
     """What a search returns: the results best first, totals and per-stage timings.
@@ -238,6 +247,8 @@ class RAGContext:
     timing_ms: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        for stage in _PAGE_TIMINGS:
+            self.timing_ms.setdefault(stage, 0.0)  # a stage that did not run took no time
         # Citation numbers: ranks, unless a tracked run numbered the passages.
         self._citations: list[int] = list(range(1, len(self.results) + 1))
 

@@ -73,6 +73,10 @@ def test_the_pages_calls_on_postgres(rag: RAG) -> None:
     assert best.rerank_score is not None and "rerank_ms" in context.timing_ms
     assert {"embed_ms", "vector_ms", "keyword_ms", "total_ms"} <= set(context.timing_ms)
 
+    # Fused by reciprocal rank, as the page says: no score above 1/(60 + 1).
+    plain = rag.search("how often are failed uploads retried?")
+    assert plain.results and all(0 < r.score <= 1 / 61 for r in plain.results)
+
     kitchen = rag.search("water", filters=IndexFilters(metadata_match={"team": "kitchen"}))
     assert {r.chunk.document_id for r in kitchen.results} == {"pasta"}
     recent = rag.search(
@@ -91,6 +95,8 @@ def test_the_pages_calls_on_postgres(rag: RAG) -> None:
     payload = json.loads(search({"query": "paid holiday days", "top_k": 2}))
     assert payload["results"][0]["document_id"] == "handbook"
     assert search.metadata["rag_chunk_ids"] == [r["chunk_id"] for r in payload["results"]]
+    reranked = json.loads(search({"query": "paid holiday days", "enable_reranking": True}))
+    assert "error" not in reranked and reranked["results"][0]["document_id"] == "handbook"
     read = json.loads(fetch({"chunk_id": payload["results"][0]["chunk_id"]}))
     assert "28 days" in read["text"]
     assert "pasta.md" in json.loads(sources())["sources"]
@@ -101,7 +107,8 @@ def test_the_pages_calls_on_postgres(rag: RAG) -> None:
     run = rag.end_run()
     assert [s.index for s in run] == [1, 2] and all(isinstance(s, RAGSource) for s in run)
 
-    rag.reindex("pasta", content="Risotto needs constant stirring.")
+    again = rag.reindex("pasta", content="Risotto needs constant stirring.")
+    assert again[0].embedding is not None and len(again[0].embedding) == TEST_DIM
     assert "Risotto" in rag.search("risotto stirring").results[0].chunk.text
     before = rag.count()
     assert rag.delete_document("pasta") is None

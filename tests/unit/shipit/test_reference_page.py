@@ -259,12 +259,32 @@ def test_default_indexes_and_searches_with_the_pages_arguments(rag: RAG) -> None
 def test_search_filters_reranking_recency_and_expansion(rag: RAG) -> None:
     only_kitchen = rag.search("water", filters=IndexFilters(metadata_match={"team": "kitchen"}))
     assert {r.chunk.document_id for r in only_kitchen.results} == {"pasta"}
-    handbook_only = rag.search("water", filters=IndexFilters(sources=["handbook.md"]))
-    assert all(r.chunk.source == "handbook.md" for r in handbook_only.results)
+    handbook_only = rag.search("uploads", filters=IndexFilters(sources=["handbook.md"]))
+    assert handbook_only.results
+    assert {r.chunk.source for r in handbook_only.results} == {"handbook.md"}
+    # A time given without a zone is read as UTC, not refused.
+    naive = IndexFilters(time_min=datetime(2020, 1, 1))
+    assert rag.search("uploads", filters=naive).results == []  # nothing here has a date
     with pytest.raises(ValueError, match="reranker"):
         rag.search("uploads", enable_reranking=True)
-    recent = rag.search("uploads", enable_recency_bias=True, hybrid_alpha=1.0)
-    assert recent.results and recent.results[0].vector_score is not None
+    # Every timing the page lists is there, 0 for a stage that did not run.
+    keyword_only = rag.search("uploads", hybrid_alpha=0.0)
+    assert keyword_only.timing_ms["vector_ms"] == keyword_only.timing_ms["rerank_ms"] == 0.0
+    # Recency: of two otherwise identical notes, the newer one comes first.
+    dated = RAG.default()
+    now = datetime.now(UTC)
+    for name, age in (("old", 400), ("new", 1)):
+        dated.index_document(
+            Document(
+                id=name,
+                content="Quarterly report on upload retries.",
+                created_at=now - timedelta(days=age),
+            )
+        )
+    plain = [r.chunk.document_id for r in dated.search("upload retries").results]
+    biased = dated.search("upload retries", enable_recency_bias=True).results
+    assert sorted(plain) == ["new", "old"] and biased[0].chunk.document_id == "new"
+    assert biased[0].score > biased[1].score
     small = RAG.default()
     small.index_text(
         "\n\n".join(f"## Part {n}\n\n" + f"word{n} " * 120 for n in range(6)), document_id="long"
@@ -469,11 +489,21 @@ def test_the_three_tools_and_their_payloads(rag: RAG) -> None:
     hit = found["results"][0]
     assert set(hit) == {"citation", "chunk_id", "document_id", "source", "score", "text"}
     assert search.metadata["rag_chunk_ids"] == [r["chunk_id"] for r in found["results"]]
-    assert json.loads(search(json.dumps({"query": "x", "enable_reranking": True})))["results"] == []
+    # No reranker here: asking for reranking still searches, without it.
+    unranked = json.loads(search(json.dumps({"query": "retried", "enable_reranking": True})))
+    assert unranked["results"] and search.metadata["rag_chunk_ids"]
 
-    read = json.loads(fetch({"chunk_id": hit["chunk_id"], "chunks_below": 1}))
-    assert read["text"] and read["context_above"] == [] and "context_below" in read
+    steps = rag.index_text(
+        "\n\n".join(f"## Step {n}\n\n" + f"step{n} " * 150 for n in range(3)), document_id="steps"
+    )
+    read = json.loads(fetch({"chunk_id": steps[1].id, "chunks_above": 1, "chunks_below": 1}))
+    assert read["text"] == steps[1].text
+    assert [c["chunk_id"] for c in read["context_above"]] == [steps[0].id]
+    assert [c["chunk_id"] for c in read["context_below"]] == [steps[2].id]
     assert json.loads(sources()) == {"sources": ["handbook.md", "pasta.md"]}
+    # A failed search leaves no stale ids behind; an argument named like Python's self is refused.
+    assert "error" in json.loads(search({"query": "  "})) and search.metadata["rag_chunk_ids"] == []
+    assert "error" in json.loads(sources('{"self": 1}'))
     assert "error" in json.loads(search({"query": "x", "top_k": 0}))
     assert "error" in json.loads(search({"query": "x", "top_k": True}))
     assert "error" in json.loads(search("not json"))

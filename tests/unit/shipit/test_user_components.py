@@ -140,3 +140,30 @@ def test_without_auto_embedding_chunks_are_stored_bare_and_found_by_keywords() -
     found = rag.search("paid holiday", top_k=3)
     assert [r.chunk.document_id for r in found.results] == ["holiday"]
     assert found.results[0].vector_score is None and found.results[0].keyword_score == 2.0
+
+
+def test_reindex_after_a_restart_with_new_content_and_metadata_kept_apart() -> None:
+    rag, store = built()
+    restarted = RAG(vector_store=store, embedder=letters, keyword_store=SubstringKeywords())
+    chunks = restarted.reindex("holiday", content="Every employee receives 30 days of holiday.")
+    assert "30 days" in chunks[0].text and chunks[0].source == "holiday.md"
+    assert [c.text for c in store.list_chunks("holiday")] == [chunks[0].text]
+    tags = ["hr"]
+    many = rag.index_text(
+        "\n\n".join(f"## Part {n}\n\n" + f"word{n} " * 200 for n in range(2)),
+        document_id="parts",
+        metadata={"tags": tags},
+    )
+    many[0].metadata["tags"].append("changed")
+    assert many[1].metadata["tags"] == ["hr"] and tags == ["hr"]
+
+
+def test_the_reranker_reads_a_reply_that_quotes_passage_markers() -> None:
+    class Chatty:
+        def complete(self, *, messages: list[Any]) -> str:
+            json.dumps(messages)  # the messages go to a chat API as JSON, as they are
+            return "[2, 9]\nPassage [2] answers it; passage [1] does not."
+
+    chunks = [Chunk("a:0", "a", 0, "one"), Chunk("b:0", "b", 0, "two")]
+    ranked = LLMReranker(Chatty()).rerank("q", chunks, top_k=2)
+    assert [(c.id, s) for c, s in ranked] == [("b:0", 0.9), ("a:0", 0.2)]
