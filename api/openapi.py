@@ -8,7 +8,12 @@ from typing import Any
 from pydantic import BaseModel
 
 from api import schemas
-from api.schemas import MAX_CURSOR_CHARS, MAX_PATH_ID_CHARS, PATH_ID_PATTERN
+from api.schemas import (
+    MAX_CURSOR_CHARS,
+    MAX_NAME_FILTER_CHARS,
+    MAX_PATH_ID_CHARS,
+    PATH_ID_PATTERN,
+)
 from ragsage.query.options import MAX_EXPANSION
 
 _BODY_MODELS: tuple[type[BaseModel], ...] = (
@@ -207,9 +212,22 @@ def openapi_document(server_url: str = "") -> dict[str, Any]:
                 },
             },
             "get": _op(
-                "Documents, newest first",
+                "Documents, newest first (with name: those whose file name or title holds it)",
                 _ok(schemas.DocumentList),
-                parameters=[_query_int("limit", 1, 200), _cursor(MAX_CURSOR_CHARS)],
+                parameters=[
+                    _query_int("limit", 1, 200),
+                    _cursor(MAX_CURSOR_CHARS),
+                    {
+                        "name": "name",
+                        "in": "query",
+                        "required": False,
+                        "schema": {
+                            "type": "string",
+                            "maxLength": MAX_NAME_FILTER_CHARS,
+                            "pattern": "^[^\\x00]*$",
+                        },
+                    },
+                ],
             ),
         },
         "/v1/documents/{document_id}": {

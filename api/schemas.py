@@ -16,6 +16,8 @@ from ragsage.query.options import DEFAULT_HYBRID_ALPHA, MAX_EXPANSION, MAX_QUERY
 
 # The longest document-list cursor accepted: cursors are document ids, never this long.
 MAX_CURSOR_CHARS = 512
+# A document-name filter longer than any file name is a mistake, not a search.
+MAX_NAME_FILTER_CHARS = 256
 # Ids in paths are hashes, UUIDs and ordinals: short, printable, never a control character.
 MAX_PATH_ID_CHARS = 512
 PATH_ID_PATTERN = r"^[^\x00-\x1f\x7f]*$"

@@ -14,6 +14,7 @@ from api.errors import ApiError
 from api.routes.common import cleaned, int_arg, json_body, parse_json
 from api.schemas import (
     MAX_CURSOR_CHARS,
+    MAX_NAME_FILTER_CHARS,
     DocumentList,
     DocumentOut,
     DocumentUpload,
@@ -92,11 +93,16 @@ def list_all() -> Any:
     cursor = request.args.get("cursor") or None
     if cursor is not None and ("\x00" in cursor or len(cursor) > MAX_CURSOR_CHARS):
         raise InvalidRequest("cursor is not one this API issued; pass next_cursor unchanged")
+    name = request.args.get("name") or None
+    if name is not None and ("\x00" in name or len(name) > MAX_NAME_FILTER_CHARS):
+        raise InvalidRequest(
+            f"name must be at most {MAX_NAME_FILTER_CHARS} characters, with no NUL character"
+        )
     here = services()
 
     async def read() -> list[documents.DocumentRecord]:
         async with here.runtime.database.session(who.scope) as session:
-            return await documents.list_documents(session, limit=limit + 1, after=cursor)
+            return await documents.list_documents(session, limit=limit + 1, after=cursor, name=name)
 
     found = here.run(read())
     page, more = found[:limit], len(found) > limit

@@ -85,17 +85,25 @@ async def get_document(session: AsyncSession, document_id: str) -> DocumentRecor
 
 
 async def list_documents(
-    session: AsyncSession, *, limit: int = 50, after: str | None = None
+    session: AsyncSession, *, limit: int = 50, after: str | None = None, name: str | None = None
 ) -> list[DocumentRecord]:
-    """Newest first; ``after`` continues from a document id of the previous page."""
-    where = ""
+    """Newest first; ``after`` continues from a document id of the previous page.
+
+    ``name`` keeps the documents whose file name or title holds it, ignoring
+    case (``%`` and ``_`` in it are plain characters).
+    """
+    conditions: list[str] = []
     params: dict[str, Any] = {"limit": limit}
     if after is not None:
-        where = (
-            "WHERE (created_at, id) < (SELECT created_at, id FROM ragsage_documents "
-            "WHERE id = :after)"
+        conditions.append(
+            "(created_at, id) < (SELECT created_at, id FROM ragsage_documents WHERE id = :after)"
         )
         params["after"] = after
+    if name:
+        conditions.append("(filename ILIKE :name ESCAPE '\\' OR title ILIKE :name ESCAPE '\\')")
+        escaped = name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        params["name"] = f"%{escaped}%"
+    where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
     rows = await session.execute(
         text(
             f"SELECT {_COLUMNS} FROM ragsage_documents {where} "

@@ -228,6 +228,33 @@ def test_pagination_of_documents_and_jobs(running: Deployment, api: ApiServer) -
     assert refused.status_code == 400 and "cursor" in refused.json()["error"]["message"]
 
 
+def test_documents_filter_by_name_across_pages(running: Deployment, api: ApiServer) -> None:
+    client = api.client(make_key(running.settings, ACME))
+    for name in ("Travel-policy.md", "travel_2024.md", "expenses.md", "100%_travel.md"):
+        upload(client, name, f"# {name}\n\nSome text about {name}.")
+
+    def named(name: str, limit: int = 50) -> list[str]:
+        found, cursor = [], None
+        while True:
+            params: dict[str, str | int] = {"name": name, "limit": limit}
+            if cursor:
+                params["cursor"] = cursor
+            page = client.get("/v1/documents", params=params).json()
+            found += [d["filename"] for d in page["documents"]]
+            cursor = page["next_cursor"]
+            if cursor is None:
+                return sorted(found)
+
+    # Case does not matter, a page of one still reaches every match, and % or _
+    # in the filter are characters, not wildcards.
+    travel = ["100%_travel.md", "Travel-policy.md", "travel_2024.md"]
+    assert named("TRAVEL") == named("travel", limit=1) == travel
+    assert named("%_") == ["100%_travel.md"] and named("l_2") == ["travel_2024.md"]
+    assert named("nothing like it") == []
+    too_long = client.get("/v1/documents", params={"name": "x" * 300})
+    assert too_long.status_code == 400 and "name" in too_long.json()["error"]["message"]
+
+
 async def test_finishing_an_ingest_keeps_the_upload_time(db: Database) -> None:
     # The listing pages newest first by upload time; if finishing an ingest
     # reset it, a document could move between two pages being read.
