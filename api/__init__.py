@@ -15,6 +15,7 @@ from typing import Any
 
 from flask import Flask, Response, g, request
 
+from api import web
 from api.auth import authenticate_request, challenge_header, settle_unchecked
 from api.errors import register_error_handlers
 from api.metrics import Metrics
@@ -29,7 +30,7 @@ from ragsage.settings import Settings
 from worker.enqueue import Enqueuer
 
 _log = logging.getLogger(__name__)
-_PUBLIC = {"ops"}
+_PUBLIC = {"ops", "web"}
 # Base64 inflates uploads by a third; multipart adds a little framing.
 _BODY_OVERHEAD = 1.4
 # A caller's request id is echoed and logged only if it is short and plain.
@@ -60,7 +61,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         type(built.reranker).__name__ if built.reranker else "none",
         type(built.llm).__name__,
     )
-    for module in (ops, query, documents, jobs, reindex):
+    for module in (ops, query, documents, jobs, reindex, web):
         app.register_blueprint(module.blueprint)
     register_error_handlers(app)
 

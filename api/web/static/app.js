@@ -1,0 +1,615 @@
+// ragsage's page: plain JavaScript, no build step, nothing inline (the Content-Security-Policy
+// allows scripts from this origin only).  Text that came from a document is only ever put in
+// the page as text (textContent, text nodes), never parsed as HTML.
+"use strict";
+
+const KEY_SLOT = "ragsage.key";
+const POLL_MS = 700;
+const PAGE_SIZE = 20;
+
+const $ = (id) => document.getElementById(id);
+
+function element(tag, text, className) {
+  const node = document.createElement(tag);
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  if (className) node.className = className;
+  return node;
+}
+
+function button(label, onClick, className) {
+  const node = element("button", label, className);
+  node.type = "button";
+  node.addEventListener("click", onClick);
+  return node;
+}
+
+// ------------------------------------------------------------------ the API
+
+class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+function key() {
+  return sessionStorage.getItem(KEY_SLOT);
+}
+
+async function call(method, path, body, extra) {
+  const headers = { Authorization: `Bearer ${key()}` };
+  let payload;
+  if (body instanceof FormData) {
+    payload = body;
+  } else if (body !== undefined) {
+    headers["Content-Type"] = "application/json";
+    payload = JSON.stringify(body);
+  }
+  const response = await fetch(path, { method, headers, body: payload, ...extra });
+  if (!response.ok) throw new ApiError(response.status, await errorText(response));
+  return response;
+}
+
+async function errorText(response) {
+  try {
+    const data = await response.json();
+    if (data && data.error && data.error.message) return data.error.message;
+  } catch (ignored) {
+    // not JSON: fall through to the status line
+  }
+  return `${response.status} ${response.statusText}`;
+}
+
+async function json(method, path, body) {
+  return (await call(method, path, body)).json();
+}
+
+function refusal(error) {
+  if (error.status === 401) return "The API key was refused: it is not valid or has been revoked.";
+  if (error.status === 403) return `This key lacks the role for that: ${error.message}`;
+  return error.message;
+}
+
+function say(id, text, bad) {
+  const node = $(id);
+  node.textContent = text || "";
+  node.classList.toggle("bad", Boolean(bad));
+}
+
+// ------------------------------------------------------------------ signing in
+
+function takeKeyFromAddress() {
+  // A one-click sign-in link carries the key in the fragment, which never reaches a
+  // server or its logs; it is moved to this tab's storage and wiped from the address
+  // bar and the history at once.
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  const given = fragment.get("key");
+  if (location.hash) history.replaceState(null, "", location.pathname + location.search);
+  if (given) sessionStorage.setItem(KEY_SLOT, given);
+}
+
+async function signIn(candidate) {
+  sessionStorage.setItem(KEY_SLOT, candidate);
+  try {
+    await json("GET", "/v1/documents?limit=1");
+  } catch (error) {
+    sessionStorage.removeItem(KEY_SLOT);
+    showSignIn(refusal(error));
+    return;
+  }
+  showApp();
+}
+
+function showSignIn(message) {
+  $("app").hidden = true;
+  $("sign-out").hidden = true;
+  $("who").hidden = true;
+  $("sign-in").hidden = false;
+  say("sign-in-message", message, Boolean(message));
+  $("key").focus();
+}
+
+function showApp() {
+  $("sign-in").hidden = true;
+  $("app").hidden = false;
+  $("sign-out").hidden = false;
+  $("who").hidden = false;
+  $("who").textContent = "Signed in";
+  loadDocuments(null);
+  loadJobs();
+}
+
+function signOut() {
+  sessionStorage.removeItem(KEY_SLOT);
+  stopPolling();
+  showSignIn("");
+}
+
+// ------------------------------------------------------------------ tabs
+
+const TABS = ["documents", "ask", "search", "reindex"];
+
+function selectTab(name, focus) {
+  for (const tab of TABS) {
+    const chosen = tab === name;
+    const control = $(`tab-${tab}`);
+    control.setAttribute("aria-selected", String(chosen));
+    control.tabIndex = chosen ? 0 : -1;
+    $(`panel-${tab}`).hidden = !chosen;
+    if (chosen && focus) control.focus();
+  }
+  if (name === "reindex") loadReindex();
+  if (name === "documents") loadJobs();
+}
+
+function tabKeys(event) {
+  const index = TABS.indexOf(event.target.id.replace("tab-", ""));
+  if (index < 0) return;
+  let next = null;
+  if (event.key === "ArrowRight") next = (index + 1) % TABS.length;
+  if (event.key === "ArrowLeft") next = (index + TABS.length - 1) % TABS.length;
+  if (event.key === "Home") next = 0;
+  if (event.key === "End") next = TABS.length - 1;
+  if (next !== null) {
+    event.preventDefault();
+    selectTab(TABS[next], true);
+  }
+}
+
+// ------------------------------------------------------------------ uploads and jobs
+
+const watched = new Map(); // job id -> list item
+let pollTimer = null;
+
+function stopPolling() {
+  if (pollTimer) clearTimeout(pollTimer);
+  pollTimer = null;
+}
+
+async function upload(file, path) {
+  const item = element("li");
+  const name = element("strong", path || file.name);
+  const state = element("span", " — uploading…");
+  item.append(name, state);
+  $("uploads").prepend(item);
+  const form = new FormData();
+  form.append("file", file, (path || file.name).split("/").pop());
+  if (path && path !== file.name) form.append("metadata", JSON.stringify({ path }));
+  try {
+    const outcome = await json("POST", "/v1/documents", form);
+    if (outcome.duplicate) {
+      state.textContent = " — already in the knowledge base";
+      state.className = "state-succeeded";
+      return;
+    }
+    state.textContent = ` — ${outcome.state}`;
+    if (outcome.job_id) {
+      item.dataset.job = outcome.job_id;
+      watched.set(outcome.job_id, state);
+      schedulePoll();
+    }
+  } catch (error) {
+    state.textContent = ` — upload failed: ${refusal(error)}`;
+    state.className = "state-failed";
+  }
+}
+
+function describeJob(job) {
+  if (job.state === "running") return `running${job.stage ? ` (${job.stage})` : ""}`;
+  if (job.state === "succeeded") {
+    const chunks = job.result && job.result.chunks;
+    return chunks !== undefined ? `succeeded: ${chunks} chunks` : "succeeded";
+  }
+  if (job.state === "failed") return `failed: ${job.error || "no reason given"}`;
+  return job.state;
+}
+
+function schedulePoll() {
+  if (!pollTimer) pollTimer = setTimeout(pollJobs, POLL_MS);
+}
+
+async function pollJobs() {
+  pollTimer = null;
+  for (const [id, state] of watched) {
+    try {
+      const job = await json("GET", `/v1/jobs/${encodeURIComponent(id)}`);
+      state.textContent = ` — ${describeJob(job)}`;
+      state.className = `state-${job.state}`;
+      if (["succeeded", "failed", "cancelled", "superseded"].includes(job.state)) {
+        watched.delete(id);
+        loadDocuments(currentCursor());
+        loadJobs();
+      }
+    } catch (error) {
+      if (error.status === 401) return signOut();
+      state.textContent = ` — ${refusal(error)}`;
+      watched.delete(id);
+    }
+  }
+  if (watched.size) schedulePoll();
+}
+
+async function loadJobs() {
+  if (!key()) return;
+  const body = $("jobs").tBodies[0];
+  try {
+    const page = await json("GET", "/v1/jobs?limit=20");
+    body.replaceChildren(
+      ...page.jobs.map((job) => {
+        const row = element("tr");
+        const actions = element("td");
+        if (job.state === "failed" || job.state === "cancelled") {
+          actions.append(button("Retry", () => jobAction(job.id, "retry"), "secondary"));
+        }
+        if (job.state === "queued" || job.state === "running") {
+          actions.append(button("Cancel", () => jobAction(job.id, "cancel"), "secondary"));
+        }
+        row.append(
+          element("td", job.filename),
+          element("td", job.state, `state-${job.state}`),
+          element("td", describeJob(job)),
+          actions,
+        );
+        return row;
+      }),
+    );
+  } catch (error) {
+    say("documents-message", refusal(error), true);
+  }
+}
+
+async function jobAction(id, action) {
+  try {
+    const job = await json("POST", `/v1/jobs/${encodeURIComponent(id)}/${action}`);
+    say("documents-message", `${job.filename}: ${describeJob(job)}`);
+    if (action === "retry") {
+      const item = element("li");
+      const state = element("span", ` — ${describeJob(job)}`);
+      item.append(element("strong", job.filename), state);
+      $("uploads").prepend(item);
+      watched.set(job.id, state);
+      schedulePoll();
+    }
+  } catch (error) {
+    say("documents-message", refusal(error), true);
+  }
+  loadJobs();
+}
+
+// Files dropped as a folder arrive as directory entries: walk them.
+async function entries(entry, prefix) {
+  if (entry.isFile) {
+    const file = await new Promise((resolve, reject) => entry.file(resolve, reject));
+    return [[file, prefix + file.name]];
+  }
+  const reader = entry.createReader();
+  const found = [];
+  for (;;) {
+    const batch = await new Promise((resolve, reject) => reader.readEntries(resolve, reject));
+    if (!batch.length) break;
+    for (const child of batch) found.push(...(await entries(child, `${prefix}${entry.name}/`)));
+  }
+  return found;
+}
+
+async function dropped(event) {
+  event.preventDefault();
+  $("drop").classList.remove("over");
+  const items = [...event.dataTransfer.items].map((item) =>
+    item.webkitGetAsEntry ? item.webkitGetAsEntry() : null,
+  );
+  if (items.some((entry) => entry)) {
+    for (const entry of items.filter(Boolean)) {
+      for (const [file, path] of await entries(entry, "")) upload(file, path);
+    }
+  } else {
+    for (const file of event.dataTransfer.files) upload(file, file.name);
+  }
+}
+
+// ------------------------------------------------------------------ the document list
+
+const cursors = [null]; // the cursor of each page shown so far
+
+function currentCursor() {
+  return cursors[cursors.length - 1];
+}
+
+async function loadDocuments(cursor) {
+  const params = new URLSearchParams({ limit: String(PAGE_SIZE) });
+  const name = $("filter").value.trim();
+  if (name) params.set("name", name);
+  if (cursor) params.set("cursor", cursor);
+  try {
+    const page = await json("GET", `/v1/documents?${params}`);
+    const body = $("documents").tBodies[0];
+    body.replaceChildren(...page.documents.map(documentRow));
+    say(
+      "documents-message",
+      page.documents.length ? "" : name ? `No document's name holds “${name}”.` : "No documents yet.",
+    );
+    $("next-page").disabled = !page.next_cursor;
+    $("next-page").dataset.cursor = page.next_cursor || "";
+    $("prev-page").disabled = cursors.length <= 1;
+  } catch (error) {
+    if (error.status === 401) return signOut();
+    say("documents-message", refusal(error), true);
+  }
+}
+
+function documentRow(doc) {
+  const row = element("tr");
+  const status = element("td", doc.status, `state-${doc.status}`);
+  if (doc.error) status.append(element("div", doc.error));
+  const size = doc.size_bytes === null ? "" : `${Math.max(1, Math.round(doc.size_bytes / 1024))} KB`;
+  const actions = element("td");
+  actions.append(button(`Delete ${doc.filename || doc.title}`, () => removeDocument(doc), "secondary"));
+  row.append(
+    element("td", doc.filename || doc.title),
+    status,
+    element("td", size),
+    element("td", new Date(doc.created_at).toLocaleString()),
+    actions,
+  );
+  return row;
+}
+
+async function removeDocument(doc) {
+  if (!window.confirm(`Delete ${doc.filename || doc.title} and everything indexed from it?`)) return;
+  let outcome;
+  try {
+    await (await call("DELETE", `/v1/documents/${encodeURIComponent(doc.id)}`)).text();
+    outcome = [`Deleted ${doc.filename || doc.title}.`, false];
+  } catch (error) {
+    outcome = [refusal(error), true];
+  }
+  await loadDocuments(currentCursor());
+  say("documents-message", ...outcome);
+}
+
+// ------------------------------------------------------------------ asking
+
+let history_ = []; // the conversation's turns, sent with each follow-up question
+
+function citationLinks(target, text, citations) {
+  // The answer is text; only the [n] markers become buttons, built as elements.
+  target.replaceChildren();
+  const byNumber = new Map(citations.map((c) => [c.number, c]));
+  let last = 0;
+  for (const match of text.matchAll(/\[(\d+)\]/g)) {
+    const cited = byNumber.get(Number(match[1]));
+    if (!cited) continue;
+    target.append(document.createTextNode(text.slice(last, match.index)));
+    const link = button(`[${cited.number}]`, () => openChunk(cited.chunk_id), "link");
+    link.setAttribute("aria-label", `Source ${cited.number}: ${cited.title || cited.source}`);
+    target.append(link);
+    last = match.index + match[0].length;
+  }
+  target.append(document.createTextNode(text.slice(last)));
+}
+
+async function ask(event) {
+  event.preventDefault();
+  const question = $("question").value.trim();
+  if (!question) return;
+  say("ask-message", "");
+  $("ask-button").disabled = true;
+  const conversation = $("conversation");
+  conversation.append(element("div", question, "turn user"));
+  const turn = element("div", "", "turn answer");
+  const body = element("div");
+  turn.append(body);
+  conversation.append(turn);
+  let text = "";
+  let citations = [];
+  try {
+    const response = await call("POST", "/v1/query", { question, history: history_, stream: true });
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += value;
+      let end;
+      while ((end = buffer.indexOf("\n\n")) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const name = (block.match(/^event: (.*)$/m) || [])[1];
+        const data = JSON.parse((block.match(/^data: (.*)$/m) || [, "null"])[1]);
+        if (name === "token") {
+          text += data.text;
+          citationLinks(body, text, citations);
+        } else if (name === "citations") {
+          citations = data;
+          citationLinks(body, text, citations);
+        } else if (name === "done") {
+          text = data.answer;
+          citationLinks(body, text, citations);
+          if (data.not_found) {
+            turn.classList.add("not-found");
+            turn.prepend(element("span", "Not found in your documents", "label"));
+          }
+        } else if (name === "error") {
+          throw new Error(data.message);
+        }
+      }
+    }
+    history_ = [...history_, { role: "user", content: question }, { role: "assistant", content: text }];
+    $("question").value = "";
+  } catch (error) {
+    turn.remove();
+    say("ask-message", error instanceof ApiError ? refusal(error) : error.message, true);
+  } finally {
+    $("ask-button").disabled = false;
+  }
+}
+
+function newConversation() {
+  history_ = [];
+  $("conversation").replaceChildren();
+  $("question").focus();
+}
+
+// ------------------------------------------------------------------ reading a chunk
+
+let opener = null;
+
+async function openChunk(chunkId) {
+  opener = document.activeElement;
+  const view = $("chunk-view");
+  const body = $("chunk-body");
+  body.replaceChildren(element("p", "Loading…"));
+  view.hidden = false;
+  try {
+    const found = await json("GET", `/v1/chunks/${encodeURIComponent(chunkId)}?above=1&below=1`);
+    const chunk = found.chunk;
+    $("chunk-title").textContent = chunk.title || chunk.source;
+    const pages = chunk.page_numbers.length ? ` · page ${chunk.page_numbers.join(", ")}` : "";
+    const heading = chunk.heading_path.length ? ` · ${chunk.heading_path.join(" › ")}` : "";
+    $("chunk-where").textContent = `${chunk.source}${pages}${heading}`;
+    body.replaceChildren(
+      ...found.above.map((c) => element("p", c.text, "context")),
+      element("p", chunk.text, "cited"),
+      ...found.below.map((c) => element("p", c.text, "context")),
+    );
+    body.dataset.chunk = chunk.id;
+  } catch (error) {
+    body.replaceChildren(element("p", refusal(error), "message bad"));
+  }
+  $("chunk-title").focus();
+}
+
+function closeChunk() {
+  $("chunk-view").hidden = true;
+  if (opener) opener.focus();
+}
+
+// ------------------------------------------------------------------ search
+
+function listOf(id) {
+  return $(id).value.split(",").map((s) => s.trim()).filter(Boolean);
+}
+
+function score(label, value) {
+  return value === null || value === undefined ? null : `${label} ${value.toFixed(3)}`;
+}
+
+async function search(event) {
+  event.preventDefault();
+  const filters = {};
+  if (listOf("search-sources").length) filters.sources = listOf("search-sources");
+  if (listOf("search-documents").length) filters.document_ids = listOf("search-documents");
+  if ($("search-after").value) filters.created_after = `${$("search-after").value}T00:00:00Z`;
+  if ($("search-before").value) filters.created_before = `${$("search-before").value}T23:59:59Z`;
+  const body = { query: $("search-query").value, top_k: Number($("search-top").value) || 10 };
+  if (Object.keys(filters).length) body.filters = filters;
+  try {
+    const found = await json("POST", "/v1/search", body);
+    say("search-message", `${found.results.length} of ${found.total_found} passages.`);
+    $("results").replaceChildren(
+      ...found.results.map((hit) => {
+        const item = element("li");
+        const title = button(hit.chunk.title || hit.chunk.source, () => openChunk(hit.chunk.id), "link");
+        const scores = [
+          score("score", hit.score),
+          score("dense", hit.vector_score),
+          score("keyword", hit.keyword_score),
+          score("rerank", hit.rerank_score),
+        ].filter(Boolean);
+        item.append(title, element("div", `${hit.chunk.source} · ${scores.join(" · ")}`, "scores"));
+        item.append(element("div", hit.chunk.text, "text"));
+        return item;
+      }),
+    );
+  } catch (error) {
+    say("search-message", refusal(error), true);
+  }
+}
+
+// ------------------------------------------------------------------ re-index status
+
+async function loadReindex() {
+  try {
+    const status = await json("GET", "/v1/reindex");
+    const generations = status.generations || [];
+    $("generations").tBodies[0].replaceChildren(
+      ...generations.map((g) => {
+        const row = element("tr");
+        const progress = g.total ? `${g.done} of ${g.total}` : `${g.chunks} chunks`;
+        row.append(
+          element("td", g.id),
+          element("td", g.state),
+          element("td", `${g.embedding_model} (${g.embedding_dim})`),
+          element("td", progress),
+          element("td", g.failed),
+        );
+        return row;
+      }),
+    );
+    say("reindex-message", generations.length ? "" : "Nothing indexed yet.");
+  } catch (error) {
+    say("reindex-message", error.status === 403 ? "Re-index status needs an admin key." : refusal(error), true);
+  }
+}
+
+// ------------------------------------------------------------------ wiring
+
+function start() {
+  takeKeyFromAddress();
+  $("sign-in-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    signIn($("key").value.trim());
+    $("key").value = "";
+  });
+  $("sign-out").addEventListener("click", signOut);
+  for (const tab of TABS) {
+    $(`tab-${tab}`).addEventListener("click", () => selectTab(tab, false));
+    $(`tab-${tab}`).addEventListener("keydown", tabKeys);
+  }
+  const drop = $("drop");
+  drop.addEventListener("dragover", (event) => {
+    event.preventDefault();
+    drop.classList.add("over");
+  });
+  drop.addEventListener("dragleave", () => drop.classList.remove("over"));
+  drop.addEventListener("drop", dropped);
+  for (const id of ["files", "folder"]) {
+    $(id).addEventListener("change", (event) => {
+      for (const file of event.target.files) upload(file, file.webkitRelativePath || file.name);
+      event.target.value = "";
+    });
+  }
+  $("filter-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    cursors.length = 1;
+    loadDocuments(null);
+  });
+  $("next-page").addEventListener("click", () => {
+    cursors.push($("next-page").dataset.cursor);
+    loadDocuments(currentCursor());
+  });
+  $("prev-page").addEventListener("click", () => {
+    if (cursors.length > 1) cursors.pop();
+    loadDocuments(currentCursor());
+  });
+  $("refresh-jobs").addEventListener("click", loadJobs);
+  $("ask-form").addEventListener("submit", ask);
+  $("new-conversation").addEventListener("click", newConversation);
+  $("search-form").addEventListener("submit", search);
+  $("refresh-reindex").addEventListener("click", loadReindex);
+  $("chunk-close").addEventListener("click", closeChunk);
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && !$("chunk-view").hidden) closeChunk();
+  });
+  // A sign-in link opened while the page is already open changes only the fragment.
+  window.addEventListener("hashchange", () => {
+    if (new URLSearchParams(location.hash.slice(1)).get("key")) {
+      takeKeyFromAddress();
+      signIn(key());
+    }
+  });
+  if (key()) signIn(key());
+  else showSignIn("");
+}
+
+start();

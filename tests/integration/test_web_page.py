@@ -1,0 +1,324 @@
+"""The web page, driven in a real headless Chromium against a running stack.
+
+Debian's ``chromium`` and ``chromium-driver`` (``.ci/run`` installs them) with
+Selenium from PyPI; nothing is downloaded at run time.  axe-core is vendored
+under ``vendor/`` for the accessibility checks.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.remote.webelement import WebElement
+from selenium.webdriver.support.ui import WebDriverWait
+
+from api.web import CONTENT_SECURITY_POLICY
+from ragsage.keys import Role
+
+from .api_harness import ApiServer, make_key
+from .worker_harness import Deployment
+
+AXE = Path(__file__).resolve().parent / "vendor" / "axe-4.14.1.min.js"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "docs"
+WAIT = 60
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+POLICY = """# Travel policy
+
+## Hotels
+
+Hotels in Paris are booked through the travel desk, at most 180 euros a night.
+Receipts go to the finance team within two weeks of the trip.
+"""
+
+NOTES = f"""Meeting notes from the security review.
+
+The attacker pasted {HOSTILE} into the wiki; the page showed it as text.
+"""
+
+
+def chromium_binary() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert found, "Chromium is needed: apt-get install chromium chromium-driver (.ci/run does)"
+    return found
+
+
+def chromedriver_binary() -> str:
+    found = shutil.which("chromedriver")
+    assert found, "ChromeDriver is needed: apt-get install chromium-driver (.ci/run does)"
+    return found
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[WebDriver]:
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium_binary()
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-quic",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'chromium-profile'}",
+        "--window-size=1280,900",
+    ):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    driver = webdriver.Chrome(options=options, service=Service(chromedriver_binary()))
+    driver.set_script_timeout(60)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def wait_for(driver: WebDriver, what: Callable[[WebDriver], Any], message: str) -> Any:
+    return WebDriverWait(driver, WAIT, poll_frequency=0.2).until(what, message)
+
+
+def signed_in(driver: WebDriver, api: ApiServer, key: str) -> None:
+    driver.get(f"{api.url}/#key={key}")
+    wait_for(driver, lambda d: d.find_element(By.ID, "app").is_displayed(), "the app shows")
+
+
+def upload_files(driver: WebDriver, paths: list[Path]) -> None:
+    chooser = driver.find_element(By.ID, "files")
+    chooser.send_keys("\n".join(str(p) for p in paths))
+
+
+def texts(driver: WebDriver, css: str) -> list[str]:
+    """The visible text of every element ``css`` selects, read at one instant."""
+    found: list[str] = driver.execute_script(
+        "return [...document.querySelectorAll(arguments[0])].map(e => e.innerText)", css
+    )
+    return found
+
+
+def upload_states(driver: WebDriver) -> dict[str, str]:
+    names = texts(driver, "#uploads li strong")
+    states = texts(driver, "#uploads li span")
+    return dict(zip(names, states, strict=False))
+
+
+def finished(states: dict[str, str], names: list[str]) -> bool:
+    return all(
+        any(word in states.get(name, "") for word in ("succeeded", "failed")) for name in names
+    )
+
+
+def tab(driver: WebDriver, name: str) -> None:
+    driver.find_element(By.ID, f"tab-{name}").click()
+    wait_for(driver, lambda d: d.find_element(By.ID, f"panel-{name}").is_displayed(), name)
+
+
+def accessibility_problems(driver: WebDriver) -> list[dict[str, Any]]:
+    driver.execute_script(AXE.read_text())
+    found = driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "axe.run(document, {resultTypes: ['violations']}).then("
+        "  r => done(JSON.stringify(r.violations)), e => done(JSON.stringify([{id: String(e)}])));"
+    )
+    violations: list[dict[str, Any]] = json.loads(found)
+    return [v for v in violations if v.get("impact") in ("serious", "critical", None)]
+
+
+def console_errors(driver: WebDriver) -> list[str]:
+    return [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+
+
+def failed_requests(driver: WebDriver, origin: str) -> list[str]:
+    """Requests to ``origin`` that failed or got an error status since the log was last read.
+
+    A 404 is left out (a probe for a missing chunk is a normal answer), and so
+    is the browser's own traffic to other hosts, which this machine blocks.
+    """
+    urls: dict[str, str] = {}
+    failures = []
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        params = message.get("params", {})
+        if message["method"] == "Network.requestWillBeSent":
+            urls[params["requestId"]] = params["request"]["url"]
+        elif message["method"] == "Network.loadingFailed":
+            url = urls.get(params["requestId"], "")
+            if url.startswith(origin):
+                failures.append(f"{params['errorText']} {url}")
+        elif message["method"] == "Network.responseReceived":
+            response = params["response"]
+            if response["url"].startswith(origin) and response["status"] >= 400:
+                if response["status"] != 404:
+                    failures.append(f"{response['status']} {response['url']}")
+    return failures
+
+
+def test_the_page_is_served_with_a_strict_policy(api: ApiServer) -> None:
+    for path in ("/", "/web/app.js", "/web/app.css", "/favicon.ico"):
+        response = httpx.get(f"{api.url}{path}")
+        assert response.status_code == 200, path
+        assert response.headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
+        assert "'unsafe-inline'" not in CONTENT_SECURITY_POLICY
+        assert "'unsafe-eval'" not in CONTENT_SECURITY_POLICY
+    assert httpx.get(f"{api.url}/web/../__init__.py").status_code == 404
+    assert httpx.get(f"{api.url}/web/secret.py").status_code == 404
+
+
+def test_sign_in_upload_ask_cite_search_and_delete(
+    running: Deployment, api: ApiServer, browser: WebDriver, tmp_path: Path
+) -> None:
+    # A refused key says so, and stays out of the tab.
+    browser.get(api.url)
+    wait_for(browser, lambda d: d.find_element(By.ID, "sign-in").is_displayed(), "sign-in")
+    browser.find_element(By.ID, "key").send_keys("rsk_not_a_real_key")
+    browser.find_element(By.CSS_SELECTOR, "#sign-in-form button").click()
+    wait_for(
+        browser,
+        lambda d: "refused" in d.find_element(By.ID, "sign-in-message").text,
+        "the refusal is shown",
+    )
+    assert browser.execute_script("return sessionStorage.length") == 0
+    refusals = console_errors(browser)  # reading a log empties it
+    assert refusals and all("401" in line for line in refusals)
+    assert failed_requests(browser, api.url) == [f"401 {api.url}/v1/documents?limit=1"]
+
+    # The one-click link signs in and the key leaves the address bar at once.
+    key = make_key(running.settings, "acme", Role.ADMIN)
+    signed_in(browser, api, key)
+    assert browser.execute_script("return location.hash") == ""
+    assert key not in browser.current_url
+
+    policy, notes, broken = tmp_path / "travel.md", tmp_path / "notes.txt", tmp_path / "scan.pdf"
+    policy.write_text(POLICY)
+    notes.write_text(NOTES)
+    broken.write_bytes(b"%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\ntruncated")
+    upload_files(browser, [policy, notes, broken])
+    names = ["travel.md", "notes.txt", "scan.pdf"]
+    wait_for(browser, lambda d: finished(upload_states(d), names), "three jobs end")
+    states = upload_states(browser)
+    assert "succeeded" in states["travel.md"] and "chunks" in states["travel.md"]
+    assert "succeeded" in states["notes.txt"]
+    assert (
+        states["scan.pdf"].strip() == "— failed: scan.pdf: not a valid PDF (corrupt or truncated)"
+    )
+
+    # The list shows them, and the name filter asks the server.
+    browser.find_element(By.ID, "filter").send_keys("TRAVEL")
+    browser.find_element(By.CSS_SELECTOR, "#filter-form button").click()
+    wait_for(
+        browser,
+        lambda d: texts(d, "#documents tbody td:first-child") == ["travel.md"],
+        "the filter keeps travel.md alone",
+    )
+
+    # Ask: the answer streams in with a citation that opens the right chunk.
+    tab(browser, "ask")
+    browser.find_element(By.ID, "question").send_keys("How much can a hotel in Paris cost a night?")
+    browser.find_element(By.ID, "ask-button").click()
+    citation: WebElement = wait_for(
+        browser,
+        lambda d: (d.find_elements(By.CSS_SELECTOR, "#conversation .answer button.link") or [None])[
+            0
+        ],
+        "an answer with a citation",
+    )
+    answer = browser.find_element(By.CSS_SELECTOR, "#conversation .answer").text
+    assert "180 euros" in answer
+    citation.click()
+    wait_for(browser, lambda d: d.find_element(By.ID, "chunk-view").is_displayed(), "the source")
+    cited = browser.find_element(By.CSS_SELECTOR, "#chunk-body .cited").text
+    assert "180 euros a night" in cited
+    assert "travel.md" in browser.find_element(By.ID, "chunk-where").text
+    browser.find_element(By.ID, "chunk-close").click()
+
+    # A question the documents cannot answer is shown as not found.
+    browser.find_element(By.ID, "question").send_keys("Which submarine sank in the storm?")
+    browser.find_element(By.ID, "ask-button").click()
+    wait_for(
+        browser,
+        lambda d: d.find_elements(By.CSS_SELECTOR, "#conversation .not-found .label"),
+        "the honest not-found",
+    )
+
+    # A document's markup is text: shown literally, never run.
+    tab(browser, "search")
+    browser.find_element(By.ID, "search-query").send_keys("attacker pasted wiki")
+    browser.find_element(By.CSS_SELECTOR, "#search-form button").click()
+    wait_for(
+        browser,
+        lambda d: HOSTILE in d.find_element(By.ID, "results").text,
+        "the markup shown as text",
+    )
+    assert browser.find_elements(By.CSS_SELECTOR, "#results img") == []
+    scores = browser.find_element(By.CSS_SELECTOR, "#results .scores").text
+    assert "score" in scores and "keyword" in scores
+
+    # Delete the travel policy and it is gone from search.
+    tab(browser, "documents")
+    wait_for(
+        browser,
+        lambda d: d.find_elements(By.CSS_SELECTOR, "#documents tbody button"),
+        "a delete button",
+    )
+    browser.find_element(By.CSS_SELECTOR, "#documents tbody button").click()
+    browser.switch_to.alert.accept()
+    wait_for(
+        browser,
+        lambda d: "Deleted travel.md" in d.find_element(By.ID, "documents-message").text,
+        "the deletion confirmed",
+    )
+    tab(browser, "search")
+    query = browser.find_element(By.ID, "search-query")
+    query.clear()
+    query.send_keys("hotel Paris euros night")
+    browser.find_element(By.CSS_SELECTOR, "#search-form button").click()
+    wait_for(browser, lambda d: "passages" in d.find_element(By.ID, "search-message").text, "found")
+    assert "180 euros" not in browser.find_element(By.ID, "results").text
+
+    # The admin key sees the re-index status.
+    tab(browser, "reindex")
+    wait_for(
+        browser,
+        lambda d: d.find_elements(By.CSS_SELECTOR, "#generations tbody tr"),
+        "the active generation",
+    )
+    assert "active" in browser.find_element(By.ID, "generations").text
+
+    assert console_errors(browser) == []
+    assert failed_requests(browser, api.url) == []
+
+
+def test_accessible_at_desktop_and_phone_widths(
+    running: Deployment, api: ApiServer, browser: WebDriver
+) -> None:
+    key = make_key(running.settings, "acme", Role.READ)
+    browser.get(api.url)
+    wait_for(browser, lambda d: d.find_element(By.ID, "sign-in").is_displayed(), "sign-in")
+    assert accessibility_problems(browser) == []
+    signed_in(browser, api, key)
+    for width, height in ((1280, 900), (390, 844)):
+        browser.set_window_size(width, height)
+        for name in ("documents", "ask", "search", "reindex"):
+            tab(browser, name)
+            assert accessibility_problems(browser) == [], (width, name)
+    # The checker does find problems when there are some: an image with no text.
+    browser.execute_script(
+        "const i = document.createElement('img'); i.src = '/favicon.ico';"
+        "document.querySelector('main').append(i);"
+    )
+    assert "image-alt" in [v["id"] for v in accessibility_problems(browser)]
+    # A read-only key is told what it lacks, not shown an error page.
+    assert "admin" in browser.find_element(By.ID, "reindex-message").text
+    assert all("403" in line for line in console_errors(browser))
