@@ -13,7 +13,7 @@ STAMP := $(VENV)/.ragsage-installed-$(DEPS_HASH)
 # This checkout's code wins over whatever checkout the shared venv was installed from.
 export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 
-.PHONY: setup lint typecheck unit test run bench clean
+.PHONY: setup lint typecheck unit test run bench screenshot clean
 
 $(STAMP):
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,6 +39,11 @@ run: setup
 
 bench: setup
 	$(BIN)/python bench/ingest_offline.py
+
+# Refreshes docs/web-page.png, the README's picture of the page (needs Debian's chromium
+# and chromium-driver); not part of the tests.
+screenshot: setup
+	$(BIN)/python -m api.web.screenshot
 
 clean:
 	rm -rf $(VENV) .ragsage .mypy_cache .ruff_cache .pytest_cache

@@ -65,6 +65,11 @@ def _up(args: argparse.Namespace) -> int:
         if not args.no_samples and Path(args.samples).is_dir():
             stack.ingest_samples(Path(args.samples))
         stack.show_query()
+        print(
+            f"\nOpen {stack.url}/ to upload, ask and search; this link signs in with the "
+            f"local key in one click:\n  {stack.url}/#key={stack.key}",
+            flush=True,
+        )
         print(f"\nServing on {stack.url} — press Ctrl-C to stop.", flush=True)
         while not stopping.wait(1.0) and not args.exit_when_ready:
             stack.check_children()

@@ -105,6 +105,10 @@ def _exercise(
         key = re.search(r"(rsk_[a-z0-9]{10}_[A-Za-z0-9_-]{43})", text)
         assert key, text
         assert "[1]" in text and "Sources:" in text  # the example answer was cited
+        # The page's one-click sign-in link carries the key in the fragment only.
+        assert f"http://127.0.0.1:{port}/#key={key.group(1)}" in text
+        page = httpx.get(f"http://127.0.0.1:{port}/", timeout=30)
+        assert page.status_code == 200 and "Content-Security-Policy" in page.headers
 
         client = httpx.Client(
             base_url=f"http://127.0.0.1:{port}",

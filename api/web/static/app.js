@@ -460,6 +460,7 @@ async function openChunk(chunkId) {
   const body = $("chunk-body");
   body.replaceChildren(element("p", "Loading…"));
   view.hidden = false;
+  document.body.classList.add("reading");
   try {
     const found = await json("GET", `/v1/chunks/${encodeURIComponent(chunkId)}?above=1&below=1`);
     const chunk = found.chunk;
@@ -481,6 +482,7 @@ async function openChunk(chunkId) {
 
 function closeChunk() {
   $("chunk-view").hidden = true;
+  document.body.classList.remove("reading");
   if (opener) opener.focus();
 }
 
