@@ -19,7 +19,6 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
-from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import WebDriverWait
 
 from api.web import CONTENT_SECURITY_POLICY
@@ -227,16 +226,18 @@ def test_sign_in_upload_ask_cite_search_and_delete(
     tab(browser, "ask")
     browser.find_element(By.ID, "question").send_keys("How much can a hotel in Paris cost a night?")
     browser.find_element(By.ID, "ask-button").click()
-    citation: WebElement = wait_for(
+    # The Ask button comes back when the stream has ended: the answer is whole.
+    wait_for(
         browser,
-        lambda d: (d.find_elements(By.CSS_SELECTOR, "#conversation .answer button.link") or [None])[
-            0
-        ],
+        lambda d: (
+            d.find_element(By.ID, "ask-button").is_enabled()
+            and d.find_elements(By.CSS_SELECTOR, "#conversation .answer button.link")
+        ),
         "an answer with a citation",
     )
     answer = browser.find_element(By.CSS_SELECTOR, "#conversation .answer").text
     assert "180 euros" in answer
-    citation.click()
+    browser.find_element(By.CSS_SELECTOR, "#conversation .answer button.link").click()
     wait_for(browser, lambda d: d.find_element(By.ID, "chunk-view").is_displayed(), "the source")
     cited = browser.find_element(By.CSS_SELECTOR, "#chunk-body .cited").text
     assert "180 euros a night" in cited
@@ -272,7 +273,8 @@ def test_sign_in_upload_ask_cite_search_and_delete(
         lambda d: d.find_elements(By.CSS_SELECTOR, "#documents tbody button"),
         "a delete button",
     )
-    browser.find_element(By.CSS_SELECTOR, "#documents tbody button").click()
+    # Clicked in the page itself: the list may be redrawn by a job finishing meanwhile.
+    browser.execute_script("document.querySelector('#documents tbody button').click()")
     browser.switch_to.alert.accept()
     wait_for(
         browser,
@@ -322,3 +324,104 @@ def test_accessible_at_desktop_and_phone_widths(
     # A read-only key is told what it lacks, not shown an error page.
     assert "admin" in browser.find_element(By.ID, "reindex-message").text
     assert all("403" in line for line in console_errors(browser))
+
+
+def request_bodies(driver: WebDriver, url: str) -> list[Any]:
+    """The JSON bodies the page sent to ``url`` since the performance log was last read."""
+    bodies = []
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message["method"] == "Network.requestWillBeSent":
+            request = message["params"]["request"]
+            if request["url"] == url and request.get("postData"):
+                bodies.append(json.loads(request["postData"]))
+    return bodies
+
+
+def test_folders_retries_pages_follow_ups_and_the_keyboard(
+    running: Deployment, api: ApiServer, browser: WebDriver, tmp_path: Path
+) -> None:
+    key = make_key(running.settings, "acme", Role.WRITE)
+    client = api.client(key)
+    # More documents than one page holds (20), added through the API.
+    for number in range(21):
+        client.post(
+            "/v1/documents",
+            files={"file": (f"memo-{number:02}.md", f"# Memo {number}\n\nFiling note {number}.")},
+        )
+    signed_in(browser, api, key)
+
+    # A folder: every file inside is uploaded, each followed to its end.
+    folder = tmp_path / "handbook"
+    (folder / "teams").mkdir(parents=True)
+    (folder / "parking.md").write_text("# Parking\n\nVisitors park on level minus two.")
+    (folder / "teams" / "support.md").write_text("# Support\n\nSupport answers within a day.")
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.7\ntruncated")
+    browser.find_element(By.ID, "folder").send_keys(str(folder))
+    names = ["handbook/parking.md", "handbook/teams/support.md", "handbook/broken.pdf"]
+    wait_for(browser, lambda d: finished(upload_states(d), names), "the folder's jobs end")
+    states = upload_states(browser)
+    assert "succeeded" in states["handbook/parking.md"]
+    assert "succeeded" in states["handbook/teams/support.md"]
+    assert "failed" in states["handbook/broken.pdf"]
+
+    # The failed job is retried from the jobs list, and fails again with its reason.
+    browser.find_element(By.ID, "refresh-jobs").click()
+    wait_for(
+        browser,
+        lambda d: d.execute_script(
+            "const b = [...document.querySelectorAll('#jobs button')]"
+            "  .find(b => b.textContent === 'Retry');"
+            "if (b) b.click(); return Boolean(b);"
+        ),
+        "a retry button on the failed job",
+    )
+    wait_for(
+        browser,
+        lambda d: any(
+            "broken.pdf" in line and "failed: broken.pdf: not a valid PDF" in line
+            for line in texts(d, "#uploads li")[:1]
+        ),
+        "the retried job followed to its end",
+    )
+
+    # Pages follow the API's cursor: 24 documents, 20 on the first page.
+    browser.find_element(By.ID, "filter-form").find_element(By.TAG_NAME, "button").click()
+    wait_for(browser, lambda d: len(texts(d, "#documents tbody tr")) == 20, "a full first page")
+    first = texts(browser, "#documents tbody td:first-child")
+    browser.find_element(By.ID, "next-page").click()
+    wait_for(browser, lambda d: len(texts(d, "#documents tbody tr")) == 4, "the second page")
+    second = texts(browser, "#documents tbody td:first-child")
+    assert not set(first) & set(second) and len(set(first) | set(second)) == 24
+    assert not browser.find_element(By.ID, "next-page").is_enabled()
+    browser.find_element(By.ID, "prev-page").click()
+    wait_for(
+        browser, lambda d: texts(d, "#documents tbody td:first-child") == first, "back to page one"
+    )
+
+    # The keyboard moves between tabs.
+    documents_tab = browser.find_element(By.ID, "tab-documents")
+    documents_tab.click()
+    documents_tab.send_keys("\ue014")  # arrow right
+    assert browser.switch_to.active_element.get_attribute("id") == "tab-ask"
+    assert browser.find_element(By.ID, "panel-ask").is_displayed()
+
+    # A follow-up question carries the conversation so far.
+    browser.get_log("performance")
+    for question in ("Where do visitors park?", "And on which level exactly?"):
+        browser.find_element(By.ID, "question").send_keys(question)
+        browser.find_element(By.ID, "ask-button").click()
+        wait_for(
+            browser,
+            lambda d, q=question: (
+                q in d.find_element(By.ID, "conversation").text
+                and d.find_element(By.ID, "ask-button").is_enabled()
+            ),
+            "the answer",
+        )
+    sent = request_bodies(browser, f"{api.url}/v1/query")
+    assert [body["history"] for body in sent][0] == []
+    follow_up = sent[1]["history"]
+    assert [turn["role"] for turn in follow_up] == ["user", "assistant"]
+    assert follow_up[0]["content"] == "Where do visitors park?"
+    assert "level minus two" in follow_up[1]["content"]
