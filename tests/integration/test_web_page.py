@@ -425,3 +425,71 @@ def test_folders_retries_pages_follow_ups_and_the_keyboard(
     assert [turn["role"] for turn in follow_up] == ["user", "assistant"]
     assert follow_up[0]["content"] == "Where do visitors park?"
     assert "level minus two" in follow_up[1]["content"]
+
+
+def foreign_requests(driver: WebDriver, origin: str) -> list[str]:
+    """What the page itself fetched from anywhere but ``origin`` (fonts, CDNs, trackers)."""
+    kinds = {"Document", "Script", "Stylesheet", "Image", "Font", "Fetch", "XHR", "Media"}
+    found = []
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message["method"] != "Network.requestWillBeSent":
+            continue
+        params = message["params"]
+        url = params["request"]["url"]
+        # Only what our page asked for: the browser's own new-tab page is not ours.
+        ours = params.get("documentURL", "").startswith(origin)
+        if ours and params.get("type") in kinds and not url.startswith((origin, "data:")):
+            found.append(url)
+    return found
+
+
+def test_cancel_a_running_job_and_filter_a_search(
+    deployment: Deployment, api: ApiServer, browser: WebDriver, tmp_path: Path
+) -> None:
+    # Embedding takes three seconds here: long enough to cancel the job mid-way.
+    deployment.worker(
+        RAGSAGE_ADAPTERS="tests.integration.adapters:flaky",
+        TEST_EMBED_DELAY="3",
+        TEST_EMBED_COUNTER=str(tmp_path / "calls"),
+    ).start()
+    key = make_key(deployment.settings, "acme", Role.WRITE)
+    browser.get(api.url)  # the page's own start, then the link as a user would paste it
+    signed_in(browser, api, key)
+    slow = tmp_path / "slow.md"
+    slow.write_text(POLICY)
+    upload_files(browser, [slow])
+    wait_for(browser, lambda d: "embed" in upload_states(d).get("slow.md", ""), "embedding")
+    browser.find_element(By.ID, "refresh-jobs").click()
+    wait_for(
+        browser,
+        lambda d: d.execute_script(
+            "const b = [...document.querySelectorAll('#jobs button')]"
+            "  .find(b => b.textContent === 'Cancel');"
+            "if (b) b.click(); return Boolean(b);"
+        ),
+        "a cancel button on the running job",
+    )
+    wait_for(
+        browser, lambda d: "cancelled" in upload_states(d).get("slow.md", ""), "the job cancelled"
+    )
+
+    # Search filters go to the API: a source the passage is not in finds nothing of it.
+    client = api.client(key)
+    quick = client.post("/v1/documents", files={"file": ("parking.md", b"# Parking\n\nLevel -2.")})
+    assert quick.status_code == 202
+    tab(browser, "search")
+    browser.find_element(By.ID, "search-query").send_keys("parking level")
+    browser.find_element(By.ID, "search-sources").send_keys("other.md")
+    browser.find_element(By.CSS_SELECTOR, "#search-form button").click()
+    wait_for(
+        browser,
+        lambda d: d.find_element(By.ID, "search-message").text.startswith("0 of 0"),
+        "nothing from other sources",
+    )
+    assert foreign_requests(browser, api.url) == []
+    # And were the page to try, the policy would stop it before it left the browser.
+    browser.execute_script("fetch('http://example.invalid/font.woff2').catch(() => null)")
+    refused = wait_for(browser, lambda d: console_errors(d), "the policy's refusal")
+    assert "Content Security Policy" in refused[0] and "example.invalid" in refused[0]
+    assert foreign_requests(browser, api.url) == []
