@@ -22,9 +22,11 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
 
 from api.web import CONTENT_SECURITY_POLICY
-from ragsage.keys import Role
+from ragsage.keys import Role, revoke_key
+from ragsage.storage import Database
+from ragsage.types import Scope
 
-from .api_harness import ApiServer, make_key
+from .api_harness import ApiServer, make_key, with_database
 from .worker_harness import Deployment
 
 AXE = Path(__file__).resolve().parent / "vendor" / "axe-4.14.1.min.js"
@@ -142,8 +144,8 @@ def console_errors(driver: WebDriver) -> list[str]:
 def failed_requests(driver: WebDriver, origin: str) -> list[str]:
     """Requests to ``origin`` that failed or got an error status since the log was last read.
 
-    A 404 is left out (a probe for a missing chunk is a normal answer), and so
-    is the browser's own traffic to other hosts, which this machine blocks.
+    The browser's own traffic to other hosts (which this machine blocks) is
+    left out.
     """
     urls: dict[str, str] = {}
     failures = []
@@ -159,8 +161,7 @@ def failed_requests(driver: WebDriver, origin: str) -> list[str]:
         elif message["method"] == "Network.responseReceived":
             response = params["response"]
             if response["url"].startswith(origin) and response["status"] >= 400:
-                if response["status"] != 404:
-                    failures.append(f"{response['status']} {response['url']}")
+                failures.append(f"{response['status']} {response['url']}")
     return failures
 
 
@@ -171,8 +172,14 @@ def test_the_page_is_served_with_a_strict_policy(api: ApiServer) -> None:
         assert response.headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
         assert "'unsafe-inline'" not in CONTENT_SECURITY_POLICY
         assert "'unsafe-eval'" not in CONTENT_SECURITY_POLICY
-    assert httpx.get(f"{api.url}/web/../__init__.py").status_code == 404
-    assert httpx.get(f"{api.url}/web/secret.py").status_code == 404
+    # Only the page's own files: no way up out of the folder, nothing else in it.
+    for path in ("/web/%2E%2E%2F__init__.py", "/web/..%2Fscreenshot.py", "/web/__init__.py"):
+        assert httpx.get(f"{api.url}{path}").status_code == 404, path
+    # A refusal from the page's own route carries the same headers.
+    refused = httpx.get(f"{api.url}/web/__init__.py")
+    assert refused.headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
+    icon = httpx.get(f"{api.url}/web/favicon.svg")
+    assert icon.status_code == 200 and icon.headers["Content-Type"].startswith("image/svg+xml")
 
 
 def test_sign_in_upload_ask_cite_search_and_delete(
@@ -238,7 +245,7 @@ def test_sign_in_upload_ask_cite_search_and_delete(
     answer = browser.find_element(By.CSS_SELECTOR, "#conversation .answer").text
     assert "180 euros" in answer
     browser.find_element(By.CSS_SELECTOR, "#conversation .answer button.link").click()
-    wait_for(browser, lambda d: d.find_element(By.ID, "chunk-view").is_displayed(), "the source")
+    wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#chunk-body .cited"), "source")
     cited = browser.find_element(By.CSS_SELECTOR, "#chunk-body .cited").text
     assert "180 euros a night" in cited
     assert "travel.md" in browser.find_element(By.ID, "chunk-where").text
@@ -263,6 +270,10 @@ def test_sign_in_upload_ask_cite_search_and_delete(
         "the markup shown as text",
     )
     assert browser.find_elements(By.CSS_SELECTOR, "#results img") == []
+    browser.execute_script("document.querySelector('#results button.link').click()")
+    wait_for(browser, lambda d: HOSTILE in d.find_element(By.ID, "chunk-body").text, "as text")
+    assert browser.find_elements(By.CSS_SELECTOR, "#chunk-view img") == []
+    browser.find_element(By.ID, "chunk-close").click()
     scores = browser.find_element(By.CSS_SELECTOR, "#results .scores").text
     assert "score" in scores and "keyword" in scores
 
@@ -425,6 +436,23 @@ def test_folders_retries_pages_follow_ups_and_the_keyboard(
     assert [turn["role"] for turn in follow_up] == ["user", "assistant"]
     assert follow_up[0]["content"] == "Where do visitors park?"
     assert "level minus two" in follow_up[1]["content"]
+    assert console_errors(browser) == []
+
+    # A key revoked mid-session: back to the sign-in with the reason, and the next
+    # person in this tab inherits nothing (no conversation, no lists).
+    async def revoke(database: Database) -> None:
+        async with database.session(Scope("acme")) as session:
+            await revoke_key(session, key.split("_")[1])
+
+    with_database(running.settings, revoke)
+    browser.find_element(By.ID, "tab-documents").click()  # lists the jobs: refused
+    wait_for(
+        browser,
+        lambda d: "refused" in d.find_element(By.ID, "sign-in-message").text,
+        "the sign-in, saying the key was refused",
+    )
+    assert browser.execute_script("return sessionStorage.length") == 0
+    assert texts(browser, "#conversation .turn") == texts(browser, "#documents tbody tr") == []
 
 
 def foreign_requests(driver: WebDriver, origin: str) -> list[str]:
@@ -473,6 +501,7 @@ def test_cancel_a_running_job_and_filter_a_search(
     wait_for(
         browser, lambda d: "cancelled" in upload_states(d).get("slow.md", ""), "the job cancelled"
     )
+    assert console_errors(browser) == [] and failed_requests(browser, api.url) == []
 
     # Search filters go to the API: a source the passage is not in finds nothing of it.
     client = api.client(key)

@@ -6,6 +6,7 @@
 const KEY_SLOT = "ragsage.key";
 const POLL_MS = 700;
 const PAGE_SIZE = 20;
+const MAX_HISTORY = 50; // the API's limit on a conversation's turns
 
 const $ = (id) => document.getElementById(id);
 
@@ -93,8 +94,9 @@ async function signIn(candidate) {
   try {
     await json("GET", "/v1/documents?limit=1");
   } catch (error) {
-    sessionStorage.removeItem(KEY_SLOT);
-    showSignIn(refusal(error));
+    // Only a refusal forgets the key; an outage keeps it for the next try.
+    if (error.status === 401 || error.status === 403) sessionStorage.removeItem(KEY_SLOT);
+    showSignIn(error.status ? refusal(error) : "The server could not be reached; try again.");
     return;
   }
   showApp();
@@ -117,12 +119,33 @@ function showApp() {
   $("who").textContent = "Signed in";
   loadDocuments(null);
   loadJobs();
+  $("tab-documents").focus();
 }
 
-function signOut() {
+function signOut(message) {
   sessionStorage.removeItem(KEY_SLOT);
   stopPolling();
-  showSignIn("");
+  // Nothing of this session may reach the next key: conversation, lists, results.
+  watched.clear();
+  history_ = [];
+  cursors.length = 1;
+  activeFilter = "";
+  $("filter").value = "";
+  for (const id of ["uploads", "conversation", "results"]) $(id).replaceChildren();
+  for (const id of ["documents", "jobs", "generations"]) $(id).tBodies[0].replaceChildren();
+  for (const id of ["documents-message", "ask-message", "search-message", "reindex-message"]) say(id, "");
+  closeChunk();
+  selectTab("documents", false);
+  showSignIn(typeof message === "string" ? message : "");
+}
+
+function refused(error) {
+  // A key revoked or expired mid-session: back to the sign-in, saying why.
+  if (error.status === 401) {
+    signOut(refusal(error));
+    return true;
+  }
+  return false;
 }
 
 // ------------------------------------------------------------------ tabs
@@ -138,6 +161,7 @@ function selectTab(name, focus) {
     $(`panel-${tab}`).hidden = !chosen;
     if (chosen && focus) control.focus();
   }
+  if (!key()) return;
   if (name === "reindex") loadReindex();
   if (name === "documents") loadJobs();
 }
@@ -209,24 +233,36 @@ function schedulePoll() {
 }
 
 async function pollJobs() {
-  pollTimer = null;
-  for (const [id, state] of watched) {
-    try {
-      const job = await json("GET", `/v1/jobs/${encodeURIComponent(id)}`);
-      state.textContent = ` — ${describeJob(job)}`;
-      state.className = `state-${job.state}`;
-      if (["succeeded", "failed", "cancelled", "superseded"].includes(job.state)) {
-        watched.delete(id);
-        loadDocuments(currentCursor());
-        loadJobs();
+  let ended = false;
+  await Promise.all(
+    [...watched].map(async ([id, state]) => {
+      try {
+        const job = await json("GET", `/v1/jobs/${encodeURIComponent(id)}`);
+        const text = ` — ${describeJob(job)}`;
+        if (state.textContent !== text) {
+          state.textContent = text;
+          state.className = `state-${job.state}`;
+        }
+        if (["succeeded", "failed", "cancelled", "superseded"].includes(job.state)) {
+          watched.delete(id);
+          ended = true;
+        }
+      } catch (error) {
+        if (refused(error)) return;
+        if (error.status === 404) {
+          state.textContent = " — gone (the document was deleted)";
+          watched.delete(id);
+        }
+        // Anything else (an outage, a timeout) is tried again next round.
       }
-    } catch (error) {
-      if (error.status === 401) return signOut();
-      state.textContent = ` — ${refusal(error)}`;
-      watched.delete(id);
-    }
+    }),
+  );
+  pollTimer = null;
+  if (ended) {
+    loadDocuments(currentCursor());
+    loadJobs();
   }
-  if (watched.size) schedulePoll();
+  if (watched.size && key()) schedulePoll();
 }
 
 async function loadJobs() {
@@ -254,7 +290,7 @@ async function loadJobs() {
       }),
     );
   } catch (error) {
-    say("documents-message", refusal(error), true);
+    if (!refused(error)) say("documents-message", refusal(error), true);
   }
 }
 
@@ -271,6 +307,7 @@ async function jobAction(id, action) {
       schedulePoll();
     }
   } catch (error) {
+    if (refused(error)) return;
     say("documents-message", refusal(error), true);
   }
   loadJobs();
@@ -310,6 +347,8 @@ async function dropped(event) {
 // ------------------------------------------------------------------ the document list
 
 const cursors = [null]; // the cursor of each page shown so far
+let activeFilter = ""; // the name filter last submitted (not what is being typed)
+let listRequest = 0; // only the latest list request may draw the table
 
 function currentCursor() {
   return cursors[cursors.length - 1];
@@ -317,11 +356,14 @@ function currentCursor() {
 
 async function loadDocuments(cursor) {
   const params = new URLSearchParams({ limit: String(PAGE_SIZE) });
-  const name = $("filter").value.trim();
+  const name = activeFilter;
   if (name) params.set("name", name);
   if (cursor) params.set("cursor", cursor);
+  const mine = ++listRequest;
+  $("next-page").disabled = true;
   try {
     const page = await json("GET", `/v1/documents?${params}`);
+    if (mine !== listRequest) return;
     const body = $("documents").tBodies[0];
     body.replaceChildren(...page.documents.map(documentRow));
     say(
@@ -332,8 +374,7 @@ async function loadDocuments(cursor) {
     $("next-page").dataset.cursor = page.next_cursor || "";
     $("prev-page").disabled = cursors.length <= 1;
   } catch (error) {
-    if (error.status === 401) return signOut();
-    say("documents-message", refusal(error), true);
+    if (mine === listRequest && !refused(error)) say("documents-message", refusal(error), true);
   }
 }
 
@@ -361,6 +402,7 @@ async function removeDocument(doc) {
     await (await call("DELETE", `/v1/documents/${encodeURIComponent(doc.id)}`)).text();
     outcome = [`Deleted ${doc.filename || doc.title}.`, false];
   } catch (error) {
+    if (refused(error)) return;
     outcome = [refusal(error), true];
   }
   await loadDocuments(currentCursor());
@@ -394,7 +436,9 @@ async function ask(event) {
   if (!question) return;
   say("ask-message", "");
   $("ask-button").disabled = true;
+  $("new-conversation").disabled = true;
   const conversation = $("conversation");
+  conversation.setAttribute("aria-busy", "true"); // one announcement when whole
   conversation.append(element("div", question, "turn user"));
   const turn = element("div", "", "turn answer");
   const body = element("div");
@@ -402,20 +446,20 @@ async function ask(event) {
   conversation.append(turn);
   let text = "";
   let citations = [];
+  let finished = false;
   try {
-    const response = await call("POST", "/v1/query", { question, history: history_, stream: true });
+    const history = history_.slice(-MAX_HISTORY);
+    const response = await call("POST", "/v1/query", { question, history, stream: true });
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
     let buffer = "";
     for (;;) {
       const { value, done } = await reader.read();
       if (done) break;
-      buffer += value;
+      buffer += value.replace(/\r\n?/g, "\n");
       let end;
       while ((end = buffer.indexOf("\n\n")) >= 0) {
-        const block = buffer.slice(0, end);
+        const [name, data] = sseEvent(buffer.slice(0, end));
         buffer = buffer.slice(end + 2);
-        const name = (block.match(/^event: (.*)$/m) || [])[1];
-        const data = JSON.parse((block.match(/^data: (.*)$/m) || [, "null"])[1]);
         if (name === "token") {
           text += data.text;
           citationLinks(body, text, citations);
@@ -423,6 +467,7 @@ async function ask(event) {
           citations = data;
           citationLinks(body, text, citations);
         } else if (name === "done") {
+          finished = true;
           text = data.answer;
           citationLinks(body, text, citations);
           if (data.not_found) {
@@ -434,14 +479,30 @@ async function ask(event) {
         }
       }
     }
+    if (!finished) throw new Error("The answer stopped before it was complete; ask again.");
     history_ = [...history_, { role: "user", content: question }, { role: "assistant", content: text }];
     $("question").value = "";
   } catch (error) {
     turn.remove();
+    conversation.lastElementChild?.remove(); // the question that got no answer
+    if (error instanceof ApiError && refused(error)) return;
     say("ask-message", error instanceof ApiError ? refusal(error) : error.message, true);
   } finally {
+    conversation.setAttribute("aria-busy", "false");
     $("ask-button").disabled = false;
+    $("new-conversation").disabled = false;
   }
+}
+
+function sseEvent(block) {
+  // One Server-Sent Event: its name and its data lines joined, parsed as JSON.
+  let name = "message";
+  const data = [];
+  for (const line of block.split("\n")) {
+    if (line.startsWith("event:")) name = line.slice(6).trim();
+    else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+  }
+  return [name, data.length ? JSON.parse(data.join("\n")) : null];
 }
 
 function newConversation() {
@@ -475,15 +536,18 @@ async function openChunk(chunkId) {
     );
     body.dataset.chunk = chunk.id;
   } catch (error) {
+    if (refused(error)) return;
     body.replaceChildren(element("p", refusal(error), "message bad"));
   }
   $("chunk-title").focus();
 }
 
 function closeChunk() {
+  if ($("chunk-view").hidden) return;
   $("chunk-view").hidden = true;
   document.body.classList.remove("reading");
-  if (opener) opener.focus();
+  if (opener && opener.isConnected) opener.focus();
+  else $("chunk-view").previousElementSibling?.focus?.();
 }
 
 // ------------------------------------------------------------------ search
@@ -524,7 +588,7 @@ async function search(event) {
       }),
     );
   } catch (error) {
-    say("search-message", refusal(error), true);
+    if (!refused(error)) say("search-message", refusal(error), true);
   }
 }
 
@@ -550,6 +614,7 @@ async function loadReindex() {
     );
     say("reindex-message", generations.length ? "" : "Nothing indexed yet.");
   } catch (error) {
+    if (refused(error)) return;
     say("reindex-message", error.status === 403 ? "Re-index status needs an admin key." : refusal(error), true);
   }
 }
@@ -583,6 +648,7 @@ function start() {
   }
   $("filter-form").addEventListener("submit", (event) => {
     event.preventDefault();
+    activeFilter = $("filter").value.trim();
     cursors.length = 1;
     loadDocuments(null);
   });
