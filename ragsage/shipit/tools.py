@@ -14,7 +14,7 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ragsage.agent.tools import MAX_TOOL_NEIGHBOURS, MAX_TOOL_TOP_K
+from ragsage.agent.tools import MAX_TOOL_NEIGHBOURS, MAX_TOOL_TOP_K, openai_tool
 
 if TYPE_CHECKING:
     from ragsage.shipit.facade import RAG
@@ -40,14 +40,7 @@ class RAGTool:
 
     def openai_schema(self) -> dict[str, Any]:
         """The entry for a Chat Completions ``tools=[...]`` list."""
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": self.parameters,
-            },
-        }
+        return openai_tool(self.name, self.description, self.parameters)
 
     def run(self, /, **arguments: Any) -> str:
         """Run with keyword arguments; always a JSON string."""

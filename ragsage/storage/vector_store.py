@@ -388,13 +388,26 @@ class PgVectorStore:
 
     async def fetch_chunks(self, scope: Scope, chunk_ids: Sequence[str]) -> Sequence[Chunk]:
         """The searched generation's chunks among ``chunk_ids``, in the order asked."""
-        keys = [split_chunk_id(value) for value in chunk_ids]
-        wanted = [key for key in keys if key is not None]
+        rows = await self._rows_by_id(scope, chunk_ids, CHUNK_COLUMNS)
+        found = {chunk.id: chunk for chunk in map(chunk_from_row, rows)}
+        return [found[value] for value in chunk_ids if value in found]
+
+    async def vectors(self, scope: Scope, chunk_ids: Sequence[str]) -> dict[str, tuple[float, ...]]:
+        """The stored vectors of the searched generation's chunks among ``chunk_ids``."""
+        columns = f"{_KEY_COLUMNS}, CAST(c.embedding AS real[])"
+        rows = await self._rows_by_id(scope, chunk_ids, columns)
+        return {chunk_id(str(d), int(o)): tuple(map(float, v)) for d, o, v in rows if v}
+
+    async def _rows_by_id(
+        self, scope: Scope, chunk_ids: Sequence[str], columns: str
+    ) -> list[tuple[Any, ...]]:
+        """``columns`` of the searched generation's rows among ``chunk_ids`` (any order)."""
+        wanted = [key for key in map(split_chunk_id, chunk_ids) if key is not None]
         if not wanted:
             return []
         searched = ACTIVE_GENERATION if self.generation is None else "CAST(:generation AS integer)"
         sql = (
-            f"SELECT {CHUNK_COLUMNS} FROM unnest(CAST(:documents AS text[]), "
+            f"SELECT {columns} FROM unnest(CAST(:documents AS text[]), "
             "CAST(:ordinals AS integer[])) AS w(document_id, ordinal) "
             "JOIN ragsage_chunks c ON c.document_id = w.document_id AND c.ordinal = w.ordinal "
             f"AND c.generation = {searched}"
@@ -404,29 +417,7 @@ class PgVectorStore:
             "ordinals": [ordinal for _, ordinal in wanted],
             "generation": self.generation,
         }
-        rows = await read_rows(self._target, scope, [(to_driver_style(sql), params)])
-        found = {chunk.id: chunk for chunk in map(chunk_from_row, rows)}
-        return [found[value] for value in chunk_ids if value in found]
-
-    async def vectors(self, scope: Scope, chunk_ids: Sequence[str]) -> dict[str, tuple[float, ...]]:
-        """The stored vectors of the searched generation's chunks among ``chunk_ids``."""
-        wanted = [key for key in map(split_chunk_id, chunk_ids) if key is not None]
-        if not wanted:
-            return {}
-        searched = ACTIVE_GENERATION if self.generation is None else "CAST(:generation AS integer)"
-        sql = (
-            "SELECT c.document_id, c.ordinal, CAST(c.embedding AS real[]) FROM "
-            "unnest(CAST(:documents AS text[]), CAST(:ordinals AS integer[])) "
-            "AS w(document_id, ordinal) JOIN ragsage_chunks c ON c.document_id = w.document_id "
-            f"AND c.ordinal = w.ordinal AND c.generation = {searched}"
-        )
-        params = {
-            "documents": [document for document, _ in wanted],
-            "ordinals": [ordinal for _, ordinal in wanted],
-            "generation": self.generation,
-        }
-        rows = await read_rows(self._target, scope, [(to_driver_style(sql), params)])
-        return {chunk_id(str(d), int(o)): tuple(map(float, v)) for d, o, v in rows if v}
+        return await read_rows(self._target, scope, [(to_driver_style(sql), params)])
 
     async def _nearest(
         self,

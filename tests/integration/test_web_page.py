@@ -109,6 +109,22 @@ def texts(driver: WebDriver, css: str) -> list[str]:
     return found
 
 
+def clicked(driver: WebDriver, css: str, label: str) -> bool:
+    """Click, inside the page, the first ``css`` element whose text is ``label``.
+
+    Found and clicked at one instant: a list redrawn by a finishing job cannot
+    leave the test holding a stale element.
+    """
+    done: bool = driver.execute_script(
+        "const b = [...document.querySelectorAll(arguments[0])]"
+        "  .find(b => b.textContent === arguments[1]);"
+        "if (b) b.click(); return Boolean(b);",
+        css,
+        label,
+    )
+    return done
+
+
 def upload_states(driver: WebDriver) -> dict[str, str]:
     names = texts(driver, "#uploads li strong")
     states = texts(driver, "#uploads li span")
@@ -379,13 +395,7 @@ def test_folders_retries_pages_follow_ups_and_the_keyboard(
     # The failed job is retried from the jobs list, and fails again with its reason.
     browser.find_element(By.ID, "refresh-jobs").click()
     wait_for(
-        browser,
-        lambda d: d.execute_script(
-            "const b = [...document.querySelectorAll('#jobs button')]"
-            "  .find(b => b.textContent === 'Retry');"
-            "if (b) b.click(); return Boolean(b);"
-        ),
-        "a retry button on the failed job",
+        browser, lambda d: clicked(d, "#jobs button", "Retry"), "a retry button on the failed job"
     )
     wait_for(
         browser,
@@ -491,11 +501,7 @@ def test_cancel_a_running_job_and_filter_a_search(
     browser.find_element(By.ID, "refresh-jobs").click()
     wait_for(
         browser,
-        lambda d: d.execute_script(
-            "const b = [...document.querySelectorAll('#jobs button')]"
-            "  .find(b => b.textContent === 'Cancel');"
-            "if (b) b.click(); return Boolean(b);"
-        ),
+        lambda d: clicked(d, "#jobs button", "Cancel"),
         "a cancel button on the running job",
     )
     wait_for(
