@@ -265,6 +265,11 @@ def test_sign_in_upload_ask_cite_search_and_delete(
     cited = browser.find_element(By.CSS_SELECTOR, "#chunk-body .cited").text
     assert "180 euros a night" in cited
     assert "travel.md" in browser.find_element(By.ID, "chunk-where").text
+    # With a conversation and the passage open, at desktop and at phone width.
+    assert accessibility_problems(browser) == []
+    browser.set_window_size(390, 844)
+    assert accessibility_problems(browser) == []
+    browser.set_window_size(1280, 900)
     browser.find_element(By.ID, "chunk-close").click()
 
     # A question the documents cannot answer is shown as not found.
@@ -289,6 +294,7 @@ def test_sign_in_upload_ask_cite_search_and_delete(
     browser.execute_script("document.querySelector('#results button.link').click()")
     wait_for(browser, lambda d: HOSTILE in d.find_element(By.ID, "chunk-body").text, "as text")
     assert browser.find_elements(By.CSS_SELECTOR, "#chunk-view img") == []
+    assert accessibility_problems(browser) == []  # results listed, a passage open
     browser.find_element(By.ID, "chunk-close").click()
     scores = browser.find_element(By.CSS_SELECTOR, "#results .scores").text
     assert "score" in scores and "keyword" in scores
@@ -300,6 +306,7 @@ def test_sign_in_upload_ask_cite_search_and_delete(
         lambda d: d.find_elements(By.CSS_SELECTOR, "#documents tbody button"),
         "a delete button",
     )
+    assert accessibility_problems(browser) == []  # the lists filled: uploads, documents, jobs
     # Clicked in the page itself: the list may be redrawn by a job finishing meanwhile.
     browser.execute_script("document.querySelector('#documents tbody button').click()")
     browser.switch_to.alert.accept()
