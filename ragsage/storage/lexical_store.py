@@ -29,6 +29,20 @@ MAX_QUERY_CHARS = 10_000
 _SEARCH_SYNTAX = re.compile(r'"|(^|\s)-\w|\sOR\s')
 
 
+# The search function's result columns, and those of them only the first rows carry.
+_CARRIED = (
+    "chunk_text",
+    "embed_text",
+    "heading_path",
+    "page_numbers",
+    "chunk_metadata",
+    "source",
+    "created_at",
+    "start_char",
+    "end_char",
+)
+_RESULT_COLUMNS = ("document_id", "ordinal", *_CARRIED, "rank")
+
 # A term in more chunks than this is too common to pick candidates with.
 COMMON_TERM_ROWS = 500
 # Rank at most about this many candidate rows (half of what it was: on the
@@ -170,21 +184,21 @@ class PgLexicalStore:
         # The generation argument (migration 8) is passed only when asked for,
         # so the default search keeps the long-standing call.
         chosen = ", CAST(:generation AS integer)" if self.generation is not None else ""
-        sql = (
-            "SELECT * FROM ragsage_lexical_search(:query, :syntax, "
+        call = (
+            "ragsage_lexical_search(:query, :syntax, "
             ":k, :common, :sample, CAST(:ids AS text[]), CAST(:sources AS text[]), "
             "CAST(:metadata AS jsonb), CAST(:after AS timestamptz), "
             f"CAST(:before AS timestamptz), :weighted{chosen})"
         )
+        sql = f"SELECT * FROM {call}"
         if carried is not None:
+            # The function returns its rows best first, so their ordinal is their
+            # place: no window sort, no join, just the text of the first few kept.
             params["carried"] = carried
+            kept = ", ".join(f"CASE WHEN s.place <= :carried THEN s.{c} END" for c in _CARRIED)
             sql = (
-                "SELECT r.document_id, r.ordinal, f.* , r.rank FROM (SELECT *, row_number() "
-                "OVER (ORDER BY rank DESC, document_id, ordinal) AS place "
-                f"FROM ({sql}) s) r LEFT JOIN LATERAL (SELECT r.chunk_text, r.embed_text, "
-                "r.heading_path, r.page_numbers, r.chunk_metadata, r.source, r.created_at, "
-                "r.start_char, r.end_char WHERE r.place <= :carried) f ON true "
-                "ORDER BY r.place"
+                f"SELECT s.document_id, s.ordinal, {kept}, s.rank FROM {call} "
+                f"WITH ORDINALITY AS s({', '.join(_RESULT_COLUMNS)}, place) ORDER BY s.place"
             )
         return await read_rows(self._target, scope, [(to_driver_style(sql), params)])
 
