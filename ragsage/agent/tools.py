@@ -65,7 +65,14 @@ class Tool:
 
     def openai_schema(self) -> dict[str, Any]:
         """The entry for the ``tools=[...]`` list of an OpenAI Chat Completions request."""
-        return openai_tool(self.name, self.description, self.parameters)
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
 
     def __call__(self, arguments: str | Mapping[str, Any] | None = None) -> str:
         """Run with the arguments as the model sent them (a JSON string) or as a mapping."""
@@ -74,14 +81,6 @@ class Tool:
         except ArgumentError as exc:
             return _error(str(exc))
         return self.function(**parsed)
-
-
-def openai_tool(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
-    """One entry of a Chat Completions ``tools=[...]`` list."""
-    return {
-        "type": "function",
-        "function": {"name": name, "description": description, "parameters": parameters},
-    }
 
 
 def build_tools(backend: ToolBackend) -> list[Tool]:
