@@ -37,19 +37,15 @@ START_SECONDS = 120.0
 
 
 def _ready(data_dir: Path, seconds: float) -> bool:
-    """Whether the server over ``data_dir`` reports itself ready within ``seconds``.
-
-    ``postmaster.pid``'s eighth line is the server's status (``ready`` once it
-    accepts connections).
-    """
+    """Whether the server over ``data_dir`` reports itself ready within ``seconds``."""
+    info = _pgserver().utils.PostmasterInfo  # pgserver's reading of postmaster.pid
     deadline = time.monotonic() + seconds
-    pid_file = data_dir / "postmaster.pid"
     while time.monotonic() < deadline:
         try:
-            lines = pid_file.read_text().splitlines()
-        except OSError:
-            lines = []
-        if len(lines) > 7 and lines[7].strip() == "ready":
+            found = info.read_from_pgdata(data_dir)
+        except (OSError, LookupError, ValueError):
+            found = None  # the server is still writing the file
+        if found is not None and found.is_running() and found.status == "ready":
             return True
         time.sleep(0.5)
     return False
