@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from api.errors import ApiError
 from api.schemas import MAX_PATH_ID_CHARS, PATH_ID_PATTERN
+from ragsage.errors import InvalidRequest
 from ragsage.text import clean
 
 _M = TypeVar("_M", bound=BaseModel)
@@ -89,6 +90,15 @@ def check_path_ids(values: dict[str, Any]) -> None:
             raise ApiError(
                 400, "invalid_request", f"{name} is longer than {MAX_PATH_ID_CHARS} characters"
             )
+
+
+def text_arg(name: str, max_chars: int, refusal: str) -> str | None:
+    """A query-string text, or None when absent or empty; ``refusal`` when it is too
+    long or holds a NUL (which no stored value can)."""
+    value = request.args.get(name) or None
+    if value is not None and ("\x00" in value or len(value) > max_chars):
+        raise InvalidRequest(refusal)
+    return value
 
 
 def int_arg(name: str, default: int, low: int, high: int) -> int:

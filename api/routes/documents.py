@@ -11,7 +11,7 @@ from flask import Blueprint, Response, jsonify, request
 from api import convert
 from api.auth import require
 from api.errors import ApiError
-from api.routes.common import cleaned, int_arg, json_body, parse_json
+from api.routes.common import cleaned, int_arg, json_body, parse_json, text_arg
 from api.schemas import (
     MAX_CURSOR_CHARS,
     MAX_NAME_FILTER_CHARS,
@@ -22,7 +22,6 @@ from api.schemas import (
     UploadResponse,
 )
 from api.services import services
-from ragsage.errors import InvalidRequest
 from ragsage.jobs import documents
 from ragsage.keys import Role
 
@@ -90,14 +89,16 @@ def upload() -> Any:
 def list_all() -> Any:
     who = require(Role.READ)
     limit = int_arg("limit", 50, 1, 200)
-    cursor = request.args.get("cursor") or None
-    if cursor is not None and ("\x00" in cursor or len(cursor) > MAX_CURSOR_CHARS):
-        raise InvalidRequest("cursor is not one this API issued; pass next_cursor unchanged")
-    name = request.args.get("name") or None
-    if name is not None and ("\x00" in name or len(name) > MAX_NAME_FILTER_CHARS):
-        raise InvalidRequest(
-            f"name must be at most {MAX_NAME_FILTER_CHARS} characters, with no NUL character"
-        )
+    cursor = text_arg(
+        "cursor",
+        MAX_CURSOR_CHARS,
+        "cursor is not one this API issued; pass next_cursor unchanged",
+    )
+    name = text_arg(
+        "name",
+        MAX_NAME_FILTER_CHARS,
+        f"name must be at most {MAX_NAME_FILTER_CHARS} characters, with no NUL character",
+    )
     here = services()
 
     async def read() -> list[documents.DocumentRecord]:
