@@ -7,12 +7,13 @@ and from ragsage's own frozen types, which the engine underneath works on.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from ragsage.library.context import RAGContext as EngineContext
+from ragsage.library.tracking import RAGSource as EngineSource
 from ragsage.query.results import ChunkContext, SearchHit
 from ragsage.types import Chunk as EngineChunk
 from ragsage.types import SearchFilters, chunk_id
@@ -215,9 +216,8 @@ def from_chunk_context(found: ChunkContext) -> Chunk:
     return chunk
 
 
-def source_from(source: Any) -> RAGSource:
+def source_from(source: EngineSource) -> RAGSource:
     """The page's source record for ragsage's (which also carries a title)."""
-    metadata: Mapping[str, Any] = source.metadata
     return RAGSource(
         index=source.index,
         chunk_id=source.chunk_id,
@@ -225,7 +225,7 @@ def source_from(source: Any) -> RAGSource:
         text=source.text,
         score=source.score,
         source=source.source,
-        metadata=dict(metadata),
+        metadata=dict(source.metadata),
     )
 
 
