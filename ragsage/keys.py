@@ -139,7 +139,7 @@ async def authenticate(session: AsyncSession, key: str) -> Principal | None:
 
 
 async def authenticate_on(database: Database, key: str) -> Principal | None:
-    """:func:`authenticate` in one pipelined round trip, without the ORM (every request's check)."""
+    """:func:`authenticate` in one message, without the ORM (every request's check)."""
     if not well_formed(key):
         return None
     rows = await database.read(

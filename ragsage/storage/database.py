@@ -25,7 +25,7 @@ from ragsage.storage.config import PostgresConfig, async_url
 from ragsage.storage.isolation import (
     Statements,
     open_scoped_session,
-    read_pipelined,
+    read_in_one_message,
 )
 from ragsage.storage.migrations import (
     hnsw_index_statement,
@@ -33,6 +33,7 @@ from ragsage.storage.migrations import (
     width_index_name,
     width_indexes,
 )
+from ragsage.storage.read_connections import ReadConnections
 from ragsage.types import Scope
 
 _log = logging.getLogger(__name__)
@@ -88,6 +89,11 @@ class Database:
         else:
             self._owner_engine = self._engine
         self._sessions = create_sessionmaker(self._engine)
+        self._reads = ReadConnections(
+            config.dsn if config.app_dsn is None else config.app_dsn,
+            limit=config.pool_size + config.max_overflow,
+            connect_timeout=CONNECT_TIMEOUT_SECONDS,
+        )
 
     @property
     def config(self) -> PostgresConfig:
@@ -102,9 +108,8 @@ class Database:
         return open_scoped_session(self._sessions, self._config, scope)
 
     async def read(self, scope: Scope | None, statements: Statements) -> list[tuple[Any, ...]]:
-        """The rows of the last statement, all sent in one round trip pinned to ``scope``."""
-        async with self._engine.connect() as connection:
-            return await read_pipelined(connection, self._config, scope, statements)
+        """The rows of the last statement, all sent in one message pinned to ``scope``."""
+        return await read_in_one_message(self._reads, self._config, scope, statements)
 
     async def refresh_statistics(self) -> bool:
         """Analyze the chunk table if it has no planner statistics or has doubled since.
@@ -199,6 +204,7 @@ class Database:
 
     async def dispose(self) -> None:
         """Close every pooled connection."""
+        await self._reads.close()
         await self._engine.dispose()
         if self._owner_engine is not None and self._owner_engine is not self._engine:
             await self._owner_engine.dispose()

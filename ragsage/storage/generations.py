@@ -65,7 +65,7 @@ async def active_generation(session: AsyncSession) -> Generation | None:
 
 
 async def active_generation_of(database: Database, scope: Scope) -> Generation | None:
-    """:func:`active_generation` in one pipelined round trip (read on every request)."""
+    """:func:`active_generation` in one message (read on every request)."""
     rows = await read_rows(
         database,
         scope,

@@ -76,7 +76,7 @@ async def read_rows(
     """The rows of the last of ``statements`` (psycopg style), errors translated.
 
     Through a store's own session they run in its transaction; through a
-    :class:`Database` they travel in one pipelined round trip.
+    :class:`Database` they travel in one message, one round trip.
     """
     try:
         if isinstance(target, AsyncSession):
