@@ -62,13 +62,15 @@ def test_the_preamble_binds_the_namespace_and_never_splices_it() -> None:
     assert "set_config(:n0, :v0, true)" in statement.sql
     values = dict(
         zip(
-            [statement.parameters[f"n{i}"] for i in range(4)],
-            [statement.parameters[f"v{i}"] for i in range(4)],
+            [statement.parameters[f"n{i}"] for i in range(5)],
+            [statement.parameters[f"v{i}"] for i in range(5)],
             strict=True,
         )
     )
     assert values["ragsage.namespace"] == "acme-corp"
     assert values["hnsw.iterative_scan"] == "relaxed_order"
+    # No parallel workers for scoped statements: starting them cost more than the search.
+    assert values["max_parallel_workers_per_gather"] == "0"
     assert "role" not in values  # the app login needs no role switch
 
 
