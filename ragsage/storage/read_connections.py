@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 import psycopg
-
-_log = logging.getLogger(__name__)
 
 
 class PoolTimeout(psycopg.OperationalError):
@@ -55,7 +52,7 @@ class ReadConnections:
 
     def _bind(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
-        if self._loop is not loop or self._slots is None:
+        if self._slots is None or self._loop is not loop:
             self._forget_idle()  # made on another loop: unusable from this one
             self._loop, self._slots = loop, asyncio.Semaphore(self.limit)
         return self._slots
@@ -75,24 +72,24 @@ class ReadConnections:
         try:
             if fresh:
                 self._forget_idle()
-            connection, opened = self._idle.pop() if self._idle else (await self._open(), 0.0)
-            opened = opened or time.monotonic()
+            connection, opened = self._idle.pop() if self._idle else await self._open()
             try:
                 yield connection
             finally:
                 # A statement that failed leaves an autocommit connection idle
-                # and reusable; a dead, busy or old one is closed.
+                # and reusable; a dead, busy or old one is closed.  The idle list
+                # never outgrows the limit: a connection is opened only when it is empty.
                 healthy = not (connection.closed or connection.broken) and _idle_now(connection)
-                young = time.monotonic() - opened <= self._recycle
-                if healthy and young and len(self._idle) < self.limit:
+                if healthy and time.monotonic() - opened <= self._recycle:
                     self._idle.append((connection, opened))
                 else:
                     await _close_quietly(connection)
         finally:
             slots.release()
 
-    async def _open(self) -> psycopg.AsyncConnection[Any]:
-        return await psycopg.AsyncConnection.connect(
+    async def _open(self) -> tuple[psycopg.AsyncConnection[Any], float]:
+        """A new connection and when it was opened."""
+        connection = await psycopg.AsyncConnection.connect(
             self._dsn,
             autocommit=True,
             # No server-side prepared statements, as for the session pool
@@ -100,6 +97,7 @@ class ReadConnections:
             prepare_threshold=None,
             connect_timeout=self._connect_timeout,
         )
+        return connection, time.monotonic()
 
     def _forget_idle(self) -> None:
         idle, self._idle = self._idle, []
