@@ -20,7 +20,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ragsage.offload import run_cpu
+from ragsage.parsing.languages import BY_NAME
 from ragsage.parsing.tokens import DEFAULT_ENCODING, count_within, make_token_counter
+from ragsage.text import name_words
 from ragsage.types import Chunk, Document, Page
 
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
@@ -32,6 +34,7 @@ _PAGE_SEPARATOR = "\n\n"  # how the pipeline's full text joins pages
 # average over a sentence, so this many characters per token of budget always
 # hold more text than the budget can take.
 _CHARS_PER_TOKEN = 16
+_MAX_NAME_WORDS = 48
 
 
 class HeadingWindowContextualizer:
@@ -100,6 +103,12 @@ class HeadingWindowContextualizer:
         budget = _Budget(self._count, self.max_context_tokens)
         for line in _header_lines(document, chunk):
             budget.try_add_header(line)
+        if _is_code(document, chunk):
+            # Source code: the neighbours are other definitions, and their words
+            # in this chunk's vector would make it answer for them.  What the
+            # chunk's own names say in plain words is the context it lacks.
+            _add_names(budget, name_words(chunk.text, _MAX_NAME_WORDS))
+            return budget.render()
         if self.window and span is not None and chunk.text.strip():
             reach = max(1, self.max_context_tokens) * _CHARS_PER_TOKEN
             before = index.before(span[0], self.window, reach)
@@ -280,6 +289,26 @@ class _Budget:
             chosen.pop()
             kept.pop()
         return False
+
+
+def _is_code(document: Document, chunk: Chunk) -> bool:
+    """A chunk of a source file as a code reader wrote it: a fenced block of its language.
+
+    The language alone would not do: a caller's own metadata may say
+    ``language: en`` of a page of prose.
+    """
+    language = BY_NAME.get(str(document.metadata.get("language", "")))
+    return language is not None and chunk.text.lstrip().startswith("```" + language.fence)
+
+
+def _add_names(budget: _Budget, names: list[str]) -> None:
+    """A ``Names:`` line of as many of ``names`` as the budget leaves room for."""
+    while names:
+        budget.header.append("Names: " + " ".join(names))
+        if budget.fits():
+            return
+        budget.header.pop()
+        names = names[: len(names) // 2]
 
 
 def _header_lines(document: Document, chunk: Chunk) -> list[str]:

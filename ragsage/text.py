@@ -90,6 +90,37 @@ def identifier_words(text: str) -> str:
     return " ".join(piece.lower() for piece in pieces)
 
 
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def name_words(text: str, limit: int = 64) -> list[str]:
+    """The words the compound names in ``text`` are made of, each once, first use first.
+
+    ``retryFailedUpload``, ``retry_failed_upload`` and ``RETRY_FAILED_UPLOAD``
+    all give ``retry``, ``failed``, ``upload``: the words a question uses for
+    what code calls by one name.  Names of one word are skipped (the text holds
+    them as they are), and so are one-letter parts.  At most ``limit`` words.
+    """
+    found: dict[str, None] = {}
+    for match in _NAME.finditer(text):
+        parts = [
+            part
+            for segment in match.group(0).split("_")
+            for part in _LOWER_THEN_UPPER.sub(
+                r"\1 \2", _ACRONYM_THEN_WORD.sub(r"\1 \2", segment)
+            ).split()
+        ]
+        if len(parts) < 2:
+            continue
+        for part in parts:
+            word = part.lower()
+            if len(word) > 1 and word not in found:
+                found[word] = None
+                if len(found) >= limit:
+                    return list(found)
+    return list(found)
+
+
 def clean(text: str) -> str:
     """``text`` without NUL characters or unpaired surrogates.
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from ragsage.fakes import FakeLexicalStore
-from ragsage.text import identifier_words
+from ragsage.text import identifier_words, name_words
 from ragsage.types import Chunk, Scope
 
 
@@ -11,6 +11,17 @@ def test_dotted_names_give_their_segments_and_camel_case_words() -> None:
     )
     assert identifier_words("call getLogger() on an HTTPServer") == "get logger http server"
     assert identifier_words("/etc/ssl/certs") == "etc ssl certs"
+
+
+def test_name_words_spell_out_compound_names_once_in_order_of_first_use() -> None:
+    code = (
+        "def retry_failed_upload(self):\n"
+        "    server = HTTPServer(MAX_RETRY_COUNT)\n"
+        "    return retryFailedUpload(server, os.path.join(a, b))\n"
+    )
+    assert name_words(code) == ["retry", "failed", "upload", "http", "server", "max", "count"]
+    assert name_words(code, limit=2) == ["retry", "failed"]
+    assert name_words("A plain sentence, with x_1 and one word names.") == []
 
 
 def test_plain_prose_adds_nothing() -> None:

@@ -1,11 +1,12 @@
 import re
+from pathlib import Path
 
 import pytest
 
 from ragsage.contextualizing import HeadingWindowContextualizer
 from ragsage.parsing import HeuristicBackend, make_token_counter
 from ragsage.ports import Contextualizer, PageContextualizer
-from ragsage.types import Page, make_chunk
+from ragsage.types import Chunk, Document, Page, RawSource, make_chunk
 from tests.unit.parsing.conftest import encoded_tokens, make_document
 from tests.unit.parsing.test_chunk_properties import giant_block
 
@@ -146,3 +147,71 @@ def test_bounded_counting_gives_the_texts_whole_counts_give():
         whole = HeadingWindowContextualizer(window=3, max_context_tokens=budget)
         whole._count = lambda text: count(text)  # a plain function: no shortcuts
         assert bounded.texts(DOCUMENT, chunks, pages) == whole.texts(DOCUMENT, chunks, pages)
+
+
+SOURCE_FIXTURES = Path(__file__).parent / "source_fixtures"
+
+
+async def _code_texts(filename: str, size: int = 160) -> list[tuple[Chunk, str]]:
+    backend = HeuristicBackend()
+    parsed = backend.parse(RawSource((SOURCE_FIXTURES / filename).read_bytes(), filename))
+    document = Document(
+        id="doc_1",
+        content_hash="0" * 64,
+        title=parsed.title,
+        source="repo",
+        metadata=parsed.metadata,
+    )
+    chunks = list(backend.chunk(document, parsed.pages, size=size, overlap=0))
+    texts = await HeadingWindowContextualizer(window=2).contextualize_pages(
+        document, chunks, parsed.pages
+    )
+    return list(zip(chunks, texts, strict=True))
+
+
+async def test_a_code_chunk_is_situated_by_its_own_names_not_by_its_neighbours_code():
+    situated = await _code_texts("ledger.go")
+    chunk, text = next((c, t) for c, t in situated if "func (l *Ledger) Withdraw" in c.text)
+    prefix = text[: -len(chunk.text)]
+    assert text.endswith(chunk.text)
+    assert "Preceded by" not in prefix and "Followed by" not in prefix
+    # Withdraw returns ErrOverdrawn: its parts, as a question would word them.
+    assert "Names: err overdrawn" in prefix
+    # The definitions around it (Accounts, the Ledger type) stay out of its vector.
+    assert "Accounts" not in prefix and "map[string]int64" not in prefix
+    assert prefix.startswith("Document: ")
+    for other, other_text in situated:
+        assert count(other_text[: -len(other.text)]) <= 128
+
+
+async def test_a_prose_page_whose_metadata_names_a_language_keeps_its_neighbours():
+    document = Document(
+        id="doc_1",
+        content_hash="0" * 64,
+        title="Employee handbook",
+        source="handbook",
+        metadata={"language": "python"},
+    )
+    chunk = make_chunk(document, 0, "Book leave in the portal.", heading_path=("Leave",))
+    out = await HeadingWindowContextualizer(window=1).contextualize(
+        document, chunk, full_text=FULL_TEXT
+    )
+    assert "Preceded by: Everyone gets twenty-five days." in out
+    assert "Names:" not in out
+
+
+async def test_names_are_cut_to_the_budget_never_past_it():
+    situated = await _code_texts("InvoiceService.cs", size=512)
+    for budget in (16, 24, 40):
+        contextualizer = HeadingWindowContextualizer(max_context_tokens=budget)
+        chunk, _ = situated[-1]
+        document = Document(
+            id="doc_1",
+            content_hash="0" * 64,
+            title="InvoiceService.cs",
+            source="repo",
+            metadata={"language": "csharp"},
+        )
+        out = contextualizer.texts(document, [chunk], [Page(1, chunk.text)])[0]
+        assert count(out[: -len(chunk.text)]) <= budget
+        assert out.endswith(chunk.text)
