@@ -47,7 +47,9 @@ class HeadingWindowContextualizer:
     ``encoding_name`` (the chunker's encoding by default, so one token means
     the same thing across the pipeline).  When the ceiling bites, the farthest
     paragraphs go first, then whole sentences; no word is ever cut.
-    ``window=0`` gives title and heading context only.  Deterministic, no I/O.
+    ``window=0`` gives title and heading context only.  A chunk of source code
+    gets no neighbours (they are other definitions) but a ``Names:`` line: the
+    words its compound identifiers are made of.  Deterministic, no I/O.
     """
 
     def __init__(
