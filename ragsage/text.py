@@ -85,9 +85,13 @@ def identifier_words(text: str) -> str:
         segments = [s for s in _SEGMENT_SEPARATORS.split(identifier) if s]
         pieces.extend(s for s in segments if s != identifier)
         for segment in segments:
-            spaced = _LOWER_THEN_UPPER.sub(r"\1 \2", _ACRONYM_THEN_WORD.sub(r"\1 \2", segment))
-            pieces.extend(word for word in spaced.split(" ") if word != segment)
+            pieces.extend(word for word in _camel_words(segment) if word != segment)
     return " ".join(piece.lower() for piece in pieces)
+
+
+def _camel_words(segment: str) -> list[str]:
+    """``HTTPServerError`` as ``HTTP``, ``Server``, ``Error``; a plain word as itself."""
+    return _LOWER_THEN_UPPER.sub(r"\1 \2", _ACRONYM_THEN_WORD.sub(r"\1 \2", segment)).split()
 
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -103,13 +107,7 @@ def name_words(text: str, limit: int = 64) -> list[str]:
     """
     found: dict[str, None] = {}
     for match in _NAME.finditer(text):
-        parts = [
-            part
-            for segment in match.group(0).split("_")
-            for part in _LOWER_THEN_UPPER.sub(
-                r"\1 \2", _ACRONYM_THEN_WORD.sub(r"\1 \2", segment)
-            ).split()
-        ]
+        parts = [part for segment in match.group(0).split("_") for part in _camel_words(segment)]
         if len(parts) < 2:
             continue
         for part in parts:
