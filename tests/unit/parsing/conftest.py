@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,8 +36,12 @@ def parse(fixture_files, backend):
     return _parse
 
 
-def make_document(title: str = "Handbook") -> Document:
-    return Document(id="doc_1", content_hash="0" * 64, title=title, source="handbook")
+def make_document(
+    title: str = "Handbook", *, source: str = "handbook", metadata: Mapping[str, Any] | None = None
+) -> Document:
+    return Document(
+        id="doc_1", content_hash="0" * 64, title=title, source=source, metadata=metadata or {}
+    )
 
 
 def _tally_encoder(monkeypatch: pytest.MonkeyPatch, measure) -> list[int]:

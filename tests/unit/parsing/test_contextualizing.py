@@ -152,20 +152,16 @@ def test_bounded_counting_gives_the_texts_whole_counts_give():
 SOURCE_FIXTURES = Path(__file__).parent / "source_fixtures"
 
 
-async def _code_texts(filename: str, size: int = 160) -> list[tuple[Chunk, str]]:
+def _read_code(filename: str, size: int) -> tuple[Document, list[Page], list[Chunk]]:
     backend = HeuristicBackend()
     parsed = backend.parse(RawSource((SOURCE_FIXTURES / filename).read_bytes(), filename))
-    document = Document(
-        id="doc_1",
-        content_hash="0" * 64,
-        title=parsed.title,
-        source="repo",
-        metadata=parsed.metadata,
-    )
-    chunks = list(backend.chunk(document, parsed.pages, size=size, overlap=0))
-    texts = await HeadingWindowContextualizer(window=2).contextualize_pages(
-        document, chunks, parsed.pages
-    )
+    document = make_document(parsed.title, source="repo", metadata=parsed.metadata)
+    return document, parsed.pages, list(backend.chunk(document, parsed.pages, size=size, overlap=0))
+
+
+async def _code_texts(filename: str, size: int = 160) -> list[tuple[Chunk, str]]:
+    document, pages, chunks = _read_code(filename, size)
+    texts = await HeadingWindowContextualizer(window=2).contextualize_pages(document, chunks, pages)
     return list(zip(chunks, texts, strict=True))
 
 
@@ -185,13 +181,7 @@ async def test_a_code_chunk_is_situated_by_its_own_names_not_by_its_neighbours_c
 
 
 async def test_a_prose_page_whose_metadata_names_a_language_keeps_its_neighbours():
-    document = Document(
-        id="doc_1",
-        content_hash="0" * 64,
-        title="Employee handbook",
-        source="handbook",
-        metadata={"language": "python"},
-    )
+    document = make_document("Employee handbook", metadata={"language": "python"})
     chunk = make_chunk(document, 0, "Book leave in the portal.", heading_path=("Leave",))
     out = await HeadingWindowContextualizer(window=1).contextualize(
         document, chunk, full_text=FULL_TEXT
@@ -201,17 +191,11 @@ async def test_a_prose_page_whose_metadata_names_a_language_keeps_its_neighbours
 
 
 async def test_names_are_cut_to_the_budget_never_past_it():
-    situated = await _code_texts("InvoiceService.cs", size=512)
+    document, _, chunks = _read_code("InvoiceService.cs", size=512)
+    chunk = chunks[-1]
     for budget in (16, 24, 40):
         contextualizer = HeadingWindowContextualizer(max_context_tokens=budget)
-        chunk, _ = situated[-1]
-        document = Document(
-            id="doc_1",
-            content_hash="0" * 64,
-            title="InvoiceService.cs",
-            source="repo",
-            metadata={"language": "csharp"},
-        )
         out = contextualizer.texts(document, [chunk], [Page(1, chunk.text)])[0]
         assert count(out[: -len(chunk.text)]) <= budget
         assert out.endswith(chunk.text)
+

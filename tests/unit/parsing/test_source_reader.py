@@ -26,7 +26,8 @@ from ragsage.parsing import HeuristicBackend
 from ragsage.parsing.languages import BY_NAME, LANGUAGES, Language
 from ragsage.parsing.readers.source import read_source
 from ragsage.parsing.tokens import make_token_counter
-from ragsage.types import Chunk, Document, ParsedDocument, RawSource
+from ragsage.types import Chunk, ParsedDocument, RawSource
+from tests.unit.parsing.conftest import make_document
 from tests.unit.parsing.fenced import code_lines
 
 FIXTURES = Path(__file__).parent / "source_fixtures"
@@ -351,13 +352,7 @@ def _text(case: Case) -> str:
 
 
 def _chunk(parsed: ParsedDocument, size: int = SIZE) -> list[Chunk]:
-    document = Document(
-        id="doc_1",
-        content_hash="0" * 64,
-        title=parsed.title,
-        source="repo",
-        metadata=parsed.metadata,
-    )
+    document = make_document(parsed.title, source="repo", metadata=parsed.metadata)
     return list(BACKEND.chunk(document, parsed.pages, size=size, overlap=0))
 
 
