@@ -35,6 +35,7 @@ _PAGE_SEPARATOR = "\n\n"  # how the pipeline's full text joins pages
 # hold more text than the budget can take.
 _CHARS_PER_TOKEN = 16
 _MAX_NAME_WORDS = 48
+_FENCE_OPENING = re.compile(r"\s*`{3,}([^`\s]*)")
 
 
 class HeadingWindowContextualizer:
@@ -300,7 +301,9 @@ def _is_code(document: Document, chunk: Chunk) -> bool:
     ``language: en`` of a page of prose.
     """
     language = BY_NAME.get(str(document.metadata.get("language", "")))
-    return language is not None and chunk.text.lstrip().startswith("```" + language.fence)
+    # The writer (markdown.fenced) lengthens the fence past any backticks in the code.
+    opening = _FENCE_OPENING.match(chunk.text)
+    return language is not None and opening is not None and opening[1] == language.fence
 
 
 def _add_names(budget: _Budget, names: list[str]) -> None:

@@ -5,6 +5,7 @@ import pytest
 
 from ragsage.contextualizing import HeadingWindowContextualizer
 from ragsage.parsing import HeuristicBackend, make_token_counter
+from ragsage.parsing.markdown import fenced
 from ragsage.ports import Contextualizer, PageContextualizer
 from ragsage.types import Chunk, Document, Page, RawSource, make_chunk
 from tests.unit.parsing.conftest import encoded_tokens, make_document
@@ -199,3 +200,11 @@ async def test_names_are_cut_to_the_budget_never_past_it():
         assert count(out[: -len(chunk.text)]) <= budget
         assert out.endswith(chunk.text)
 
+
+async def test_code_holding_backticks_is_still_code_under_its_longer_fence():
+    document = make_document("notes.py", metadata={"language": "python"})
+    text = fenced('HELP = "use ```retry_upload``` to resend"\n', "python")
+    assert text.startswith("````python")
+    chunk = make_chunk(document, 0, text, heading_path=("notes.py",))
+    out = await HeadingWindowContextualizer().contextualize(document, chunk, full_text=text)
+    assert "Names: retry upload" in out
