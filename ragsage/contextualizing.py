@@ -301,9 +301,11 @@ def _is_code(document: Document, chunk: Chunk) -> bool:
     ``language: en`` of a page of prose.
     """
     language = BY_NAME.get(str(document.metadata.get("language", "")))
+    if language is None:
+        return False
     # The writer (markdown.fenced) lengthens the fence past any backticks in the code.
     opening = _FENCE_OPENING.match(chunk.text)
-    return language is not None and opening is not None and opening[1] == language.fence
+    return opening is not None and opening[1] == language.fence
 
 
 def _add_names(budget: _Budget, names: list[str]) -> None:
