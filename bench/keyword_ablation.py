@@ -36,14 +36,18 @@ WITH_IDENTIFIERS = "ragsage_identifier_words(query_text)"
 
 
 def variant_statements(config: PostgresConfig, variant: str) -> list[str]:
-    """Migration 7's statements, edited into the named variant."""
-    statements = [
+    """Migration 7's keyword column and migration 19's search function, edited into ``variant``.
+
+    The function is made again whole, so ``shipped`` puts the shipped form back.
+    """
+    column = [
         s
         for s in migrations.migration_statements(config, from_version=6, to_version=7)
-        if "ragsage_lexical_search" in s or "lexical" in s
+        if "lexical" in s and "ragsage_lexical_search" not in s
     ]
+    function = list(migrations.migration_statements(config, from_version=18, to_version=19))
     edited = []
-    for statement in statements:
+    for statement in [*column, *function]:
         if variant in ("headings-x10", "before"):
             statement = statement.replace(SHIPPED_WEIGHTS, HEADINGS_X10)
         if variant in ("no-identifiers", "before"):
@@ -55,8 +59,6 @@ def variant_statements(config: PostgresConfig, variant: str) -> list[str]:
                     f"'A') || setweight(to_tsvector('{config.text_search_config}'::regconfig, "
                     "text), 'D')) STORED"
                 )
-        if "DROP FUNCTION" in statement:
-            continue  # the variant replaces today's function in place
         edited.append(statement)
     return [*edited, "ANALYZE ragsage_chunks"]
 

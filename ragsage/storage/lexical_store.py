@@ -29,20 +29,6 @@ MAX_QUERY_CHARS = 10_000
 _SEARCH_SYNTAX = re.compile(r'"|(^|\s)-\w|\sOR\s')
 
 
-# The search function's result columns, and those of them only the first rows carry.
-_CARRIED = (
-    "chunk_text",
-    "embed_text",
-    "heading_path",
-    "page_numbers",
-    "chunk_metadata",
-    "source",
-    "created_at",
-    "start_char",
-    "end_char",
-)
-_RESULT_COLUMNS = ("document_id", "ordinal", *_CARRIED, "rank")
-
 # A term in more chunks than this is too common to pick candidates with.
 COMMON_TERM_ROWS = 500
 # Rank at most about this many candidate rows (half of what it was: on the
@@ -81,10 +67,11 @@ class PgLexicalStore:
     Text with search syntax (quotes, ``-word``, ``OR``) goes through
     ``websearch_to_tsquery`` unchanged, which never raises on bad input.
 
-    The matching runs in the ``ragsage_lexical_search`` function (see migration
+    The matching runs in the ``ragsage_keyword_search`` function (see migration
     4: under Row-Level Security no query could use the GIN index).  It reads
-    only the caller's namespace and, since migration 14, returns the ranked
-    chunks' columns itself, so one call is the whole search.
+    only the caller's namespace and returns the ranked chunks' columns itself
+    (migration 14), so one call is the whole search; since migration 19 its
+    statements are planned once per database connection, not on every call.
     ``text_search_config`` names the configuration the column was built with.
     ``generation`` searches that live generation instead of the active one (an
     evaluation of a re-index before it switches); a retired or unknown one finds
@@ -181,25 +168,14 @@ class PgLexicalStore:
             "weighted": self.weighted,
             "generation": self.generation,
         }
-        # The generation argument (migration 8) is passed only when asked for,
-        # so the default search keeps the long-standing call.
-        chosen = ", CAST(:generation AS integer)" if self.generation is not None else ""
-        call = (
-            "ragsage_lexical_search(:query, :syntax, "
+        # Rows past ``carried`` come back without their chunk columns.
+        params["carried"] = k if carried is None else carried
+        sql = (
+            "SELECT * FROM ragsage_keyword_search(:query, :syntax, "
             ":k, :common, :sample, CAST(:ids AS text[]), CAST(:sources AS text[]), "
             "CAST(:metadata AS jsonb), CAST(:after AS timestamptz), "
-            f"CAST(:before AS timestamptz), :weighted{chosen})"
+            "CAST(:before AS timestamptz), :weighted, CAST(:generation AS integer), :carried)"
         )
-        sql = f"SELECT * FROM {call}"
-        if carried is not None:
-            # The function returns its rows best first, so their ordinal is their
-            # place: no window sort, no join, just the text of the first few kept.
-            params["carried"] = carried
-            kept = ", ".join(f"CASE WHEN s.place <= :carried THEN s.{c} END" for c in _CARRIED)
-            sql = (
-                f"SELECT s.document_id, s.ordinal, {kept}, s.rank FROM {call} "
-                f"WITH ORDINALITY AS s({', '.join(_RESULT_COLUMNS)}, place) ORDER BY s.place"
-            )
         return await read_rows(self._target, scope, [(to_driver_style(sql), params)])
 
     async def delete(self, scope: Scope, document_id: str) -> None:

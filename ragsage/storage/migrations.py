@@ -28,6 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ragsage.errors import ConfigurationError
 from ragsage.storage.config import PostgresConfig, safe_identifier, safe_setting_name
+from ragsage.storage.keyword_function import keyword_search_statements
 
 SCHEMA_TABLE = "ragsage_schema"
 TENANT_TABLES = ("ragsage_generations", "ragsage_documents", "ragsage_chunks")
@@ -1250,6 +1251,24 @@ def _v18(config: PostgresConfig) -> tuple[str, ...]:
     )
 
 
+def _v19(config: PostgresConfig) -> tuple[str, ...]:
+    """Keyword search whose statements are planned once per backend, not once per search.
+
+    See :mod:`ragsage.storage.keyword_function`.  The new function also takes
+    how many of its first rows carry their chunk's columns, which the caller
+    used to wrap around every call.  ``ragsage_lexical_search`` stays for one
+    release, so a server of the previous version keeps searching while a
+    rolling upgrade replaces it.
+    """
+    return keyword_search_statements(
+        config,
+        system_role=SYSTEM_ROLE,
+        phrase_bonus=PHRASE_BONUS,
+        identifier_hint=_IDENTIFIER_HINT,
+        lifetime=int(TERM_COUNT_LIFETIME_SECONDS),
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "generations, documents and chunks under Row-Level Security", _v1),
     Migration(2, "uploads: document status, blobs, jobs, resolved pages, system functions", _v2),
@@ -1273,6 +1292,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(16, "keyword ranking rewards the query's words in the query's order", _v16),
     Migration(17, "a short pending list for the keyword index", _v17),
     Migration(18, "a namespace's purge also forgets its keyword term counts", _v18),
+    Migration(19, "keyword search planned once per connection; first rows carry chunks", _v19),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -436,6 +436,30 @@ async def _check_v18(database: Database) -> None:
     assert await _term_counts(database, ACME) == {}
 
 
+async def _check_v19(database: Database) -> None:
+    await _check_v18(database)
+    async with database.session(ACME) as session:
+        rows = (
+            await session.execute(
+                text(
+                    "SELECT document_id, ordinal, chunk_text, rank FROM ragsage_keyword_search("
+                    "'zirconium ledger', false, 3, 500, 500, NULL, NULL, NULL, NULL, NULL, true, "
+                    "NULL, 1)"
+                )
+            )
+        ).all()
+        # The previous version's function answers alike while a rolling upgrade runs.
+        before = await session.scalar(
+            text(
+                "SELECT rank FROM ragsage_lexical_search('zirconium ledger', false, 3, 500, "
+                "500, NULL, NULL, NULL, NULL, NULL)"
+            )
+        )
+    assert [tuple(row[:3]) for row in rows] == [("doc_v3", 0, "zirconium ledger")]
+    assert rows[0][3] == before
+    assert await _keyword_hits(database, GLOBEX, "zirconium") == []
+
+
 UPGRADES = {
     2: (_seed_v1, _check_v2),
     3: (_seed_v2, _check_v3),
@@ -454,6 +478,7 @@ UPGRADES = {
     16: (_seed_v3, _check_v16),
     17: (_seed_v3, _check_v17),
     18: (_seed_v3, _check_v18),
+    19: (_seed_v3, _check_v19),
 }
 
 
