@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import (
 
 from ragsage.errors import ConfigurationError
 from ragsage.storage.config import PostgresConfig, async_url
+from ragsage.storage.dense_function import dense_function_statements
 from ragsage.storage.isolation import (
     Statements,
     open_scoped_session,
@@ -151,6 +152,9 @@ class Database:
     async def migrate(self, *, to_version: int | None = None) -> int:
         """Bring the schema up to date and index every configured width; safe on every start.
 
+        Each width also gets its dense search function
+        (:mod:`ragsage.storage.dense_function`), made again every time.
+
         A width's index on an empty chunk table is made in the migration's own
         transaction; on a table holding vectors it is built ``CONCURRENTLY``
         afterwards, so ingestion and search go on while it builds.  A build
@@ -160,6 +164,9 @@ class Database:
             version = await migrate(connection, self._config, to_version=to_version)
             if to_version is not None:
                 return version  # an intermediate schema, as the upgrade tests build it
+            for width in self._config.widths:
+                for statement in dense_function_statements(self._config, width):
+                    await connection.execute(text(statement))
             found = await width_indexes(connection)
             missing = [w for w in self._config.widths if not found.get(w, False)]
             empty = not await connection.scalar(

@@ -7,13 +7,16 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+import psycopg
 from pgvector import Vector
 from pgvector.psycopg import register_vector_async
 from psycopg.types.json import Jsonb
 from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.errors import InvalidRequest
+from ragsage.storage.dense_function import dense_function_name
 from ragsage.storage.generations import (
     EmbeddingModelMismatch,
     Generation,
@@ -23,12 +26,11 @@ from ragsage.storage.isolation import to_driver_style
 from ragsage.storage.migrations import TERM_COUNT_LIFETIME_SECONDS
 from ragsage.storage.rows import (
     ACTIVE_GENERATION,
-    CHUNK_COLUMN_COUNT,
     CHUNK_COLUMNS,
     chunk_from_row,
     filter_sql,
 )
-from ragsage.storage.sessions import read_rows, scoped
+from ragsage.storage.sessions import read_rows, scoped, translate
 from ragsage.types import (
     Chunk,
     EmbeddedChunk,
@@ -213,11 +215,16 @@ class DensePaths:
     expires after ``seconds``; a stale one is never wrong, only slower, since
     ``walk`` falls back to the exact ranking and ``exact`` ranks every row.
     At most ``limit`` namespaces are remembered (the oldest go first).
+
+    ``unplanned`` holds the widths found to have no search function of their
+    own (:mod:`ragsage.storage.dense_function`; a database not yet migrated
+    by this version): those are searched by the statement alone.
     """
 
     def __init__(self, seconds: float = 60.0, limit: int = 10_000) -> None:
         self.seconds, self.limit = seconds, limit
         self._chosen: dict[tuple[str, int | None], tuple[DensePath, float]] = {}
+        self.unplanned: set[int] = set()
 
     def path(self, namespace: str, generation: int | None) -> DensePath:
         remembered = self._chosen.get((namespace, generation))
@@ -349,18 +356,12 @@ class PgVectorStore:
         (see :func:`dense_statement`): a small namespace beside a big one gets
         ``k`` chunks whenever it has them.
         """
-        rows = await self._nearest(scope, query_vector, k, filters, CHUNK_COLUMNS)
-        found = [
-            ScoredChunk(
-                chunk=chunk_from_row(row),
-                score=float(row[CHUNK_COLUMN_COUNT]),
-                vector_score=float(row[CHUNK_COLUMN_COUNT]),
-            )
-            for row in rows
+        ranked = await self.rank_vectors(scope, query_vector, k=k, filters=filters, rows=k)
+        return [
+            ScoredChunk(chunk=r.chunk, score=r.score, vector_score=r.score)
+            for r in ranked
+            if r.chunk is not None  # always so: every row carries its chunk
         ]
-        # relaxed_order may return neighbours slightly out of order; restore it.
-        found.sort(key=lambda c: (-c.score, c.chunk.id))
-        return found
 
     async def rank_vectors(
         self,
@@ -372,9 +373,7 @@ class PgVectorStore:
         rows: int = 0,
     ) -> Sequence[Ranked]:
         """:meth:`search`'s ranking by chunk id; the first ``rows`` carry their chunk."""
-        found = await self._nearest(
-            scope, query_vector, k, filters, _KEY_COLUMNS, carried=max(0, rows)
-        )
+        found = await self._nearest(scope, query_vector, k, filters, max(0, rows))
         ranked = [
             Ranked(
                 chunk_id(str(row[0]), int(row[1])),
@@ -425,39 +424,26 @@ class PgVectorStore:
         query_vector: tuple[float, ...],
         k: int,
         filters: SearchFilters | None,
-        columns: str,
-        *,
-        carried: int | None = None,
+        carried: int,
     ) -> list[tuple[Any, ...]]:
-        """The chunk rows of :func:`dense_statement` (``columns`` then similarity).
+        """The nearest rows as ``(document_id, ordinal, similarity, chunk columns...)``.
 
-        With ``carried``, each row goes on with every chunk column of the
-        nearest ``carried`` rows (nulls for the others), read by primary key.
-        Raises :class:`EmbeddingModelMismatch` when the searched generation
-        holds another model's vectors.
+        Only the nearest ``carried`` rows carry their chunk columns (nulls for
+        the others).  A search without filters whose namespace's size is known
+        calls the width's search function, whose plans the connection keeps;
+        the others send :func:`dense_statement`.  Raises
+        :class:`EmbeddingModelMismatch` when the searched generation holds
+        another model's vectors.
         """
         self._check_vector(query_vector)
         if k < 1:
             return []
         path = self.paths.path(scope.namespace, self.generation)
-        sql, params = dense_statement(
-            self.embedding_dim, filters, generation=self.generation, columns=columns, path=path
-        )
-        params.update(query=vector_literal(query_vector), k=k, generation=self.generation)
-        if carried is not None:
-            sql = _with_nearest_rows(sql)
-            params["carried"] = carried
-        statements: list[tuple[str, Mapping[str, Any]]] = []
-        # ef_search is not raised to k: with iterative scans the walk simply goes
-        # on until it has k rows, so a larger k costs no extra statement.  The
-        # walk-or-sort choice is the planner's (storage migration 15 keeps its
-        # statistics): forcing the walk was tried and made deep searches of a
-        # namespace that is a small share of the table four times slower.
-        if self.ef_search is not None:
-            tuned = "SELECT set_config('hnsw.ef_search', %(ef)s, true)"
-            statements.append((tuned, {"ef": str(self.ef_search)}))
-        statements.append((to_driver_style(sql), params))
-        rows = await read_rows(self._target, scope, statements)
+        rows = None
+        if path != "choose" and (filters is None or filters.is_empty):
+            rows = await self._nearest_planned(scope, query_vector, k, carried, path == "exact")
+        if rows is None:
+            rows = await self._nearest_by_statement(scope, query_vector, k, filters, path, carried)
         if not rows:
             if self.generation is not None:
                 raise InvalidRequest(
@@ -471,10 +457,74 @@ class PgVectorStore:
             raise EmbeddingModelMismatch(
                 scope.namespace, chosen, self.embedding_model, self.embedding_dim
             )
-        if path == "choose" and rows[0][3] is not None:
+        exact = any(row[3] for row in rows if row[3] is not None)
+        return [row[4:] for row in rows if row[3] is not None and bool(row[3]) == exact]
+
+    async def _nearest_planned(
+        self, scope: Scope, query_vector: tuple[float, ...], k: int, carried: int, exact: bool
+    ) -> list[tuple[Any, ...]] | None:
+        """The width's search function's rows, or None when the width has no function.
+
+        Its rows are ``(generation id, model, width, exact, document_id,
+        ordinal, similarity, chunk columns...)``, as the statement's are once
+        ``small`` is dropped.
+        """
+        if isinstance(self._target, AsyncSession) or self.embedding_dim in self.paths.unplanned:
+            return None  # a caller's session: a failed call would end its transaction
+        call = (
+            f"SELECT * FROM {dense_function_name(self.embedding_dim)}(CAST(%(query)s AS vector), "
+            "%(k)s, %(carried)s, %(exact)s, CAST(%(generation)s AS integer))"
+        )
+        params = {
+            "query": vector_literal(query_vector),
+            "k": k,
+            "carried": carried,
+            "exact": exact,
+            "generation": self.generation,
+        }
+        try:
+            return await self._target.read(scope, [*self._tuning(), (call, params)])
+        except psycopg.errors.UndefinedFunction:
+            self.paths.unplanned.add(self.embedding_dim)
+            return None
+        except (SQLAlchemyError, psycopg.Error) as exc:
+            raise translate(exc) from exc
+
+    async def _nearest_by_statement(
+        self,
+        scope: Scope,
+        query_vector: tuple[float, ...],
+        k: int,
+        filters: SearchFilters | None,
+        path: DensePath,
+        carried: int,
+    ) -> list[tuple[Any, ...]]:
+        """:func:`dense_statement`'s rows, in the search function's shape.
+
+        What a ``choose`` statement decided is remembered, and its ``small``
+        column dropped.
+        """
+        sql, params = dense_statement(
+            self.embedding_dim, filters, generation=self.generation, columns=_KEY_COLUMNS, path=path
+        )
+        params.update(
+            query=vector_literal(query_vector), k=k, generation=self.generation, carried=carried
+        )
+        statement = (to_driver_style(_with_nearest_rows(sql)), params)
+        rows = await read_rows(self._target, scope, [*self._tuning(), statement])
+        if path == "choose" and rows and rows[0][3] is not None:
             self.paths.remember(scope.namespace, self.generation, bool(rows[0][3]))
-        exact = any(row[4] for row in rows if row[4] is not None)
-        return [row[5:] for row in rows if row[4] is not None and bool(row[4]) == exact]
+        return [row[:3] + row[4:] for row in rows]
+
+    def _tuning(self) -> list[tuple[str, Mapping[str, Any]]]:
+        # ef_search is not raised to k: with iterative scans the walk simply goes
+        # on until it has k rows, so a larger k costs no extra statement.  The
+        # walk-or-sort choice is the planner's (storage migration 15 keeps its
+        # statistics): forcing the walk was tried and made deep searches of a
+        # namespace that is a small share of the table four times slower.
+        if self.ef_search is None:
+            return []
+        return [("SELECT set_config('hnsw.ef_search', %(ef)s, true)", {"ef": str(self.ef_search)})]
 
     async def delete(self, scope: Scope, document_id: str) -> None:
         """Remove the document's chunks from every generation."""

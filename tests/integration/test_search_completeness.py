@@ -9,6 +9,7 @@ from sqlalchemy import text
 
 from ragsage.storage import Database, PgDocumentStore, PgVectorStore
 from ragsage.storage.config import PostgresConfig
+from ragsage.storage.dense_function import dense_function_signature
 from ragsage.storage.vector_store import DensePaths
 from ragsage.types import Chunk, Document, EmbeddedChunk, Scope
 
@@ -121,3 +122,57 @@ async def test_a_small_namespace_beside_big_ones_gets_top_k(
         assert len(found) == 7
     finally:
         await fresh.dispose()
+
+
+async def test_the_width_function_ranks_as_the_statement_does(db: Database) -> None:
+    rng = random.Random(7)
+    scope, other = Scope("acme"), Scope("globex")
+    vectors = await load(db, scope, 1500, rng)
+    await load(db, other, 1500, rng)
+    for path_is_small in (False, True):
+        planned, by_statement = DensePaths(), DensePaths()
+        by_statement.unplanned.add(DIM)
+        for paths in (planned, by_statement):
+            paths.remember(scope.namespace, None, small=path_is_small)
+        stores = [
+            PgVectorStore(db, embedding_model=MODEL, embedding_dim=DIM, paths=paths)
+            for paths in (planned, by_statement)
+        ]
+        for _ in range(5):
+            query = unit(rng)
+            rankings = [
+                [
+                    (r.chunk_id, r.score, r.chunk)
+                    for r in await s.rank_vectors(scope, query, k=30, rows=5)
+                ]
+                for s in stores
+            ]
+            assert rankings[0] == rankings[1]
+            assert [row[0] for row in rankings[0]][:5] == nearest(vectors, query, 5)
+            assert all(row[2] is not None for row in rankings[0][:5])
+            assert all(row[2] is None for row in rankings[0][5:])
+        assert planned.unplanned == set()
+
+
+async def test_a_width_without_its_function_is_searched_by_the_statement(db: Database) -> None:
+    rng = random.Random(8)
+    scope = Scope("acme")
+    vectors = await load(db, scope, 200, rng)
+    async with db.owner_connection() as connection:
+        await connection.execute(text(f"DROP FUNCTION {dense_function_signature(DIM)}"))
+    paths = DensePaths()
+    paths.remember(scope.namespace, None, small=False)
+    store = PgVectorStore(db, embedding_model=MODEL, embedding_dim=DIM, paths=paths)
+    query = unit(rng)
+    found = await store.search(scope, query, k=10)
+    assert [c.chunk.id for c in found] == nearest(vectors, query, 10)
+    assert paths.unplanned == {DIM}
+    # Migrating makes it again, and a process started after uses it.
+    await db.migrate()
+    again = DensePaths()
+    again.remember(scope.namespace, None, small=False)
+    store = PgVectorStore(db, embedding_model=MODEL, embedding_dim=DIM, paths=again)
+    assert [c.chunk.id for c in await store.search(scope, query, k=10)] == [
+        c.chunk.id for c in found
+    ]
+    assert again.unplanned == set()
