@@ -145,38 +145,46 @@ def keyword_search_statements(
                     -- next rarest while all their chunks stay within sample_rows.
                     -- Counts missing or stale are counted, and the read made again.
                     FOR attempt IN 1..2 LOOP
+                        -- LATERAL and LIMIT keep each term to one probe of the key:
+                        -- joined plainly, a small statistics table was read whole.
                         WITH s AS (SELECT w.t, least(c.chunks, common_rows + 1) AS hits,
                                 c.term IS NOT NULL
                                 AND (c.chunks < c.cap OR c.cap >= common_rows + 1)
                                 AND c.counted_at > now() - make_interval(secs => {lifetime})
                                 AS fresh
-                            FROM unnest(terms) AS w(t) LEFT JOIN ragsage_term_stats c
-                            ON c.namespace = ns AND c.generation = gen AND c.term = w.t),
+                            FROM unnest(terms) AS w(t) LEFT JOIN LATERAL (SELECT c.term,
+                                    c.chunks, c.cap, c.counted_at FROM ragsage_term_stats c
+                                WHERE c.namespace = ns AND c.generation = gen AND c.term = w.t
+                                LIMIT 1) c ON true),
                         a AS (SELECT array_agg(s.t ORDER BY s.t) FILTER (WHERE NOT s.fresh)
                                 AS missing,
                             array_agg(quote_literal(s.t)::tsquery ORDER BY s.t)
                                 FILTER (WHERE s.hits > 0) AS q,
                             array_agg(ln(1.0 + (total - s.hits + 0.5) / (s.hits + 0.5))
-                                ORDER BY s.t) FILTER (WHERE s.hits > 0) AS w,
-                            string_agg(quote_literal(s.t), ' | ' ORDER BY s.t)::tsquery AS every,
-                            string_agg(quote_literal(s.t), ' & ' ORDER BY s.t)::tsquery AS whole,
-                            (array_agg(s.t ORDER BY s.hits, s.t)
-                                FILTER (WHERE s.hits IS NOT NULL))[1] AS rarest
+                                ORDER BY s.t) FILTER (WHERE s.hits > 0) AS w
                             FROM s),
-                        r AS (SELECT string_agg(quote_literal(x.t), ' | ' ORDER BY x.n, x.t)
-                                ::tsquery AS rare
+                        -- Terms by rarity: the rarest, and the rare ones that fit.
+                        r AS (SELECT string_agg(CASE WHEN x.n <= common_rows AND (x.before = 0
+                                    OR x.before + x.n <= sample_rows) THEN quote_literal(x.t)
+                                    END, ' | ' ORDER BY x.n, x.t)::tsquery AS rare,
+                                (array_agg(x.t ORDER BY x.n, x.t))[1] AS rarest
                             FROM (SELECT s.t, s.hits AS n,
                                     sum(s.hits) OVER (ORDER BY s.hits, s.t) - s.hits AS before
-                                FROM s WHERE s.hits <= common_rows) x
-                            WHERE x.before = 0 OR x.before + x.n <= sample_rows)
-                        SELECT a.missing, a.every, a.whole, a.rarest, r.rare, {slot_reads}
-                        INTO missing, ranking, whole, rarest, candidates, {slot_targets}
+                                FROM s WHERE s.hits IS NOT NULL) x)
+                        SELECT a.missing, r.rarest, r.rare, {slot_reads}
+                        INTO missing, rarest, candidates, {slot_targets}
                         FROM a, r;
                         EXIT WHEN missing IS NULL OR attempt = 2;
                         PERFORM 1 FROM ragsage_term_counts(gen, missing, common_rows + 1);
                     END LOOP;
                     plain := NOT weighted OR q1 IS NULL;
+                    IF plain THEN
+                        ranking := array_to_string(
+                            ARRAY(SELECT quote_literal(t) FROM unnest(terms) t), ' | ')::tsquery;
+                    END IF;
                     IF candidates IS NULL THEN
+                        whole := array_to_string(
+                            ARRAY(SELECT quote_literal(t) FROM unnest(terms) t), ' & ')::tsquery;
                         -- Every term is common: the chunks holding all of them when
                         -- there are enough, else the rarest term's, a sample either
                         -- way; and the chunks the sample could miss are held.
