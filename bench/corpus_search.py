@@ -43,6 +43,7 @@ from ragsage.query import RetrievalOptions
 from ragsage.runtime import Runtime, build_runtime
 from ragsage.settings import Settings
 from ragsage.storage.config import PostgresConfig
+from ragsage.storage.dense_function import dense_function_name
 from ragsage.storage.isolation import isolation_preamble
 from ragsage.storage.vector_store import DensePath, dense_statement, vector_literal
 from ragsage.types import Scope
@@ -134,7 +135,11 @@ def own_sentence_rate(
 
 
 class RawDense:
-    """The dense store's statement, sent by psycopg as the app role: the floor for that path."""
+    """What the dense store sends, sent by psycopg as the app role: the floor for that path.
+
+    A ``walk`` or ``exact`` search calls the width's search function (storage
+    ``dense_function``), as the store does; a ``choose`` one sends the statement.
+    """
 
     def __init__(
         self,
@@ -150,7 +155,16 @@ class RawDense:
             settings.app_database_url or settings.database_url, prepare_threshold=None
         )
         self.generation, self.dim = generation, settings.embedding_dim
-        sql, _ = dense_statement(self.dim, None, path=path)
+        if path == "choose":
+            sql, _ = dense_statement(self.dim, None, path=path)
+            self.key = 5
+        else:
+            exact = "true" if path == "exact" else "false"
+            sql = (
+                f"SELECT * FROM {dense_function_name(self.dim)}(CAST(:query AS vector), :k, :k, "
+                f"{exact}, NULL)"
+            )
+            self.key = 4
         self.sql = re.sub(r"(?<!:):(\w+)", r"%(\1)s", sql)
         self.preamble_sql = re.sub(r"(?<!:):(\w+)", r"%(\1)s", self.preamble.sql)
 
@@ -158,7 +172,8 @@ class RawDense:
         with self.connection.transaction(), self.connection.cursor() as cursor:
             cursor.execute(self.preamble_sql, dict(self.preamble.parameters))
             cursor.execute(self.sql, {"query": vector, "generation": self.generation, "k": TOP_K})
-            return [(str(row[5]), int(row[6])) for row in cursor.fetchall() if row[5]]
+            key = self.key
+            return [(str(row[key]), int(row[key + 1])) for row in cursor.fetchall() if row[key]]
 
     def close(self) -> None:
         self.connection.close()
