@@ -161,7 +161,12 @@ async def read_in_one_message(
                 await cursor.execute(message)
                 while cursor.nextset():
                     pass  # on to the last statement's result
-                return await cursor.fetchall() if cursor.description else []
+                # The result's status, not ``description``, which builds a Column
+                # object per column on every call.
+                result = cursor.pgresult
+                if result is None or result.status != psycopg.pq.ExecStatus.TUPLES_OK:
+                    return []
+                return await cursor.fetchall()
             except psycopg.OperationalError:
                 if attempt or not connection.closed:
                     raise
