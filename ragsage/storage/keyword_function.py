@@ -71,6 +71,46 @@ def _filters(alias: str = "c") -> str:
 _OWN_ROWS = "(c.namespace || '') = ns AND c.generation = gen"
 
 
+def _results(candidates_from: str, phrase_bonus: float) -> str:
+    """The ranked rows, best first, from the candidate rows ``candidates_from`` yields as ``h``."""
+    return f"""                RETURN QUERY
+                    SELECT c.document_id, c.ordinal,
+                        CASE WHEN r.place <= carried THEN c.text END,
+                        CASE WHEN r.place <= carried THEN c.embed_text END,
+                        CASE WHEN r.place <= carried THEN c.heading_path END,
+                        CASE WHEN r.place <= carried THEN c.page_numbers END,
+                        CASE WHEN r.place <= carried THEN c.metadata END,
+                        CASE WHEN r.place <= carried THEN c.source END,
+                        CASE WHEN r.place <= carried THEN c.created_at END,
+                        CASE WHEN r.place <= carried THEN c.start_char END,
+                        CASE WHEN r.place <= carried THEN c.end_char END,
+                        r.rank
+                    FROM (SELECT t.at, t.document_id, t.ordinal, t.rank, row_number() OVER (
+                            ORDER BY t.rank DESC, t.document_id, t.ordinal) AS place
+                        FROM (SELECT t.at, t.document_id, t.ordinal, (t.base * CASE
+                                WHEN phrase IS NOT NULL AND t.lexical @@ phrase
+                                THEN {float(phrase_bonus)!r} ELSE 1 END)::real AS rank
+                            FROM (SELECT h.at, h.document_id, h.ordinal, h.lexical,
+                                    CASE WHEN plain THEN ts_rank({_WEIGHTS}, h.lexical, ranking, 1)
+                                    ELSE {_weighted_rank()} END AS base
+{candidates_from}
+                                ORDER BY base DESC, h.document_id, h.ordinal LIMIT 2 * k) t
+                            ORDER BY rank DESC, t.document_id, t.ordinal LIMIT k) t) r
+                    JOIN ragsage_chunks c ON c.ctid = r.at
+                    ORDER BY r.place;"""
+
+
+# The sampled candidates; with ``held``, the rows the sample could have missed too.
+_SAMPLED = (
+    "(SELECT c.ctid AS at, c.document_id, c.ordinal, c.lexical FROM ragsage_chunks c "
+    f"WHERE {_OWN_ROWS} AND c.lexical @@ candidates {_filters()} LIMIT limit_rows)"
+)
+_HELD = (
+    "(SELECT c.ctid, c.document_id, c.ordinal, c.lexical FROM ragsage_chunks c "
+    f"WHERE {_OWN_ROWS} AND c.lexical @@ held {_filters()})"
+)
+
+
 def keyword_search_statements(
     config: PostgresConfig,
     *,
@@ -87,6 +127,8 @@ def keyword_search_statements(
         f"                q{n} tsquery;\n                w{n} double precision;"
         for n in range(1, TERM_SLOTS + 1)
     )
+    sampled_only = _results(f"FROM {_SAMPLED} h", phrase_bonus)
+    with_held = _results(f"FROM ({_SAMPLED} UNION {_HELD}) h", phrase_bonus)
     numbers = range(1, TERM_SLOTS + 1)
     slot_reads = ", ".join(f"a.q[{n}], a.w[{n}]" for n in numbers)
     slot_targets = ", ".join(f"q{n}, w{n}" for n in numbers)
@@ -201,38 +243,12 @@ def keyword_search_statements(
                     END IF;
                 END IF;
                 IF candidates IS NULL OR numnode(candidates) = 0 THEN RETURN; END IF;
-                RETURN QUERY
-                    SELECT c.document_id, c.ordinal,
-                        CASE WHEN r.place <= carried THEN c.text END,
-                        CASE WHEN r.place <= carried THEN c.embed_text END,
-                        CASE WHEN r.place <= carried THEN c.heading_path END,
-                        CASE WHEN r.place <= carried THEN c.page_numbers END,
-                        CASE WHEN r.place <= carried THEN c.metadata END,
-                        CASE WHEN r.place <= carried THEN c.source END,
-                        CASE WHEN r.place <= carried THEN c.created_at END,
-                        CASE WHEN r.place <= carried THEN c.start_char END,
-                        CASE WHEN r.place <= carried THEN c.end_char END,
-                        r.rank
-                    FROM (SELECT t.at, t.document_id, t.ordinal, t.rank, row_number() OVER (
-                            ORDER BY t.rank DESC, t.document_id, t.ordinal) AS place
-                        FROM (SELECT t.at, t.document_id, t.ordinal, (t.base * CASE
-                                WHEN phrase IS NOT NULL AND t.lexical @@ phrase
-                                THEN {float(phrase_bonus)!r} ELSE 1 END)::real AS rank
-                            FROM (SELECT h.at, h.document_id, h.ordinal, h.lexical,
-                                    CASE WHEN plain THEN ts_rank({_WEIGHTS}, h.lexical, ranking, 1)
-                                    ELSE {_weighted_rank()} END AS base
-                                FROM ((SELECT c.ctid AS at, c.document_id, c.ordinal, c.lexical
-                                        FROM ragsage_chunks c
-                                        WHERE {_OWN_ROWS} AND c.lexical @@ candidates
-                                        {_filters()} LIMIT limit_rows)
-                                    UNION (SELECT c.ctid, c.document_id, c.ordinal, c.lexical
-                                        FROM ragsage_chunks c
-                                        WHERE held IS NOT NULL AND {_OWN_ROWS}
-                                        AND c.lexical @@ held {_filters()})) h
-                                ORDER BY base DESC, h.document_id, h.ordinal LIMIT 2 * k) t
-                            ORDER BY rank DESC, t.document_id, t.ordinal LIMIT k) t) r
-                    JOIN ragsage_chunks c ON c.ctid = r.at
-                    ORDER BY r.place;
+                -- Two statements, so the usual search sorts no union away.
+                IF held IS NULL THEN
+{sampled_only}
+                ELSE
+{with_held}
+                END IF;
             END $fn$"""
     return (
         f"DROP FUNCTION IF EXISTS {SIGNATURE}",
