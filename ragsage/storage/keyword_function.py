@@ -96,7 +96,10 @@ def _results(candidates_from: str, phrase_bonus: float) -> str:
 {candidates_from}
                                 ORDER BY base DESC, h.document_id, h.ordinal LIMIT 2 * k) t
                             ORDER BY rank DESC, t.document_id, t.ordinal LIMIT k) t) r
-                    JOIN ragsage_chunks c ON c.ctid = r.at
+                    CROSS JOIN LATERAL (SELECT c.document_id, c.ordinal, c.text, c.embed_text,
+                            c.heading_path, c.page_numbers, c.metadata, c.source, c.created_at,
+                            c.start_char, c.end_char
+                        FROM ragsage_chunks c WHERE c.ctid = r.at LIMIT 1) c
                     ORDER BY r.place;"""
 
 
