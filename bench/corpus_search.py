@@ -300,14 +300,14 @@ async def under_load(
     runtime = build_runtime(settings)
     engine = runtime.query_engine()
     medians: list[float] = []
-    while not medians or (until is not None and not until.is_set()) or len(medians) < passes:
+    while True:
         times = []
         for sentence in sentences:
             started = time.perf_counter()
             await engine.search(Scope(namespace), sentence, RetrievalOptions(top_k=TOP_K))
             times.append((time.perf_counter() - started) * 1000)
         medians.append(statistics.median(times))
-        if until is None and len(medians) >= passes:
+        if until.is_set() if until is not None else len(medians) >= passes:
             break
     await runtime.aclose()
     return medians

@@ -32,13 +32,7 @@ Joined plainly, a generic plan that takes k for 2,000 rows on a table of
 from __future__ import annotations
 
 from ragsage.storage.config import PostgresConfig, safe_identifier
-
-# The chunk columns every row carries (nulls past ``carried``), in
-# ragsage.storage.rows.CHUNK_COLUMNS's order.
-_CHUNK = (
-    "c.document_id, c.ordinal, c.text, c.embed_text, c.heading_path, c.page_numbers, "
-    "c.metadata, c.source, c.created_at, c.start_char, c.end_char"
-)
+from ragsage.storage.rows import CHUNK_COLUMNS
 
 
 def dense_function_name(dim: int) -> str:
@@ -59,14 +53,14 @@ def _ranked(dim: int, *, exact: bool) -> str:
     else:
         distance, label = f"c.embedding::vector({dim}) <=> query", "false"
     return f"""SELECT gid, model, width, {label}, r.document_id, r.ordinal, r.similarity,
-                        {_CHUNK}
+                        {CHUNK_COLUMNS}
                     FROM (SELECT n.document_id, n.ordinal, n.similarity, row_number() OVER (
                             ORDER BY n.similarity DESC, n.document_id, n.ordinal) AS place
                         FROM (SELECT c.document_id, c.ordinal, 1 - ({distance}) AS similarity
                             FROM ragsage_chunks c
                             WHERE c.generation = gid AND c.embedding_dim = {dim}
                             ORDER BY {distance} LIMIT k) n) r
-                    LEFT JOIN LATERAL (SELECT {_CHUNK} FROM ragsage_chunks c
+                    LEFT JOIN LATERAL (SELECT {CHUNK_COLUMNS} FROM ragsage_chunks c
                         WHERE r.place <= carried AND c.generation = gid
                         AND c.document_id = r.document_id AND c.ordinal = r.ordinal LIMIT 1) c
                         ON true

@@ -15,6 +15,7 @@ no ranking a ``real`` can tell apart.
 from __future__ import annotations
 
 from ragsage.storage.config import PostgresConfig, safe_identifier, safe_setting_name
+from ragsage.storage.rows import CHUNK_COLUMNS
 
 # Query terms ranked; the function keeps the first this many (in term order),
 # as every keyword function since migration 7 has.
@@ -54,14 +55,13 @@ def _weighted_rank() -> str:
 _ARGUMENT = "ragsage_keyword_search."
 
 
-def _filters(alias: str = "c") -> str:
-    return (
-        f"AND (document_ids IS NULL OR {alias}.document_id = ANY(document_ids)) "
-        f"AND (sources IS NULL OR {alias}.source = ANY(sources)) "
-        f"AND ({_ARGUMENT}metadata IS NULL OR {alias}.metadata @> {_ARGUMENT}metadata) "
-        f"AND (created_after IS NULL OR {alias}.created_at >= created_after) "
-        f"AND (created_before IS NULL OR {alias}.created_at <= created_before)"
-    )
+_FILTERS = (
+    "AND (document_ids IS NULL OR c.document_id = ANY(document_ids)) "
+    "AND (sources IS NULL OR c.source = ANY(sources)) "
+    f"AND ({_ARGUMENT}metadata IS NULL OR c.metadata @> {_ARGUMENT}metadata) "
+    "AND (created_after IS NULL OR c.created_at >= created_after) "
+    "AND (created_before IS NULL OR c.created_at <= created_before)"
+)
 
 
 # The namespace is compared as ``namespace || ''`` so that no plan can reach
@@ -71,19 +71,18 @@ def _filters(alias: str = "c") -> str:
 _OWN_ROWS = "(c.namespace || '') = ns AND c.generation = gen"
 
 
+# The chunk columns after the key, kept only for the first ``carried`` rows.
+_CARRIED = ", ".join(
+    f"CASE WHEN r.place <= carried THEN c.{column.strip()[2:]} END"
+    for column in CHUNK_COLUMNS.split(",")[2:]
+)
+
+
 def _results(candidates_from: str, phrase_bonus: float) -> str:
     """The ranked rows, best first, from the candidate rows ``candidates_from`` yields as ``h``."""
     return f"""                RETURN QUERY
                     SELECT c.document_id, c.ordinal,
-                        CASE WHEN r.place <= carried THEN c.text END,
-                        CASE WHEN r.place <= carried THEN c.embed_text END,
-                        CASE WHEN r.place <= carried THEN c.heading_path END,
-                        CASE WHEN r.place <= carried THEN c.page_numbers END,
-                        CASE WHEN r.place <= carried THEN c.metadata END,
-                        CASE WHEN r.place <= carried THEN c.source END,
-                        CASE WHEN r.place <= carried THEN c.created_at END,
-                        CASE WHEN r.place <= carried THEN c.start_char END,
-                        CASE WHEN r.place <= carried THEN c.end_char END,
+                        {_CARRIED},
                         r.rank
                     FROM (SELECT t.at, t.document_id, t.ordinal, t.rank, row_number() OVER (
                             ORDER BY t.rank DESC, t.document_id, t.ordinal) AS place
@@ -96,9 +95,7 @@ def _results(candidates_from: str, phrase_bonus: float) -> str:
 {candidates_from}
                                 ORDER BY base DESC, h.document_id, h.ordinal LIMIT 2 * k) t
                             ORDER BY rank DESC, t.document_id, t.ordinal LIMIT k) t) r
-                    CROSS JOIN LATERAL (SELECT c.document_id, c.ordinal, c.text, c.embed_text,
-                            c.heading_path, c.page_numbers, c.metadata, c.source, c.created_at,
-                            c.start_char, c.end_char
+                    CROSS JOIN LATERAL (SELECT {CHUNK_COLUMNS}
                         FROM ragsage_chunks c WHERE c.ctid = r.at LIMIT 1) c
                     ORDER BY r.place;"""
 
@@ -106,11 +103,11 @@ def _results(candidates_from: str, phrase_bonus: float) -> str:
 # The sampled candidates; with ``held``, the rows the sample could have missed too.
 _SAMPLED = (
     "(SELECT c.ctid AS at, c.document_id, c.ordinal, c.lexical FROM ragsage_chunks c "
-    f"WHERE {_OWN_ROWS} AND c.lexical @@ candidates {_filters()} LIMIT limit_rows)"
+    f"WHERE {_OWN_ROWS} AND c.lexical @@ candidates {_FILTERS} LIMIT limit_rows)"
 )
 _HELD = (
     "(SELECT c.ctid, c.document_id, c.ordinal, c.lexical FROM ragsage_chunks c "
-    f"WHERE {_OWN_ROWS} AND c.lexical @@ held {_filters()})"
+    f"WHERE {_OWN_ROWS} AND c.lexical @@ held {_FILTERS})"
 )
 
 

@@ -518,10 +518,10 @@ class PgVectorStore:
 
     def _tuning(self) -> list[tuple[str, Mapping[str, Any]]]:
         # ef_search is not raised to k: with iterative scans the walk simply goes
-        # on until it has k rows, so a larger k costs no extra statement.  The
-        # walk-or-sort choice is the planner's (storage migration 15 keeps its
-        # statistics): forcing the walk was tried and made deep searches of a
-        # namespace that is a small share of the table four times slower.
+        # on until it has k rows, so a larger k costs no extra statement.  In the
+        # statement the walk-or-sort choice is the planner's (storage migration 15
+        # keeps its statistics); the width's function walks whenever it is asked
+        # to, which only a namespace found not small is.
         if self.ef_search is None:
             return []
         return [("SELECT set_config('hnsw.ef_search', %(ef)s, true)", {"ef": str(self.ef_search)})]
