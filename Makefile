@@ -13,7 +13,7 @@ STAMP := $(VENV)/.ragsage-installed-$(DEPS_HASH)
 # This checkout's code wins over whatever checkout the shared venv was installed from.
 export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 
-.PHONY: setup lint typecheck unit test run bench screenshot clean
+.PHONY: setup system-packages lint typecheck unit test run bench screenshot clean
 
 $(STAMP):
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,7 +29,11 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy --strict ragsage worker api
 
-unit: setup
+# Debian packages some tests drive (OCR, a real manual, a headless browser).
+system-packages:
+	@bash tests/system-packages.sh
+
+unit: setup system-packages
 	$(BIN)/pytest -q
 
 test: lint typecheck unit
