@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from flask import Response
+from pydantic import BaseModel
 
 from api.schemas import (
     ChunkOut,
@@ -83,6 +84,10 @@ def citation(value: Citation) -> CitationOut:
     return CitationOut(**value.to_dict())
 
 
-def dump(model: Any) -> Any:
-    """JSON-ready data from a response model."""
-    return model.model_dump(mode="json")
+def dump(model: BaseModel) -> Response:
+    """A JSON response holding ``model``.
+
+    pydantic writes the JSON itself: building the Python dict first and having
+    Flask encode it took a tenth of a millisecond more for a page of results.
+    """
+    return Response(model.model_dump_json(), mimetype="application/json")

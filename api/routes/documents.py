@@ -6,7 +6,7 @@ import base64
 import binascii
 from typing import Any
 
-from flask import Blueprint, Response, jsonify, request
+from flask import Blueprint, Response, request
 
 from api import convert
 from api.auth import require
@@ -78,7 +78,7 @@ def upload() -> Any:
         state=outcome.state.value,
         duplicate=outcome.duplicate,
     )
-    response: Response = jsonify(convert.dump(body))
+    response = convert.dump(body)
     response.status_code = 200 if outcome.duplicate else 202
     if outcome.job_id is not None:
         response.headers["Location"] = f"/v1/jobs/{outcome.job_id}"
