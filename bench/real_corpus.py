@@ -101,7 +101,7 @@ def finished_jobs(engine: Engine, namespace: str = NAMESPACE) -> int:
                     "SELECT count(*) FROM ragsage_jobs WHERE namespace = :n "
                     "AND state IN ('succeeded', 'failed', 'cancelled', 'superseded')"
                 ),
-                {"n": NAMESPACE},
+                {"n": namespace},
             )
         )
 

@@ -17,10 +17,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from ragsage.adapters.offline import (
+    ExtractiveReader,
+    HashingEmbedder,
+    OverlapReranker,
+    TermRewriter,
+)
 from ragsage.contextualizing import HeadingWindowContextualizer
 from ragsage.embedding_cache import CachingEmbedder
 from ragsage.errors import ConfigurationError
-from ragsage.fakes.models import FakeEmbedder, FakeLLMClient, FakeQueryRewriter, FakeReranker
 from ragsage.fusion import FusionMethod
 from ragsage.ingestion import IngestionConfig, IngestionPipeline
 from ragsage.parsing import HeuristicBackend, LayoutPageClassifier
@@ -214,7 +219,7 @@ class Runtime:
             tracer=self.tracer,
             config=QueryConfig(
                 fusion=cast(FusionMethod, self.settings.fusion),
-                rerank_searches=not isinstance(self.reranker, FakeReranker),
+                rerank_searches=not isinstance(self.reranker, OverlapReranker),
             ),
         )
 
@@ -347,7 +352,7 @@ def make_embedder(
     """Build the embedder ``kind`` names for ``model`` (the default factory)."""
     if kind == "hashing":
         width = dim or hashing_dimension(model) or settings.embedding_dim
-        built = FakeEmbedder(dimension=width)
+        built = HashingEmbedder(dimension=width)
         if model != built.model:
             raise ConfigurationError(
                 f"the hashing embedder's model is named {built.model!r}, not {model!r}"
@@ -389,7 +394,7 @@ def _transcriber(settings: Settings, providers: _Providers) -> Transcriber:
 
 def _llm(settings: Settings, providers: _Providers) -> LLMClient:
     generator: LLMClient = (
-        providers().openai_llm() if settings.generator == "openai" else FakeLLMClient()
+        providers().openai_llm() if settings.generator == "openai" else ExtractiveReader()
     )
     return SplitLLMClient(generator, _transcriber(settings, providers))
 
@@ -399,7 +404,7 @@ def _reranker(settings: Settings, providers: _Providers) -> Reranker | None:
         return None
     if settings.reranker == "voyage":
         return providers().voyage_reranker()
-    return FakeReranker()
+    return OverlapReranker()
 
 
 def _contextualizer(settings: Settings, providers: _Providers) -> Contextualizer | None:
@@ -415,7 +420,7 @@ def _rewriter(settings: Settings, providers: _Providers) -> QueryRewriter | None
         return None
     if settings.rewriter == "openai":
         return providers().openai_rewriter()
-    return FakeQueryRewriter()
+    return TermRewriter()
 
 
 def build_tracer(settings: Settings) -> Tracer:

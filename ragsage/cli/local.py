@@ -28,6 +28,7 @@ def local_kit() -> FakeEngineKit:
         chunker=backend,
         classifier=LayoutPageClassifier(),
         contextualizer=HeadingWindowContextualizer(),
+        record=False,
     )
 
 

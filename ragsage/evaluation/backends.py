@@ -140,14 +140,9 @@ async def _with_cache(stack: AsyncExitStack, inner: Embedder, config: IndexConfi
 @asynccontextmanager
 async def in_memory(dataset: Dataset, config: IndexConfig) -> AsyncIterator[IndexedCorpus]:
     """The dataset in in-memory stores, parsed and chunked by the real heuristic parser."""
+    from ragsage.adapters.offline import ExtractiveReader, OverlapReranker
     from ragsage.contextualizing import HeadingWindowContextualizer
-    from ragsage.fakes import (
-        FakeDocumentStore,
-        FakeLexicalStore,
-        FakeLLMClient,
-        FakeReranker,
-        FakeVectorStore,
-    )
+    from ragsage.fakes import FakeDocumentStore, FakeLexicalStore, FakeVectorStore
     from ragsage.ingestion import IngestionConfig
     from ragsage.parsing import HeuristicBackend, LayoutPageClassifier
     from ragsage.query import QueryEngine, RetrievalOptions, RetrievalResult
@@ -167,7 +162,7 @@ async def in_memory(dataset: Dataset, config: IndexConfig) -> AsyncIterator[Inde
             chunker=backend,
             contextualizer=HeadingWindowContextualizer(),
             embedder=embedder,
-            llm=FakeLLMClient(),
+            llm=ExtractiveReader(),
             vector_store=vectors,
             lexical_store=lexical,
             document_store=documents,
@@ -182,8 +177,8 @@ async def in_memory(dataset: Dataset, config: IndexConfig) -> AsyncIterator[Inde
             vector_store=vectors,
             lexical_store=lexical,
             document_store=documents,
-            llm=FakeLLMClient(),
-            reranker=FakeReranker(),
+            llm=ExtractiveReader(),
+            reranker=OverlapReranker(),
         )
         scope = Scope("eval")
         started = time.perf_counter()

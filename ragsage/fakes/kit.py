@@ -5,6 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ragsage.adapters.offline import (
+    DEFAULT_DIMENSION,
+    ExtractiveReader,
+    HashingEmbedder,
+    OverlapReranker,
+    TermRewriter,
+)
 from ragsage.fakes.models import FakeEmbedder, FakeLLMClient, FakeQueryRewriter, FakeReranker
 from ragsage.fakes.parsing import (
     FakeChunker,
@@ -15,8 +22,19 @@ from ragsage.fakes.parsing import (
 from ragsage.fakes.stores import FakeCache, FakeDocumentStore, FakeLexicalStore, FakeVectorStore
 from ragsage.fakes.tracing import FakeTracer
 from ragsage.ingestion import IngestionConfig, IngestionPipeline
-from ragsage.ports import Chunker, Contextualizer, DocumentParser, PageClassifier
+from ragsage.ports import (
+    Chunker,
+    Contextualizer,
+    DocumentParser,
+    Embedder,
+    LLMClient,
+    PageClassifier,
+    QueryRewriter,
+    Reranker,
+    Tracer,
+)
 from ragsage.query import QueryConfig, QueryEngine
+from ragsage.tracing import NullTracer
 
 SNAPSHOT_VERSION = 1
 
@@ -36,20 +54,26 @@ class FakeEngineKit:
         chunker: Chunker | None = None,
         contextualizer: Contextualizer | None = None,
         dimension: int | None = None,
+        record: bool = True,
     ) -> None:
+        # ``record=False`` (the offline CLI) runs the offline adapters, which
+        # keep nothing per call, where a test wants doubles that record.
         self.parser: DocumentParser = parser or FakeDocumentParser()
         self.classifier: PageClassifier = classifier or FakePageClassifier()
         self.chunker: Chunker = chunker or FakeChunker()
         self.contextualizer: Contextualizer = contextualizer or FakeContextualizer()
-        self.embedder = FakeEmbedder(dimension=dimension) if dimension else FakeEmbedder()
-        self.reranker = FakeReranker()
-        self.llm = FakeLLMClient()
-        self.rewriter = FakeQueryRewriter()
+        width = dimension or DEFAULT_DIMENSION
+        self.embedder: Embedder = (
+            FakeEmbedder(dimension=width) if record else HashingEmbedder(dimension=width)
+        )
+        self.reranker: Reranker = FakeReranker() if record else OverlapReranker()
+        self.llm: LLMClient = FakeLLMClient() if record else ExtractiveReader()
+        self.rewriter: QueryRewriter = FakeQueryRewriter() if record else TermRewriter()
         self.vector_store = FakeVectorStore()
         self.lexical_store = FakeLexicalStore()
         self.document_store = FakeDocumentStore()
         self.cache = FakeCache()
-        self.tracer = FakeTracer()
+        self.tracer: Tracer = FakeTracer() if record else NullTracer()
 
     def ingestion(self, config: IngestionConfig | None = None) -> IngestionPipeline:
         return IngestionPipeline(

@@ -22,9 +22,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
+from ragsage.adapters.offline import ExtractiveReader, HashingEmbedder
 from ragsage.contextualizing import HeadingWindowContextualizer
 from ragsage.errors import DocumentError, InvalidRequest, RagsageError
-from ragsage.fakes.models import FakeEmbedder, FakeLLMClient
 from ragsage.fakes.stores import FakeDocumentStore, FakeLexicalStore, FakeVectorStore
 from ragsage.identity import document_id_for, legacy_document_id_for
 from ragsage.ingestion import IngestionConfig, IngestionPipeline, PreparedDocument
@@ -88,7 +88,7 @@ class RAG:
         namespace: str = "default",
     ) -> None:
         backend = HeuristicBackend()
-        model = llm or FakeLLMClient()
+        model = llm or ExtractiveReader()
         pipeline = IngestionPipeline(
             parser=parser or backend,
             classifier=classifier or LayoutPageClassifier(),
@@ -136,7 +136,7 @@ class RAG:
         matches on shared words; pass a real one for semantic search.
         """
         return cls(
-            embedder=embedder or FakeEmbedder(),
+            embedder=embedder or HashingEmbedder(),
             vector_store=FakeVectorStore(),
             lexical_store=FakeLexicalStore(),
             document_store=FakeDocumentStore(),

@@ -16,7 +16,7 @@ from copy import deepcopy
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ragsage.fakes.models import hashed_vector
+from ragsage.adapters.offline import hashed_vector
 from ragsage.identity import content_hash
 from ragsage.parsing import HeuristicBackend
 from ragsage.shipit.types import Chunk, Document, IndexFilters, from_engine_chunk
