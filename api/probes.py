@@ -7,10 +7,10 @@ import logging
 import redis
 from sqlalchemy import text
 
+from ragsage.adapters.celery.broker import queue_depths
 from ragsage.loop import LoopThread
 from ragsage.runtime import Runtime
 from ragsage.settings import Settings
-from worker.app import queue_depths
 
 _log = logging.getLogger(__name__)
 

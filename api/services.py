@@ -11,10 +11,10 @@ from flask import current_app
 from api.keycache import RecentKeys
 from api.metrics import Metrics
 from api.probes import Probes
+from ragsage.library.enqueue import Enqueuer
 from ragsage.loop import LoopThread
 from ragsage.runtime import Runtime
 from ragsage.settings import Settings
-from worker.enqueue import Enqueuer
 
 _T = TypeVar("_T")
 EXTENSION = "ragsage"

@@ -45,11 +45,11 @@ from sqlalchemy import Engine, create_engine, text
 from stack import Stack, local_stack
 
 from ragsage.jobs.records import UploadOutcome
+from ragsage.library.enqueue import Enqueuer, upload_from_path
 from ragsage.parsing import make_token_counter
 from ragsage.settings import Settings
 from ragsage.types import Scope
 from worker.cli import celery_worker_argv
-from worker.enqueue import Enqueuer, upload_from_path
 
 ROOT = Path(__file__).resolve().parents[1]
 PEER_SCRIPT = ROOT.parent / "shared" / "bench" / "llamaindex_bench.py"

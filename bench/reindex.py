@@ -26,12 +26,12 @@ from redis import Redis
 
 from ragsage.embedded.postgres import EmbeddedPostgres
 from ragsage.embedded.redis import EmbeddedRedis
+from ragsage.library.enqueue import Enqueuer
 from ragsage.query import QueryEngine, RetrievalResult
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings
 from ragsage.types import Scope
 from worker.cli import celery_worker_argv
-from worker.enqueue import Enqueuer
 
 ROOT = Path(__file__).resolve().parents[1]
 SCOPE = Scope("bench")

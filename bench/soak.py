@@ -48,9 +48,9 @@ from ragsage.embedded.postgres import EmbeddedPostgres
 from ragsage.embedded.redis import EmbeddedRedis
 from ragsage.identity import content_hash, document_id_for
 from ragsage.jobs.records import Upload, UploadOutcome
+from ragsage.library.enqueue import Enqueuer
 from ragsage.settings import Settings
 from worker.cli import celery_worker_argv
-from worker.enqueue import Enqueuer
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMESPACE = "soak"

@@ -26,11 +26,11 @@ from pathlib import Path
 
 from stack import local_stack
 
+from ragsage.library.enqueue import Enqueuer
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings
 from ragsage.types import RawSource, Scope
 from worker.cli import celery_worker_argv
-from worker.enqueue import Enqueuer
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = (

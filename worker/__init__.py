@@ -2,6 +2,6 @@
 
 Thin on purpose: the work itself is :mod:`ragsage.jobs`; this package binds it to
 Celery (the app and its settings, the task, the per-process runtime and the
-watchdog thread) and offers :func:`worker.enqueue.enqueue_document` to upload
-services.
+watchdog thread).  Upload services send jobs through
+:mod:`ragsage.library.enqueue` and load nothing of this package.
 """

@@ -140,7 +140,7 @@ def _worker(args: argparse.Namespace) -> NoReturn:
 
 
 def _enqueue(args: argparse.Namespace) -> int:
-    from worker.enqueue import Upload, enqueue_documents, job_status, upload_from_path
+    from ragsage.library.enqueue import Upload, enqueue_documents, job_status, upload_from_path
 
     pending: dict[str, Path] = {}
     failures = 0
@@ -210,7 +210,7 @@ def _follow(
 
 
 def _reprocess(args: argparse.Namespace) -> int:
-    from worker.enqueue import default_enqueuer, job_status
+    from ragsage.library.enqueue import default_enqueuer, job_status
 
     job_ids = default_enqueuer().reprocess(
         args.namespace, only_skipped_pages=args.only_skipped_pages
@@ -235,7 +235,7 @@ def _reprocess(args: argparse.Namespace) -> int:
 
 
 def _jobs(args: argparse.Namespace) -> int:
-    from worker.enqueue import job_status
+    from ragsage.library.enqueue import job_status
 
     job = job_status(args.namespace, args.job_id)
     if job is None:
@@ -247,7 +247,7 @@ def _jobs(args: argparse.Namespace) -> int:
 
 
 def _reindex(args: argparse.Namespace) -> int:
-    from worker.enqueue import default_enqueuer
+    from ragsage.library.enqueue import default_enqueuer
 
     _check_gate_flags(args)
     enqueuer = default_enqueuer()

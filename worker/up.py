@@ -246,7 +246,7 @@ class Stack:
     # ------------------------------------------------------------------ use
 
     def ingest_samples(self, folder: Path) -> None:
-        from worker.enqueue import Enqueuer
+        from ragsage.library.enqueue import Enqueuer
 
         assert self.settings is not None
         enqueuer = Enqueuer(self.settings)

@@ -23,8 +23,8 @@ import pytest
 
 from ragsage.embedded.postgres import EmbeddedPostgres
 from ragsage.embedded.redis import EmbeddedRedis
+from ragsage.library.enqueue import Enqueuer
 from ragsage.storage import Database, PostgresConfig
-from worker.enqueue import Enqueuer
 
 if TYPE_CHECKING:
     from .api_harness import ApiServer

@@ -12,11 +12,11 @@ from ragsage.caching import parse_cache_key
 from ragsage.embedded.redis import EmbeddedRedis
 from ragsage.identity import content_hash
 from ragsage.jobs.records import JobState
+from ragsage.library.enqueue import Enqueuer
 from ragsage.parsing import HeuristicBackend
 from ragsage.runtime import build_runtime
 from ragsage.storage import Database, PostgresConfig
 from ragsage.types import Scope
-from worker.enqueue import Enqueuer
 
 from ..fixtures.make_fixtures import build_all
 from .redis_fixtures import closed_port
@@ -204,7 +204,7 @@ def test_bulk_enqueue_answers_each_file_in_place_and_runs_the_good_ones(
     deployment: Deployment,
 ) -> None:
     from ragsage.errors import EmptyDocument
-    from worker.enqueue import Upload
+    from ragsage.library.enqueue import Upload
 
     deployment.worker().start()
     uploads = [

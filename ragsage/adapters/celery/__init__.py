@@ -1,0 +1,1 @@
+"""Celery over a Redis broker: how jobs reach the workers (:mod:`.broker`)."""

@@ -1,0 +1,417 @@
+"""The enqueue interface for upload services: store, commit, then send.
+
+    from ragsage.library.enqueue import Enqueuer
+    enqueuer = Enqueuer(Settings.from_env())
+    outcome = enqueuer.enqueue_document("acme", "handbook.pdf", data=pdf_bytes)
+    enqueuer.job_status("acme", outcome.job_id)
+    enqueuer.enqueue_documents("acme", [Upload("a.md", a_bytes), Upload("b.md", b_bytes)])
+
+The bytes, the document row and the job row are committed in one transaction
+before the broker hears of the job, so a worker never receives a job it cannot
+read; a crash between the commit and the send is repaired by the watchdog.
+"""
+
+from __future__ import annotations
+
+import logging
+import mimetypes
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import redis
+from celery import Celery
+from kombu.exceptions import OperationalError as BrokerOperationalError
+from sqlalchemy import text
+
+from ragsage.adapters.celery.broker import create_celery, publish
+from ragsage.errors import ConfigurationError, InputError, InvalidRequest, UnsupportedWidth
+from ragsage.jobs import store
+from ragsage.jobs.records import Job, JobState, Upload, UploadOutcome
+from ragsage.jobs.uploads import create_upload
+from ragsage.loop import LoopThread
+from ragsage.runtime import build_database
+from ragsage.settings import Settings
+from ragsage.storage import Database
+from ragsage.storage.generations import Generation
+from ragsage.types import Scope
+
+_log = logging.getLogger(__name__)
+# What a send raises when the broker cannot be reached (kombu wraps redis-py).
+BROKER_DOWN = (BrokerOperationalError, redis.ConnectionError, redis.TimeoutError, OSError)
+
+
+class Enqueuer:
+    """Accepts uploads for one deployment: its database and its broker."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        celery: Celery | None = None,
+        database: Database | None = None,
+        loop: LoopThread | None = None,
+    ) -> None:
+        """Own a database pool and loop, or share a process's (the API passes its own)."""
+        self.settings = settings
+        self.celery = celery or create_celery(settings)
+        self._owns = database is None
+        self.database = database or build_database(settings)
+        self._loop = loop or LoopThread("ragsage-enqueue")
+
+    def enqueue_document(
+        self,
+        namespace: str,
+        filename: str,
+        data: bytes | None = None,
+        *,
+        path: str | Path | None = None,
+        media_type: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        external_id: str | None = None,
+    ) -> UploadOutcome:
+        """Accept one file for ingestion; returns its job, or the document it duplicates."""
+        if (data is None) == (path is None):
+            raise InvalidRequest("give exactly one of data or path")
+        content = Path(path).read_bytes() if path is not None else data
+        assert content is not None
+        upload = Upload(
+            filename=filename,
+            data=content,
+            media_type=media_type or mimetypes.guess_type(filename)[0],
+            metadata=dict(metadata or {}),
+            external_id=external_id,
+        )
+        scope = Scope(namespace)
+        outcome = self._loop.run(self._record(scope, upload))
+        if outcome.needs_sending and outcome.job_id is not None:
+            self._send_committed(namespace, [outcome.job_id])
+        return outcome
+
+    def enqueue_documents(
+        self,
+        namespace: str,
+        uploads: Iterable[Upload],
+        *,
+        batch_files: int = 64,
+        batch_bytes: int = 64 * 1024 * 1024,
+    ) -> list[UploadOutcome | InputError]:
+        """Accept many files: per batch, one transaction, then the sends, then one update.
+
+        The answer lists, in order, each upload's outcome or, for a file the
+        service refuses (empty, too large, a bad name), the error that says
+        why; the other files go ahead.  ``uploads`` is read lazily, so a
+        folder of any size is held in memory only a batch at a time.
+        """
+        results: list[UploadOutcome | InputError] = []
+        batch: list[Upload] = []
+        size = 0
+        for upload in uploads:
+            batch.append(upload)
+            size += len(upload.data)
+            if len(batch) >= batch_files or size >= batch_bytes:
+                results.extend(self._enqueue_batch(Scope(namespace), batch))
+                batch, size = [], 0
+        if batch:
+            results.extend(self._enqueue_batch(Scope(namespace), batch))
+        return results
+
+    def _enqueue_batch(
+        self, scope: Scope, batch: Sequence[Upload]
+    ) -> list[UploadOutcome | InputError]:
+        outcomes = self._loop.run(self._record_many(scope, batch))
+        unsent = [
+            outcome.job_id
+            for outcome in outcomes
+            if isinstance(outcome, UploadOutcome) and outcome.needs_sending and outcome.job_id
+        ]
+        self._send_committed(scope.namespace, unsent)
+        return outcomes
+
+    def _send_committed(
+        self,
+        namespace: str,
+        job_ids: Sequence[UUID],
+        kind: str = "ingest",
+        countdown: float | None = None,
+    ) -> int:
+        """Send committed jobs' messages and note those the broker took; returns how many.
+
+        A broker outage is not the upload's failure: the jobs are committed, so
+        the rest are left unsent for the watchdog, which sends a job once it has
+        waited unsent past the grace period.  Those the broker did take are
+        noted even so.
+        """
+        sent: list[UUID] = []
+        try:
+            for job_id in job_ids:
+                publish(
+                    self.celery, self.settings, namespace, job_id, kind=kind, countdown=countdown
+                )
+                sent.append(job_id)
+        except BROKER_DOWN as exc:
+            _log.warning(
+                "broker unavailable (%s): %d committed job(s) left for the watchdog to send",
+                type(exc).__name__,
+                len(job_ids) - len(sent),
+            )
+        if sent:
+            self._loop.run(self._mark_enqueued_many(Scope(namespace), sent))
+        return len(sent)
+
+    async def _record_many(
+        self, scope: Scope, batch: Sequence[Upload]
+    ) -> list[UploadOutcome | InputError]:
+        results: list[UploadOutcome | InputError] = []
+        async with self.database.session(scope) as session:
+            for upload in batch:
+                try:
+                    # Refusals are decided before any statement runs, so they
+                    # never spoil the shared transaction.
+                    results.append(
+                        await create_upload(
+                            session, scope, upload, max_bytes=self.settings.max_upload_bytes
+                        )
+                    )
+                except InputError as exc:
+                    results.append(exc)
+        return results
+
+    async def _mark_enqueued_many(self, scope: Scope, job_ids: Sequence[UUID]) -> None:
+        async with self.database.session(scope) as session:
+            await store.mark_enqueued_many(session, job_ids)
+
+    def send(
+        self, namespace: str, job_id: UUID, countdown: float | None = None, kind: str = "ingest"
+    ) -> bool:
+        """Publish a committed job's message and note that the broker has it.
+
+        False when the broker is away: the job stays committed and unsent, and
+        the watchdog sends it later.
+        """
+        return self._send_committed(namespace, [job_id], kind=kind, countdown=countdown) == 1
+
+    def start_reindex(
+        self,
+        namespace: str,
+        *,
+        embedder: str,
+        model: str,
+        dim: int | None = None,
+        held: bool = False,
+    ) -> tuple[int, int]:
+        """Start (or resume) re-indexing a namespace into ``model``; (generation, jobs sent).
+
+        The target embedder is built first, so a model that cannot be reached or
+        has an unknown width fails here, before anything is queued.  Its width
+        must be one this install indexes (``RAGSAGE_EMBEDDING_WIDTHS``, built by
+        ``ragsage migrate``): a request never runs DDL.  A ``held`` generation
+        does not switch when complete; see :meth:`activate_held`.
+        """
+        from ragsage.jobs import reindex
+        from ragsage.runtime import make_embedder
+
+        try:
+            width = make_embedder(self.settings, embedder, model, dim).dimension
+        except (ConfigurationError, ValueError) as exc:  # ValueError: a width it cannot make
+            raise InvalidRequest(f"cannot re-index into {embedder}/{model}: {exc}") from exc
+        indexed = self.database.config.widths
+        if width not in indexed:
+            raise UnsupportedWidth(
+                f"cannot re-index into {embedder}/{model}: its vectors have {width} dimensions, "
+                f"and this deployment indexes {', '.join(map(str, indexed))}; ask for one of "
+                "those with dim, or have the operator add the width to RAGSAGE_EMBEDDING_WIDTHS "
+                "and run `ragsage migrate`"
+            )
+        scope = Scope(namespace)
+
+        async def prepare() -> tuple[int, list[UUID]]:
+            async with self.database.session(scope) as session:
+                generation, job_ids = await reindex.start(
+                    session, scope, embedder=embedder, model=model, dim=width, held=held
+                )
+            return generation.id, job_ids
+
+        generation_id, job_ids = self._loop.run(prepare())
+        self._send_committed(namespace, job_ids, kind="reindex")
+        return generation_id, len(job_ids)
+
+    def activate_held(self, namespace: str, generation: int) -> Generation:
+        """Switch a namespace to its complete building generation (a gate's decision)."""
+        from ragsage.jobs import reindex
+        from ragsage.storage import active_generation
+
+        scope = Scope(namespace)
+
+        async def switch() -> Generation:
+            async with self.database.session(scope) as session:
+                await reindex.activate_held(session, scope, generation)
+                active = await active_generation(session)
+            assert active is not None and active.id == generation
+            return active
+
+        result: Generation = self._loop.run(switch())
+        return result
+
+    def rollback(self, namespace: str, *, force: bool = False) -> Generation:
+        """Abandon a building re-index, or re-activate the previous generation.
+
+        Refused (:class:`~ragsage.errors.Conflict`, with the count) when the
+        previous generation lacks documents uploaded or replaced since the
+        switch, unless ``force``.
+        """
+        from ragsage.jobs import reindex
+
+        scope = Scope(namespace)
+
+        async def act() -> Generation:
+            async with self.database.session(scope) as session:
+                return await reindex.rollback(session, scope, force=force)
+
+        result: Generation = self._loop.run(act())
+        return result
+
+    def reprocess(self, namespace: str, *, only_skipped_pages: bool = False) -> list[UUID]:
+        """Read the namespace's documents again from their stored bytes; returns the jobs."""
+        from ragsage.jobs import reprocess
+
+        scope = Scope(namespace)
+
+        async def record() -> list[UUID]:
+            async with self.database.session(scope) as session:
+                return await reprocess.queue(session, scope, only_skipped_pages=only_skipped_pages)
+
+        job_ids: list[UUID] = self._loop.run(record())
+        self._send_committed(namespace, job_ids)
+        return job_ids
+
+    def drop_previous(self, namespace: str) -> int:
+        """Delete the namespace's retired generations; returns the chunks freed."""
+        from ragsage.jobs import reindex
+
+        async def act() -> int:
+            async with self.database.session(Scope(namespace)) as session:
+                return await reindex.drop_previous(session)
+
+        return int(self._loop.run(act()))
+
+    def record_gate(self, namespace: str, generation: int, verdict: dict[str, Any]) -> None:
+        """Keep an evaluation gate's verdict on the generation it judged."""
+        from ragsage.jobs import reindex
+
+        async def act() -> None:
+            async with self.database.session(Scope(namespace)) as session:
+                await reindex.record_gate(session, generation, verdict)
+
+        self._loop.run(act())
+
+    def reindex_status(self, namespace: str) -> list[dict[str, Any]]:
+        """Every generation of the namespace with its re-index progress."""
+        from ragsage.jobs import reindex
+
+        async def read() -> list[dict[str, Any]]:
+            async with self.database.session(Scope(namespace)) as session:
+                return [g.to_dict() for g in await reindex.status(session)]
+
+        return self._loop.run(read())
+
+    def run(self, coroutine: Any) -> Any:
+        """Run a coroutine on this enqueuer's loop (its database lives there)."""
+        return self._loop.run(coroutine)
+
+    def namespaces(self) -> list[str]:
+        """Every namespace with documents (through the privileged listing function)."""
+
+        async def read() -> list[str]:
+            async with self.database.system_session() as session:
+                return list(await session.scalars(text("SELECT * FROM ragsage_namespaces()")))
+
+        return self._loop.run(read())
+
+    def job_status(self, namespace: str, job_id: UUID | str) -> Job | None:
+        """The job's current row (state, stage, attempts, error, timings)."""
+        identifier = UUID(str(job_id))
+
+        async def read() -> Job | None:
+            async with self.database.session(Scope(namespace)) as session:
+                return await store.get_job(session, identifier)
+
+        return self._loop.run(read())
+
+    def close(self) -> None:
+        if self._owns:
+            self._loop.run(self.database.dispose())
+            self._loop.stop()
+        self.celery.close()
+
+    async def _record(self, scope: Scope, upload: Upload) -> UploadOutcome:
+        async with self.database.session(scope) as session:
+            return await create_upload(
+                session, scope, upload, max_bytes=self.settings.max_upload_bytes
+            )
+
+
+_default: Enqueuer | None = None
+_guard = threading.Lock()
+
+
+def default_enqueuer() -> Enqueuer:
+    """One enqueuer per process, configured from the environment."""
+    global _default
+    with _guard:
+        if _default is None:
+            _default = Enqueuer(Settings.from_env())
+        return _default
+
+
+def enqueue_document(
+    namespace: str,
+    filename: str,
+    data: bytes | None = None,
+    *,
+    path: str | Path | None = None,
+    media_type: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    external_id: str | None = None,
+) -> UploadOutcome:
+    """:meth:`Enqueuer.enqueue_document` on the environment's deployment."""
+    return default_enqueuer().enqueue_document(
+        namespace,
+        filename,
+        data,
+        path=path,
+        media_type=media_type,
+        metadata=metadata,
+        external_id=external_id,
+    )
+
+
+def job_status(namespace: str, job_id: UUID | str) -> Job | None:
+    """:meth:`Enqueuer.job_status` on the environment's deployment."""
+    return default_enqueuer().job_status(namespace, job_id)
+
+
+def enqueue_documents(
+    namespace: str, uploads: Iterable[Upload]
+) -> list[UploadOutcome | InputError]:
+    """:meth:`Enqueuer.enqueue_documents` on the environment's deployment."""
+    return default_enqueuer().enqueue_documents(namespace, uploads)
+
+
+def upload_from_path(path: Path, filename: str | None = None) -> Upload:
+    """An :class:`Upload` of a file's bytes, its type guessed from its name."""
+    name = filename or path.name
+    return Upload(filename=name, data=path.read_bytes(), media_type=mimetypes.guess_type(name)[0])
+
+
+__all__ = [
+    "Enqueuer",
+    "JobState",
+    "Upload",
+    "enqueue_document",
+    "enqueue_documents",
+    "job_status",
+    "upload_from_path",
+]
