@@ -1,34 +1,22 @@
-"""The composition root: every port of a process, built once from :class:`Settings`.
-
-The API calls :func:`build_runtime` in its app factory, the worker in its process
-start-up hook, the CLI per command.  Ports passed in explicitly win over the
-ones the settings describe, which is how tests plug in a slow or failing model.
-Building opens no connection; the first query does.
-"""
+"""The runtime: every port of a process, and the stores and engines made from them."""
 
 from __future__ import annotations
 
 import asyncio
-import importlib
-import os
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from ragsage.adapters.offline import (
-    ExtractiveReader,
-    HashingEmbedder,
     OverlapReranker,
-    TermRewriter,
 )
 from ragsage.contextualizing import HeadingWindowContextualizer
 from ragsage.embedding_cache import CachingEmbedder
 from ragsage.errors import ConfigurationError
 from ragsage.fusion import FusionMethod
 from ragsage.ingestion import IngestionConfig, IngestionPipeline
-from ragsage.parsing import HeuristicBackend, LayoutPageClassifier
 from ragsage.ports import (
     Cache,
     Chunker,
@@ -43,17 +31,16 @@ from ragsage.ports import (
 )
 from ragsage.query import QueryConfig, QueryEngine
 from ragsage.settings import Settings
-from ragsage.tracing import LoggingTracer
-from ragsage.transcribing import NoTranscriber, SplitLLMClient, Transcriber
+from ragsage.transcribing import NoTranscriber
 from ragsage.types import Scope
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
 
-    from ragsage.providers import ProviderClients, ProviderConfig
     from ragsage.storage import Database, PgDocumentStore, PgLexicalStore, PgVectorStore
     from ragsage.storage.vector_store import DensePaths
 
+from ragsage.runtime.models import _Providers
 
 EmbedderFactory = Callable[[str, str, "int | None"], Embedder]
 # Namespaces whose active embedder one process remembers (least recent dropped).
@@ -292,250 +279,3 @@ class Runtime:
         if flush is not None:
             # Exports the spans still buffered; blocking I/O, so off the loop.
             await asyncio.to_thread(flush)
-
-
-def hashing_dimension(model: str) -> int | None:
-    """The width a ``ragsage-hashing-<N>`` model name encodes."""
-    prefix = "ragsage-hashing-"
-    if model.startswith(prefix) and model[len(prefix) :].isdigit():
-        return int(model[len(prefix) :])
-    return None
-
-
-def provider_config(settings: Settings) -> ProviderConfig:
-    """The provider adapters' configuration, from the settings."""
-    from ragsage.providers import ProviderConfig
-
-    return ProviderConfig(
-        openai_api_key=settings.openai_api_key,
-        voyage_api_key=settings.voyage_api_key,
-        openai_base_url=settings.openai_base_url,
-        voyage_base_url=settings.voyage_base_url,
-        embedding_model=settings.embedding_model_name,
-        embedding_dimension=settings.embedding_dim,
-        rerank_model=settings.rerank_model,
-        generation_model=settings.generation_model,
-        vision_model=settings.vision_model,
-        context_model=settings.context_model,
-        rewrite_model=settings.rewrite_model,
-        timeout_seconds=settings.provider_timeout,
-        max_retries=settings.provider_max_retries,
-    )
-
-
-class _Providers:
-    """The provider clients, built on first need (no SDK is imported before)."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self._clients: ProviderClients | None = None
-
-    def __call__(self) -> ProviderClients:
-        if self._clients is None:
-            from ragsage.providers import build_provider_clients
-
-            self._clients = build_provider_clients(provider_config(self.settings))
-        return self._clients
-
-    async def aclose(self) -> None:
-        if self._clients is not None:
-            await self._clients.aclose()
-
-
-def make_embedder(
-    settings: Settings,
-    kind: str,
-    model: str,
-    dim: int | None,
-    providers: Callable[[], ProviderClients] | None = None,
-) -> Embedder:
-    """Build the embedder ``kind`` names for ``model`` (the default factory)."""
-    if kind == "hashing":
-        width = dim or hashing_dimension(model) or settings.embedding_dim
-        built = HashingEmbedder(dimension=width)
-        if model != built.model:
-            raise ConfigurationError(
-                f"the hashing embedder's model is named {built.model!r}, not {model!r}"
-            )
-        return built
-    if kind == "local":
-        from ragsage.providers import LocalEmbedder, locate_local_model
-
-        return LocalEmbedder(locate_local_model(settings.local_model_dir or None))
-    clients = (providers or _Providers(settings))()
-    if kind == "voyage":
-        from ragsage.providers import VoyageEmbedder
-
-        return VoyageEmbedder(clients.voyage, model=model, dimension=dim)
-    if kind == "openai":
-        from ragsage.providers import OpenAIEmbedder
-
-        return OpenAIEmbedder(clients.openai, model=model, dimension=dim)
-    raise ConfigurationError(f"unknown embedder kind {kind!r}")
-
-
-def _transcriber(settings: Settings, providers: _Providers) -> Transcriber:
-    choice = settings.transcriber
-    if choice == "auto":
-        if settings.generator == "openai":
-            choice = "openai"
-        else:
-            from ragsage.providers import tesseract_available
-
-            choice = "tesseract" if tesseract_available() else "none"
-    if choice == "openai":
-        return providers().openai_llm()
-    if choice == "tesseract":
-        from ragsage.providers import TesseractTranscriber
-
-        return TesseractTranscriber()
-    return NoTranscriber()
-
-
-def _llm(settings: Settings, providers: _Providers) -> LLMClient:
-    generator: LLMClient = (
-        providers().openai_llm() if settings.generator == "openai" else ExtractiveReader()
-    )
-    return SplitLLMClient(generator, _transcriber(settings, providers))
-
-
-def _reranker(settings: Settings, providers: _Providers) -> Reranker | None:
-    if settings.reranker == "none":
-        return None
-    if settings.reranker == "voyage":
-        return providers().voyage_reranker()
-    return OverlapReranker()
-
-
-def _contextualizer(settings: Settings, providers: _Providers) -> Contextualizer | None:
-    if settings.contextualizer == "none":
-        return None
-    if settings.contextualizer == "openai":
-        return providers().openai_contextualizer()
-    return HeadingWindowContextualizer()
-
-
-def _rewriter(settings: Settings, providers: _Providers) -> QueryRewriter | None:
-    if settings.rewriter == "none":
-        return None
-    if settings.rewriter == "openai":
-        return providers().openai_rewriter()
-    return TermRewriter()
-
-
-def build_tracer(settings: Settings) -> Tracer:
-    """OpenTelemetry spans when an OTLP endpoint is set, else span timings logged at DEBUG."""
-    if not settings.otel_endpoint:
-        return LoggingTracer()
-    try:
-        from ragsage.observability.otel import build_otel_tracer
-    except ImportError as exc:
-        raise ConfigurationError(
-            "RAGSAGE_OTEL_ENDPOINT is set but OpenTelemetry is not installed: "
-            "pip install 'ragsage[otel]'"
-        ) from exc
-    return build_otel_tracer(settings.otel_endpoint, settings.otel_service_name)
-
-
-def build_database(settings: Settings) -> Database:
-    """The Postgres pools the settings describe."""
-    from ragsage.storage import Database, PostgresConfig
-
-    if not settings.database_url and not settings.app_database_url:
-        raise ConfigurationError(
-            "neither RAGSAGE_APP_DATABASE_URL nor RAGSAGE_DATABASE_URL is set; point them at "
-            "Postgres 15+ with pgvector 0.8+ (or run `ragsage up`, which starts an embedded one)"
-        )
-    return Database(
-        PostgresConfig(
-            dsn=settings.database_url,
-            app_dsn=settings.app_database_url or None,
-            embedding_dim=settings.embedding_dim,
-            embedding_widths=settings.indexed_widths(),
-            text_search_config=settings.text_search_config,
-            pool_size=settings.db_pool_size,
-        )
-    )
-
-
-def build_cache(settings: Settings) -> Cache | None:
-    """The Redis parse cache, or None when no cache URL is configured."""
-    if not settings.cache_redis_url:
-        return None
-    from ragsage.cache.redis import RedisCache
-
-    # parse_cache_key already prefixes its keys ("ragsage:parse:...", per tenant).
-    return RedisCache.from_url(settings.cache_redis_url, prefix="")
-
-
-def build_runtime(
-    settings: Settings,
-    *,
-    database: Database | None = None,
-    embedder: Embedder | None = None,
-    llm: LLMClient | None = None,
-    reranker: Reranker | None = None,
-    cache: Cache | None = None,
-    tracer: Tracer | None = None,
-    embedder_factory: EmbedderFactory | None = None,
-    parser: DocumentParser | None = None,
-) -> Runtime:
-    """Every port for ``settings``; explicitly passed ports win.
-
-    ``parser`` replaces only the reading of files (chunking stays the built-in
-    backend's): for a custom format, or a test that needs a slow parser.
-    """
-    backend = HeuristicBackend(code_chunking=settings.code_chunking)
-    providers = _Providers(settings)
-
-    def default_factory(kind: str, model: str, dim: int | None) -> Embedder:
-        return make_embedder(settings, kind, model, dim, providers)
-
-    factory = embedder_factory or default_factory
-    built_embedder = embedder or factory(
-        settings.embedder, settings.embedding_model_name, settings.embedding_dim
-    )
-    built_cache = cache if cache is not None else build_cache(settings)
-    if built_cache is not None and embedder is None and settings.embedder != "hashing":
-        built_embedder = CachingEmbedder(built_embedder, built_cache)
-    if built_embedder.dimension != settings.embedding_dim:
-        raise ConfigurationError(
-            f"the embedder returns {built_embedder.dimension}-dimensional vectors but "
-            f"RAGSAGE_EMBEDDING_DIM is {settings.embedding_dim}"
-        )
-    return Runtime(
-        settings=settings,
-        database=database or build_database(settings),
-        parser=parser or backend,
-        chunker=backend,
-        classifier=LayoutPageClassifier(),
-        contextualizer=_contextualizer(settings, providers),
-        embedder=built_embedder,
-        llm=llm or _llm(settings, providers),
-        reranker=reranker if reranker is not None else _reranker(settings, providers),
-        rewriter=_rewriter(settings, providers),
-        cache=built_cache,
-        tracer=tracer or build_tracer(settings),
-        embedder_factory=factory,
-        providers=providers,
-    )
-
-
-def adapter_overrides(settings: Settings) -> dict[str, Any]:
-    """Ports from ``RAGSAGE_ADAPTERS=module:function``, for custom or test adapters.
-
-    The function receives the settings and returns keyword arguments for
-    :func:`ragsage.runtime.build_runtime` (``embedder=...``, ``llm=...``).
-    """
-    spec = os.environ.get("RAGSAGE_ADAPTERS", "")
-    if not spec:
-        return {}
-    module_name, _, function_name = spec.partition(":")
-    try:
-        factory = getattr(importlib.import_module(module_name), function_name)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigurationError(f"RAGSAGE_ADAPTERS={spec!r} cannot be imported: {exc}") from exc
-    overrides = factory(settings)
-    if not isinstance(overrides, dict):
-        raise ConfigurationError(f"RAGSAGE_ADAPTERS={spec!r} must return a dict of ports")
-    return overrides

@@ -1,0 +1,156 @@
+"""The model ports from the settings: embedders, generator, reranker, rewriter, contextualizer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ragsage.adapters.offline import (
+    ExtractiveReader,
+    HashingEmbedder,
+    OverlapReranker,
+    TermRewriter,
+)
+from ragsage.contextualizing import HeadingWindowContextualizer
+from ragsage.errors import ConfigurationError
+from ragsage.ports import (
+    Contextualizer,
+    Embedder,
+    LLMClient,
+    QueryRewriter,
+    Reranker,
+)
+from ragsage.settings import Settings
+from ragsage.transcribing import NoTranscriber, SplitLLMClient, Transcriber
+
+if TYPE_CHECKING:
+    from ragsage.providers import ProviderClients, ProviderConfig
+
+
+def hashing_dimension(model: str) -> int | None:
+    """The width a ``ragsage-hashing-<N>`` model name encodes."""
+    prefix = "ragsage-hashing-"
+    if model.startswith(prefix) and model[len(prefix) :].isdigit():
+        return int(model[len(prefix) :])
+    return None
+
+
+def provider_config(settings: Settings) -> ProviderConfig:
+    """The provider adapters' configuration, from the settings."""
+    from ragsage.providers import ProviderConfig
+
+    return ProviderConfig(
+        openai_api_key=settings.openai_api_key,
+        voyage_api_key=settings.voyage_api_key,
+        openai_base_url=settings.openai_base_url,
+        voyage_base_url=settings.voyage_base_url,
+        embedding_model=settings.embedding_model_name,
+        embedding_dimension=settings.embedding_dim,
+        rerank_model=settings.rerank_model,
+        generation_model=settings.generation_model,
+        vision_model=settings.vision_model,
+        context_model=settings.context_model,
+        rewrite_model=settings.rewrite_model,
+        timeout_seconds=settings.provider_timeout,
+        max_retries=settings.provider_max_retries,
+    )
+
+
+class _Providers:
+    """The provider clients, built on first need (no SDK is imported before)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._clients: ProviderClients | None = None
+
+    def __call__(self) -> ProviderClients:
+        if self._clients is None:
+            from ragsage.providers import build_provider_clients
+
+            self._clients = build_provider_clients(provider_config(self.settings))
+        return self._clients
+
+    async def aclose(self) -> None:
+        if self._clients is not None:
+            await self._clients.aclose()
+
+
+def make_embedder(
+    settings: Settings,
+    kind: str,
+    model: str,
+    dim: int | None,
+    providers: Callable[[], ProviderClients] | None = None,
+) -> Embedder:
+    """Build the embedder ``kind`` names for ``model`` (the default factory)."""
+    if kind == "hashing":
+        width = dim or hashing_dimension(model) or settings.embedding_dim
+        built = HashingEmbedder(dimension=width)
+        if model != built.model:
+            raise ConfigurationError(
+                f"the hashing embedder's model is named {built.model!r}, not {model!r}"
+            )
+        return built
+    if kind == "local":
+        from ragsage.providers import LocalEmbedder, locate_local_model
+
+        return LocalEmbedder(locate_local_model(settings.local_model_dir or None))
+    clients = (providers or _Providers(settings))()
+    if kind == "voyage":
+        from ragsage.providers import VoyageEmbedder
+
+        return VoyageEmbedder(clients.voyage, model=model, dimension=dim)
+    if kind == "openai":
+        from ragsage.providers import OpenAIEmbedder
+
+        return OpenAIEmbedder(clients.openai, model=model, dimension=dim)
+    raise ConfigurationError(f"unknown embedder kind {kind!r}")
+
+
+def _transcriber(settings: Settings, providers: _Providers) -> Transcriber:
+    choice = settings.transcriber
+    if choice == "auto":
+        if settings.generator == "openai":
+            choice = "openai"
+        else:
+            from ragsage.providers import tesseract_available
+
+            choice = "tesseract" if tesseract_available() else "none"
+    if choice == "openai":
+        return providers().openai_llm()
+    if choice == "tesseract":
+        from ragsage.providers import TesseractTranscriber
+
+        return TesseractTranscriber()
+    return NoTranscriber()
+
+
+def _llm(settings: Settings, providers: _Providers) -> LLMClient:
+    generator: LLMClient = (
+        providers().openai_llm() if settings.generator == "openai" else ExtractiveReader()
+    )
+    return SplitLLMClient(generator, _transcriber(settings, providers))
+
+
+def _reranker(settings: Settings, providers: _Providers) -> Reranker | None:
+    if settings.reranker == "none":
+        return None
+    if settings.reranker == "voyage":
+        return providers().voyage_reranker()
+    return OverlapReranker()
+
+
+def _contextualizer(settings: Settings, providers: _Providers) -> Contextualizer | None:
+    if settings.contextualizer == "none":
+        return None
+    if settings.contextualizer == "openai":
+        return providers().openai_contextualizer()
+    return HeadingWindowContextualizer()
+
+
+def _rewriter(settings: Settings, providers: _Providers) -> QueryRewriter | None:
+    if settings.rewriter == "none":
+        return None
+    if settings.rewriter == "openai":
+        return providers().openai_rewriter()
+    return TermRewriter()
