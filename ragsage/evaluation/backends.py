@@ -140,9 +140,13 @@ async def _with_cache(stack: AsyncExitStack, inner: Embedder, config: IndexConfi
 @asynccontextmanager
 async def in_memory(dataset: Dataset, config: IndexConfig) -> AsyncIterator[IndexedCorpus]:
     """The dataset in in-memory stores, parsed and chunked by the real heuristic parser."""
+    from ragsage.adapters.memory import (
+        MemoryDocumentStore,
+        MemoryLexicalStore,
+        MemoryVectorStore,
+    )
     from ragsage.adapters.offline import ExtractiveReader, OverlapReranker
     from ragsage.contextualizing import HeadingWindowContextualizer
-    from ragsage.fakes import FakeDocumentStore, FakeLexicalStore, FakeVectorStore
     from ragsage.ingestion import IngestionConfig
     from ragsage.parsing import HeuristicBackend, LayoutPageClassifier
     from ragsage.query import QueryEngine, RetrievalOptions, RetrievalResult
@@ -155,7 +159,8 @@ async def in_memory(dataset: Dataset, config: IndexConfig) -> AsyncIterator[Inde
         inner = make_embedder(settings, settings.embedder, settings.embedding_model_name, None)
         embedder = await _with_cache(stack, inner, config)
         backend = HeuristicBackend(code_chunking=settings.code_chunking)
-        vectors, lexical, documents = FakeVectorStore(), FakeLexicalStore(), FakeDocumentStore()
+        vectors, lexical = MemoryVectorStore(), MemoryLexicalStore()
+        documents = MemoryDocumentStore()
         pipeline = IngestionPipeline(
             parser=backend,
             classifier=LayoutPageClassifier(),

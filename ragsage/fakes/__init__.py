@@ -1,11 +1,11 @@
-"""Genuine in-memory implementations of every port.
+"""Every port with no network, for tests and for trying the engine out.
 
-Not mocks: each is a small working adapter with no network, so the pipelines
-run end to end offline — in tests, in the CLI, and for anyone who has just
-installed the package.  Retrieval is real enough to mean something: the hashing
-embedder's cosine tracks shared terms, the lexical store is BM25, and the
-reranker prunes candidates that share nothing with the query, which is what
-makes the honest "not found" fire.  Nothing here is tuned for quality.
+The model doubles (``FakeEmbedder``, ``FakeReranker``, ``FakeLLMClient``) are the
+offline adapters of :mod:`ragsage.adapters.offline` plus a record of each call,
+which a test asserts on and a server must not keep: the runtime builds the
+adapters, never these.  The stores are :mod:`ragsage.adapters.memory`'s, under
+the names the adapters reference gives them.  The parsing doubles and the
+recording tracer exist for tests alone.
 """
 
 from ragsage.fakes.kit import FakeEngineKit, all_fakes

@@ -22,10 +22,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
+from ragsage.adapters.memory import MemoryDocumentStore, MemoryLexicalStore, MemoryVectorStore
 from ragsage.adapters.offline import ExtractiveReader, HashingEmbedder
 from ragsage.contextualizing import HeadingWindowContextualizer
 from ragsage.errors import DocumentError, InvalidRequest, RagsageError
-from ragsage.fakes.stores import FakeDocumentStore, FakeLexicalStore, FakeVectorStore
 from ragsage.identity import document_id_for, legacy_document_id_for
 from ragsage.ingestion import IngestionConfig, IngestionPipeline, PreparedDocument
 from ragsage.library.backends import Backend, LocalBackend, PostgresBackend
@@ -137,9 +137,9 @@ class RAG:
         """
         return cls(
             embedder=embedder or HashingEmbedder(),
-            vector_store=FakeVectorStore(),
-            lexical_store=FakeLexicalStore(),
-            document_store=FakeDocumentStore(),
+            vector_store=MemoryVectorStore(),
+            lexical_store=MemoryLexicalStore(),
+            document_store=MemoryDocumentStore(),
             reranker=reranker,
             ingestion_config=ingestion_config,
             namespace=namespace,
