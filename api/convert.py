@@ -13,8 +13,8 @@ from api.schemas import (
     SearchResponse,
     SearchResultOut,
 )
+from ragsage.core.types import Chunk, SearchFilters
 from ragsage.query import Citation, RetrievalOptions, RetrievalResult
-from ragsage.types import Chunk, SearchFilters
 
 
 def options(body: RetrievalOptionsBody) -> RetrievalOptions:

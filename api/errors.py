@@ -16,7 +16,7 @@ from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from werkzeug.exceptions import HTTPException
 
-from ragsage.errors import (
+from ragsage.core.errors import (
     ConfigurationError,
     Conflict,
     DocumentError,

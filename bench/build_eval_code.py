@@ -49,6 +49,7 @@ from typing import Any
 # Run as a script, this folder is on sys.path: its sibling modules import directly.
 from pinned_packages import Pin, fetch, sha256_of, unpack
 
+from ragsage.core.text import STOPWORDS, words
 from ragsage.evaluation.writing import (
     QAQuestion,
     positive_int,
@@ -58,7 +59,6 @@ from ragsage.evaluation.writing import (
     write_dataset_folder,
 )
 from ragsage.parsing.tokens import load_encoding
-from ragsage.text import STOPWORDS, words
 
 DEFAULT_CACHE = Path(".ragsage/cache/code-src")
 DEFAULT_OUT = Path(".ragsage/eval/code")

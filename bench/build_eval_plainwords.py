@@ -36,6 +36,9 @@ from typing import Any
 # Run as a script, this folder is on sys.path: its sibling modules import directly.
 from pinned_packages import Pin, fetch, sha256_of, unpack
 
+from ragsage.core.text import content_words, words
+from ragsage.core.types import Document as StoredDocument
+from ragsage.core.types import ParsedDocument, RawSource
 from ragsage.evaluation.writing import (
     QAQuestion,
     question_line,
@@ -45,9 +48,6 @@ from ragsage.evaluation.writing import (
 )
 from ragsage.ingestion import IngestionConfig
 from ragsage.parsing import HeuristicBackend
-from ragsage.text import content_words, words
-from ragsage.types import Document as StoredDocument
-from ragsage.types import ParsedDocument, RawSource
 
 DEFAULT_CACHE = Path(".ragsage/cache/plain-words")
 DEFAULT_OUT = Path(".ragsage/eval/plain-words")

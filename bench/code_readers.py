@@ -25,11 +25,11 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
+from ragsage.core.types import Document, RawSource
 from ragsage.parsing import HeuristicBackend
 from ragsage.parsing.detect import detect_language
 from ragsage.parsing.languages import language_for_filename
 from ragsage.parsing.tokens import make_token_counter
-from ragsage.types import Document, RawSource
 
 SKIP_PARTS = {"node_modules", "vendor", "testdata", "third_party", ".git"}
 

@@ -40,6 +40,7 @@ import psycopg
 import site_chrome
 from sqlalchemy import create_engine, text
 
+from ragsage.core.types import Scope
 from ragsage.query import RetrievalOptions
 from ragsage.runtime import Runtime, build_runtime
 from ragsage.settings import Settings
@@ -47,7 +48,6 @@ from ragsage.storage.config import PostgresConfig
 from ragsage.storage.dense_function import dense_function_name
 from ragsage.storage.isolation import isolation_preamble
 from ragsage.storage.vector_store import DensePath, dense_statement, vector_literal
-from ragsage.types import Scope
 
 ROOT = Path(__file__).resolve().parents[1]
 PEER_SCRIPT = ROOT.parent / "shared" / "bench" / "llamaindex_bench.py"

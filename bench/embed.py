@@ -18,9 +18,9 @@ import random
 import time
 from collections.abc import Sequence
 
-from ragsage.errors import ConfigurationError
+from ragsage.core.errors import ConfigurationError
+from ragsage.core.ports import Embedder
 from ragsage.fakes import FakeEmbedder
-from ragsage.ports import Embedder
 
 VOCABULARY = (
     "invoice ledger refund policy warranty shipment warehouse carrier customs tariff "

@@ -18,11 +18,11 @@ import asyncio
 import time
 from pathlib import Path
 
-from ragsage.errors import RagsageError
+from ragsage.core.errors import RagsageError
+from ragsage.core.types import RawSource, Scope
 from ragsage.jobs.documents import write_version
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings
-from ragsage.types import RawSource, Scope
 
 
 async def grow(namespace: str, paths: list[Path], limit: int) -> None:

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ragsage.core.types import Ranked
 from ragsage.evaluation.backends import IndexConfig, in_postgres
 from ragsage.evaluation.datasets import Question, load_dataset
 from ragsage.evaluation.judging import RankedChunk, judge
@@ -31,7 +32,6 @@ from ragsage.evaluation.metrics import question_metrics
 from ragsage.evaluation.runs import paired_bootstrap
 from ragsage.fusion import fuse_ranked
 from ragsage.query import RetrievalOptions
-from ragsage.types import Ranked
 
 TOP_K = 20
 DEPTH = RetrievalOptions(top_k=TOP_K).candidate_count

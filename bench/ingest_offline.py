@@ -18,9 +18,9 @@ import resource
 import statistics
 import time
 
+from ragsage.core.types import RawSource, Scope
 from ragsage.fakes import FakeEngineKit
 from ragsage.ingestion import IngestionConfig
-from ragsage.types import RawSource, Scope
 
 VOCABULARY = (
     "invoice ledger refund policy warranty shipment warehouse carrier customs tariff "

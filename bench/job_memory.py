@@ -469,9 +469,9 @@ def run_one(path: Path, warmup: Path | None) -> dict[str, Any]:
     watch = StageWatch()
     watch.start()
     started = time.perf_counter()
-    from ragsage.offload import CallerThread, using
+    from ragsage.core.offload import CallerThread, using
+    from ragsage.core.types import RawSource, Scope
     from ragsage.settings import Settings
-    from ragsage.types import RawSource, Scope
     from worker import process
     from worker import tasks as _tasks  # noqa: F401 - a worker child has Celery loaded too
 

@@ -20,15 +20,15 @@ import statistics
 
 from sqlalchemy import text
 
+from ragsage.core.identity import content_hash
+from ragsage.core.types import Scope
 from ragsage.evaluation.datasets import load_dataset
 from ragsage.evaluation.runner import evaluate
-from ragsage.identity import content_hash
 from ragsage.query import RetrievalOptions, RetrievalResult
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings
 from ragsage.storage import migrations
 from ragsage.storage.config import PostgresConfig
-from ragsage.types import Scope
 
 SHIPPED_WEIGHTS = "{0.1, 0.2, 0.4, 0.1}"
 HEADINGS_X10 = "{0.1, 0.2, 0.4, 1.0}"

@@ -31,8 +31,8 @@ from real_corpus import ingest
 from sqlalchemy import create_engine, text
 from stack import local_stack
 
+from ragsage.core.types import Scope
 from ragsage.library.enqueue import Enqueuer
-from ragsage.types import Scope
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "examples" / "docs"

@@ -24,13 +24,13 @@ from pathlib import Path
 
 from redis import Redis
 
+from ragsage.core.types import Scope
 from ragsage.embedded.postgres import EmbeddedPostgres
 from ragsage.embedded.redis import EmbeddedRedis
 from ragsage.library.enqueue import Enqueuer
 from ragsage.query import QueryEngine, RetrievalResult
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings
-from ragsage.types import Scope
 from worker.cli import celery_worker_argv
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -30,8 +30,8 @@ from site_chrome import html_pages
 
 import ragsage
 from ragsage.contextualizing import HeadingWindowContextualizer
+from ragsage.core.types import Document, RawSource
 from ragsage.parsing import HeuristicBackend
-from ragsage.types import Document, RawSource
 
 JOINED_SIZES = (100_000, 1_000_000, 10_000_000)
 

@@ -39,8 +39,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragsage.core.types import Document, RawSource
 from ragsage.parsing import HeuristicBackend
-from ragsage.types import Document, RawSource
 
 _BREAKS = frozenset(
     "address article aside blockquote br caption dd details div dl dt figcaption figure footer "

@@ -78,12 +78,12 @@ from typing import Any
 from site_chrome import html_pages
 
 from ragsage.contextualizing import HeadingWindowContextualizer
+from ragsage.core.ports import Embedder
+from ragsage.core.types import Chunk, Document, PageRoute, RawSource
 from ragsage.ingestion import IngestionConfig
 from ragsage.parsing import HeuristicBackend, LayoutPageClassifier
-from ragsage.ports import Embedder
 from ragsage.runtime import make_embedder
 from ragsage.settings import Settings
-from ragsage.types import Chunk, Document, PageRoute, RawSource
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE_PAGES = ROOT / "tests" / "unit" / "parsing" / "site_pages.py"

@@ -35,6 +35,7 @@ from pgvector import Vector
 from pgvector.psycopg import register_vector
 from sqlalchemy import text
 
+from ragsage.core.types import Chunk, Document, EmbeddedChunk, Scope, SearchFilters
 from ragsage.embedded.postgres import EmbeddedPostgres
 from ragsage.storage import (
     Database,
@@ -44,7 +45,6 @@ from ragsage.storage import (
     PostgresConfig,
 )
 from ragsage.storage.vector_store import vector_literal
-from ragsage.types import Chunk, Document, EmbeddedChunk, Scope, SearchFilters
 
 MODEL = "bench-random"
 SCOPE = Scope("bench")

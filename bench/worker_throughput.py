@@ -26,10 +26,10 @@ from pathlib import Path
 
 from stack import local_stack
 
+from ragsage.core.types import RawSource, Scope
 from ragsage.library.enqueue import Enqueuer
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings
-from ragsage.types import RawSource, Scope
 from worker.cli import celery_worker_argv
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,8 +7,8 @@ database driver, web framework, queue or model SDK is imported here (adapters
 live in subpackages you import explicitly, such as ``ragsage.storage`` and ``ragsage.providers``).
 """
 
-from ragsage.embedders import CallableEmbedder
-from ragsage.errors import (
+from ragsage import moved as _moved
+from ragsage.core.errors import (
     ConfigurationError,
     DocumentError,
     EmptyDocument,
@@ -22,19 +22,7 @@ from ragsage.errors import (
     StorageError,
     UnsupportedFormat,
 )
-from ragsage.ingestion import IngestionConfig, IngestionPipeline, IngestResult
-from ragsage.library import RAG, RAGContext, RAGSource, TextDocument
-from ragsage.llm_reranker import LLMReranker
-from ragsage.query import (
-    Answer,
-    Citation,
-    QueryConfig,
-    QueryEngine,
-    RetrievalOptions,
-    RetrievalResult,
-    SearchHit,
-)
-from ragsage.types import (
+from ragsage.core.types import (
     Chunk,
     Document,
     EmbeddedChunk,
@@ -49,8 +37,24 @@ from ragsage.types import (
     SearchFilters,
     Turn,
 )
+from ragsage.embedders import CallableEmbedder
+from ragsage.ingestion import IngestionConfig, IngestionPipeline, IngestResult
+from ragsage.library import RAG, RAGContext, RAGSource, TextDocument
+from ragsage.llm_reranker import LLMReranker
+from ragsage.query import (
+    Answer,
+    Citation,
+    QueryConfig,
+    QueryEngine,
+    RetrievalOptions,
+    RetrievalResult,
+    SearchHit,
+)
 
 __version__ = "0.1.0"
+
+# A module's old import path finds it at its new place (ragsage/moved.py).
+_moved.install()
 
 __all__ = [
     "Answer",

@@ -20,8 +20,8 @@ import json
 import math
 from typing import Any, cast
 
-from ragsage.ports import Cache
-from ragsage.types import Page, PageImage, PageLayout, PageRoute, ParsedDocument
+from ragsage.core.ports import Cache
+from ragsage.core.types import Page, PageImage, PageLayout, PageRoute, ParsedDocument
 
 
 async def cache_write(cache: Cache, key: str, value: str, ttl_seconds: int | None) -> None:

@@ -19,11 +19,11 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ragsage.offload import run_cpu
+from ragsage.core.offload import run_cpu
+from ragsage.core.text import name_words
+from ragsage.core.types import Chunk, Document, Page
 from ragsage.parsing.languages import BY_NAME
 from ragsage.parsing.tokens import DEFAULT_ENCODING, count_within, make_token_counter
-from ragsage.text import name_words
-from ragsage.types import Chunk, Document, Page
 
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")

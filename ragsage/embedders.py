@@ -8,8 +8,8 @@ import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from ragsage.errors import ConfigurationError, PermanentProviderError
-from ragsage.ports import InputType
+from ragsage.core.errors import ConfigurationError, PermanentProviderError
+from ragsage.core.ports import InputType
 
 EmbedFunction = Callable[
     [list[str]], "Sequence[Sequence[float]] | Awaitable[Sequence[Sequence[float]]]"

@@ -18,7 +18,7 @@ from array import array
 from collections.abc import Sequence
 
 from ragsage.caching import cache_write
-from ragsage.ports import Cache, Embedder, InputType
+from ragsage.core.ports import Cache, Embedder, InputType
 
 _log = logging.getLogger(__name__)
 EMBED_CACHE_VERSION = 1

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from ragsage.types import Ranked, ScoredChunk
+from ragsage.core.types import Ranked, ScoredChunk
 
 DEFAULT_RRF_K = 60
 FUSION_METHODS = ("rrf", "score")

@@ -18,10 +18,10 @@ from pathlib import PurePath
 from typing import TypeVar
 
 from ragsage.caching import cache_write, decode_parsed, encode_parsed, parse_cache_key
-from ragsage.errors import DocumentError, EmptyDocument, ParseError, PermanentProviderError
-from ragsage.identity import content_hash, document_id_for
-from ragsage.offload import run_cpu
-from ragsage.ports import (
+from ragsage.core.errors import DocumentError, EmptyDocument, ParseError, PermanentProviderError
+from ragsage.core.identity import content_hash, document_id_for
+from ragsage.core.offload import run_cpu
+from ragsage.core.ports import (
     Cache,
     Chunker,
     Contextualizer,
@@ -36,9 +36,7 @@ from ragsage.ports import (
     Tracer,
     VectorStore,
 )
-from ragsage.tracing import NullTracer
-from ragsage.transcribing import TranscriptionUnavailable
-from ragsage.types import (
+from ragsage.core.types import (
     Chunk,
     Document,
     EmbeddedChunk,
@@ -48,6 +46,8 @@ from ragsage.types import (
     RawSource,
     Scope,
 )
+from ragsage.tracing import NullTracer
+from ragsage.transcribing import TranscriptionUnavailable
 
 _log = logging.getLogger(__name__)
 StageListener = Callable[[str], None]

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ragsage.errors import InvalidRequest
-from ragsage.types import Scope
+from ragsage.core.errors import InvalidRequest
+from ragsage.core.types import Scope
 
 if TYPE_CHECKING:
     from ragsage.storage.database import Database

@@ -28,11 +28,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragsage.text import STOPWORDS, WORD_PATTERN, stem, terms
+from ragsage.core.text import STOPWORDS, WORD_PATTERN, stem, terms
 
 # A long sentence; beyond it, a "sentence" is a table row run or code.
 MAX_UNIT = 40
-# One pass finds both: a word (as ragsage.text.words reads one), or a break
+# One pass finds both: a word (as ragsage.core.text.words reads one), or a break
 # between statements (a sentence end, a bullet, a blank line).
 _TOKEN = re.compile(rf"({WORD_PATTERN})|[.!?;](?=\s)|[•▪◦·]|\n\s*\n", re.UNICODE)
 

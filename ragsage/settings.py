@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
-from ragsage.errors import ConfigurationError
+from ragsage.core.errors import ConfigurationError
 from ragsage.fusion import FUSION_METHODS
 from ragsage.parsing.languages import CODE_CHUNKING
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Protocol
 
-from ragsage.errors import RagsageError
-from ragsage.ports import LLMClient
-from ragsage.types import PageImage
+from ragsage.core.errors import RagsageError
+from ragsage.core.ports import LLMClient
+from ragsage.core.types import PageImage
 
 
 class Transcriber(Protocol):

@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 from tqdm import tqdm
 
 from ragsage.cli.files import collect_files
-from ragsage.errors import InvalidRequest, RagsageError
+from ragsage.core.errors import InvalidRequest, RagsageError
 from ragsage.jobs.records import Job, JobState
 
 # Kept here rather than imported: registering the command must stay cheap.
@@ -299,10 +299,10 @@ def _check_gate_flags(args: argparse.Namespace) -> None:
 
 def _gated_reindex(args: argparse.Namespace, enqueuer: Any) -> int:
     """Re-index held, evaluate both generations, then switch or refuse."""
+    from ragsage.core.types import Scope
     from ragsage.evaluation.datasets import load_dataset
     from ragsage.jobs import gate
     from ragsage.runtime import build_runtime
-    from ragsage.types import Scope
 
     namespace, scope = args.namespace, Scope(args.namespace)
     margin = GATE_MARGIN if args.gate_margin is None else args.gate_margin

@@ -13,13 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from uuid import UUID
 
+from ragsage.core.types import Scope
 from ragsage.jobs import store
 from ragsage.jobs.lease_keeper import LeaseKeeper
 from ragsage.jobs.watchdog import Send, run_round
 from ragsage.loop import LoopThread
 from ragsage.runtime import Runtime, adapter_overrides, build_runtime
 from ragsage.settings import Settings
-from ragsage.types import Scope
 
 _log = logging.getLogger(__name__)
 

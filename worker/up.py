@@ -29,12 +29,12 @@ from typing import IO, Any
 
 import httpx
 
+from ragsage.core.errors import RagsageError
+from ragsage.core.types import Scope
 from ragsage.embedded.postgres import EmbeddedPostgres
 from ragsage.embedded.redis import EmbeddedRedis
-from ragsage.errors import RagsageError
 from ragsage.jobs.records import JobState
 from ragsage.settings import Settings
-from ragsage.types import Scope
 
 NAMESPACE = "default"
 QUESTION = "How does row-level security isolate namespaces?"

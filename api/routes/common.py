@@ -11,8 +11,8 @@ from pydantic import BaseModel
 
 from api.errors import ApiError
 from api.schemas import MAX_PATH_ID_CHARS, PATH_ID_PATTERN
-from ragsage.errors import InvalidRequest
-from ragsage.text import clean
+from ragsage.core.errors import InvalidRequest
+from ragsage.core.text import clean
 
 _M = TypeVar("_M", bound=BaseModel)
 _PATH_ID = re.compile(PATH_ID_PATTERN)

@@ -20,7 +20,8 @@ from api.schemas import (
     SourcesResponse,
 )
 from api.services import Services, services
-from ragsage.errors import RagsageError
+from ragsage.core.errors import RagsageError
+from ragsage.core.types import Scope, Turn
 from ragsage.keys import Role
 from ragsage.query import (
     AnswerEvent,
@@ -31,7 +32,6 @@ from ragsage.query import (
     TokenEvent,
 )
 from ragsage.query.options import MAX_EXPANSION
-from ragsage.types import Scope, Turn
 
 blueprint = Blueprint("query", __name__)
 
@@ -129,7 +129,7 @@ def _sse(
             except StopAsyncIteration:
                 event = None
     except RagsageError as exc:
-        message = str(exc) if exc.__class__.__module__ == "ragsage.errors" else "query failed"
+        message = str(exc) if exc.__class__.__module__ == "ragsage.core.errors" else "query failed"
         yield _event("error", {"message": message})
     except Exception:  # noqa: BLE001 - the client must hear that the stream ended badly
         yield _event("error", {"message": "internal error while answering"})

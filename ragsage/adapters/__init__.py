@@ -1,4 +1,4 @@
-"""Adapters: the ports of :mod:`ragsage.ports` implemented on one technology each.
+"""Adapters: the ports of :mod:`ragsage.core.ports` implemented on one technology each.
 
 Only the runtime and the entry points build them; the services see ports.
 """

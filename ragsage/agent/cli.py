@@ -15,7 +15,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from ragsage.errors import InvalidRequest
+from ragsage.core.errors import InvalidRequest
 
 KEY_VARIABLE = "RAGSAGE_API_KEY"
 DEFAULT_API_URL = "http://127.0.0.1:8000"

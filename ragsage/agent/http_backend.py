@@ -15,7 +15,7 @@ from urllib.parse import quote
 import httpx
 
 from ragsage import __version__
-from ragsage.errors import InvalidRequest, RagsageError
+from ragsage.core.errors import InvalidRequest, RagsageError
 from ragsage.urls import without_credentials
 
 

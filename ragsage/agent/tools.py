@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ragsage.errors import RagsageError
+from ragsage.core.errors import RagsageError
 from ragsage.query.options import MAX_QUERY_CHARS
 
 log = logging.getLogger(__name__)

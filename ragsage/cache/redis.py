@@ -1,4 +1,4 @@
-"""The :class:`~ragsage.ports.Cache` port over Redis, built to fail soft.
+"""The :class:`~ragsage.core.ports.Cache` port over Redis, built to fail soft.
 
 The engine treats its cache as optional (an empty or wrong cache costs time,
 never correctness), so this adapter never raises to its caller: a Redis that is

@@ -12,12 +12,12 @@ from tqdm import tqdm
 from ragsage.cli.files import collect_files
 from ragsage.cli.state import load_state, save_state, state_path
 from ragsage.contextualizing import HeadingWindowContextualizer
-from ragsage.errors import RagsageError
+from ragsage.core.errors import RagsageError
+from ragsage.core.types import RawSource, Scope
 from ragsage.fakes import FakeEngineKit
 from ragsage.ingestion import IngestionConfig
 from ragsage.parsing import HeuristicBackend, LayoutPageClassifier
 from ragsage.query import CitationsEvent, DoneEvent, RetrievalOptions, TokenEvent
-from ragsage.types import RawSource, Scope
 
 
 def local_kit() -> FakeEngineKit:

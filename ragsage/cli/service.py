@@ -27,9 +27,9 @@ async def migrate_command(args: argparse.Namespace) -> int:
 
 async def keys_command(args: argparse.Namespace) -> int:
     """Create, list or revoke API keys of one namespace."""
+    from ragsage.core.types import Scope
     from ragsage.keys import Role, create_key, list_keys, revoke_key
     from ragsage.runtime import build_database
-    from ragsage.types import Scope
 
     settings = Settings.from_env()
     database = build_database(settings)

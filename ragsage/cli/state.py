@@ -7,7 +7,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from ragsage.errors import ConfigurationError
+from ragsage.core.errors import ConfigurationError
 from ragsage.fakes import FakeEngineKit
 
 DEFAULT_STATE = Path(".ragsage") / "state.json"

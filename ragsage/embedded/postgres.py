@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ragsage.errors import ConfigurationError
+from ragsage.core.errors import ConfigurationError
 
 _DATABASE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 

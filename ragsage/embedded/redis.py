@@ -16,7 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from ragsage.errors import ConfigurationError
+from ragsage.core.errors import ConfigurationError
 
 _START_TIMEOUT_SECONDS = 10.0
 _STOP_TIMEOUT_SECONDS = 10.0

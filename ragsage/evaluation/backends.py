@@ -18,14 +18,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ragsage.errors import DocumentError
+from ragsage.core.errors import DocumentError
+from ragsage.core.identity import content_hash
+from ragsage.core.ports import Embedder
+from ragsage.core.types import RawSource, Scope
 from ragsage.evaluation.datasets import Dataset, EvalDocument
 from ragsage.evaluation.runner import SearchFn
-from ragsage.identity import content_hash
 from ragsage.ingestion import IngestionPipeline, PreparedDocument
-from ragsage.ports import Embedder
 from ragsage.settings import Settings
-from ragsage.types import RawSource, Scope
 
 if TYPE_CHECKING:
     from ragsage.runtime import Runtime

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
+from ragsage.core.text import words
 from ragsage.evaluation.errors import DatasetError
-from ragsage.text import words
 
 DatasetFormat = Literal["qa-spans", "beir"]
 SpanMatch = Literal["contains", "overlap"]

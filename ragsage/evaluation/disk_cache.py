@@ -1,4 +1,4 @@
-"""A :class:`~ragsage.ports.Cache` in one SQLite file, so embeddings outlive a run.
+"""A :class:`~ragsage.core.ports.Cache` in one SQLite file, so embeddings outlive a run.
 
 Wrapped around an embedder by :class:`~ragsage.embedding_cache.CachingEmbedder`
 (which keys entries by model, input type and text), it lets the second
@@ -15,8 +15,8 @@ import sqlite3
 from pathlib import Path
 from types import TracebackType
 
+from ragsage.core.ports import Embedder
 from ragsage.embedding_cache import CachingEmbedder
-from ragsage.ports import Embedder
 
 
 class SqliteCache:

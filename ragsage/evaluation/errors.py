@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ragsage.errors import InputError, RagsageError
+from ragsage.core.errors import InputError, RagsageError
 
 
 class DatasetError(InputError):

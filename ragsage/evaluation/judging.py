@@ -2,7 +2,7 @@
 
 QA spans are judged per chunk: a chunk satisfies an answer span when it comes
 from the question's document and the span's words appear, contiguously, among
-the chunk's words.  Comparing word sequences (``ragsage.text.words``) rather
+the chunk's words.  Comparing word sequences (``ragsage.core.text.words``) rather
 than raw strings survives what parsing does to text — HTML turned into
 Markdown, escaped characters, backticks, re-flowed whitespace.
 
@@ -24,9 +24,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ragsage.core.text import words
 from ragsage.evaluation.datasets import Question
 from ragsage.evaluation.metrics import Judged
-from ragsage.text import words
 
 
 @dataclass(frozen=True, slots=True)

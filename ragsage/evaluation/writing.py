@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragsage.text import content_words, words
+from ragsage.core.text import content_words, words
 
 
 @dataclass(frozen=True, slots=True)

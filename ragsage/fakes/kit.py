@@ -12,17 +12,7 @@ from ragsage.adapters.offline import (
     OverlapReranker,
     TermRewriter,
 )
-from ragsage.fakes.models import FakeEmbedder, FakeLLMClient, FakeQueryRewriter, FakeReranker
-from ragsage.fakes.parsing import (
-    FakeChunker,
-    FakeContextualizer,
-    FakeDocumentParser,
-    FakePageClassifier,
-)
-from ragsage.fakes.stores import FakeCache, FakeDocumentStore, FakeLexicalStore, FakeVectorStore
-from ragsage.fakes.tracing import FakeTracer
-from ragsage.ingestion import IngestionConfig, IngestionPipeline
-from ragsage.ports import (
+from ragsage.core.ports import (
     Chunker,
     Contextualizer,
     DocumentParser,
@@ -33,6 +23,16 @@ from ragsage.ports import (
     Reranker,
     Tracer,
 )
+from ragsage.fakes.models import FakeEmbedder, FakeLLMClient, FakeQueryRewriter, FakeReranker
+from ragsage.fakes.parsing import (
+    FakeChunker,
+    FakeContextualizer,
+    FakeDocumentParser,
+    FakePageClassifier,
+)
+from ragsage.fakes.stores import FakeCache, FakeDocumentStore, FakeLexicalStore, FakeVectorStore
+from ragsage.fakes.tracing import FakeTracer
+from ragsage.ingestion import IngestionConfig, IngestionPipeline
 from ragsage.query import QueryConfig, QueryEngine
 from ragsage.tracing import NullTracer
 

@@ -17,8 +17,8 @@ from ragsage.adapters.offline import (
     hashed_vector,
     overlap_score,
 )
-from ragsage.ports import InputType
-from ragsage.types import PageImage, ScoredChunk
+from ragsage.core.ports import InputType
+from ragsage.core.types import PageImage, ScoredChunk
 
 __all__ = [
     "DEFAULT_DIMENSION",

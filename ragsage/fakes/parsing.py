@@ -6,8 +6,8 @@ import re
 from collections.abc import Sequence
 from pathlib import PurePath
 
-from ragsage.errors import EmptyDocument, ParseError, UnsupportedFormat
-from ragsage.types import (
+from ragsage.core.errors import EmptyDocument, ParseError, UnsupportedFormat
+from ragsage.core.types import (
     Chunk,
     Document,
     Page,

@@ -11,8 +11,8 @@ from uuid import UUID
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ragsage.core.types import Scope
 from ragsage.jobs import store
-from ragsage.types import Scope
 
 if TYPE_CHECKING:
     from ragsage.ingestion import IngestionPipeline, IngestResult, PreparedDocument

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import text
 
-from ragsage.errors import InvalidRequest
+from ragsage.core.errors import InvalidRequest
+from ragsage.core.types import Scope
 from ragsage.evaluation.datasets import Dataset, Question
 from ragsage.evaluation.runner import EvalReport, evaluate
 from ragsage.query import RetrievalOptions, RetrievalResult
-from ragsage.types import Scope
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession

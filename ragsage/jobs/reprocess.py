@@ -14,8 +14,8 @@ from uuid import UUID, uuid4
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ragsage.core.types import Scope
 from ragsage.jobs import store
-from ragsage.types import Scope
 
 # A scan no transcriber read is kept as an empty vision page.
 _HAS_SKIPPED_SCAN = (

@@ -21,7 +21,8 @@ import psycopg
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError, OperationalError
 
-from ragsage.errors import DocumentError, InputError, RagsageError
+from ragsage.core.errors import DocumentError, InputError, RagsageError
+from ragsage.core.types import Page, PageRoute, RawSource, Scope
 from ragsage.jobs import documents, memory, reindex, store
 from ragsage.jobs.lease_keeper import LeaseHolder
 from ragsage.jobs.records import Job
@@ -29,7 +30,6 @@ from ragsage.observability.logs import bind_log_context, log_context
 from ragsage.runtime import Runtime
 from ragsage.storage.document_store import PgDocumentStore
 from ragsage.storage.generations import EmbeddingModelMismatch, live_generations
-from ragsage.types import Page, PageRoute, RawSource, Scope
 
 _log = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from psycopg.types.json import Jsonb
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ragsage.core.types import Page, PageRoute
 from ragsage.jobs.records import Job, JobState
-from ragsage.types import Page, PageRoute
 
 _JOB_COLUMNS = (
     "id, namespace, document_id, kind, state, stage, content_hash, filename, media_type, "

@@ -17,12 +17,12 @@ from psycopg.types.json import Jsonb
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ragsage.errors import EmptyDocument, InvalidRequest
-from ragsage.identity import content_hash, document_id_for
+from ragsage.core.errors import EmptyDocument, InvalidRequest
+from ragsage.core.identity import content_hash, document_id_for
+from ragsage.core.text import clean
+from ragsage.core.types import Scope
 from ragsage.jobs import store
 from ragsage.jobs.records import JobState, Upload, UploadOutcome
-from ragsage.text import clean
-from ragsage.types import Scope
 
 MAX_FILENAME = 255
 

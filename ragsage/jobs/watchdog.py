@@ -20,9 +20,9 @@ from uuid import UUID
 
 from sqlalchemy import text
 
+from ragsage.core.types import Scope
 from ragsage.jobs import store
 from ragsage.runtime import Runtime
-from ragsage.types import Scope
 
 _log = logging.getLogger(__name__)
 _WATCHDOG_LOCK = 0x7261_6777  # "ragw"

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from ragsage.errors import InvalidRequest
+from ragsage.core.errors import InvalidRequest
+from ragsage.core.types import Document, Page, Scope
 from ragsage.ingestion import IngestionPipeline, PreparedDocument
 from ragsage.query import QueryEngine
-from ragsage.types import Document, Page, Scope
 
 if TYPE_CHECKING:
     from ragsage.runtime import Runtime

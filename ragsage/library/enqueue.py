@@ -27,7 +27,8 @@ from kombu.exceptions import OperationalError as BrokerOperationalError
 from sqlalchemy import text
 
 from ragsage.adapters.celery.broker import create_celery, publish
-from ragsage.errors import ConfigurationError, InputError, InvalidRequest, UnsupportedWidth
+from ragsage.core.errors import ConfigurationError, InputError, InvalidRequest, UnsupportedWidth
+from ragsage.core.types import Scope
 from ragsage.jobs import store
 from ragsage.jobs.records import Job, JobState, Upload, UploadOutcome
 from ragsage.jobs.uploads import create_upload
@@ -36,7 +37,6 @@ from ragsage.runtime import build_database
 from ragsage.settings import Settings
 from ragsage.storage import Database
 from ragsage.storage.generations import Generation
-from ragsage.types import Scope
 
 _log = logging.getLogger(__name__)
 # What a send raises when the broker cannot be reached (kombu wraps redis-py).
@@ -258,7 +258,7 @@ class Enqueuer:
     def rollback(self, namespace: str, *, force: bool = False) -> Generation:
         """Abandon a building re-index, or re-activate the previous generation.
 
-        Refused (:class:`~ragsage.errors.Conflict`, with the count) when the
+        Refused (:class:`~ragsage.core.errors.Conflict`, with the count) when the
         previous generation lacks documents uploaded or replaced since the
         switch, unless ``force``.
         """

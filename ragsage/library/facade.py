@@ -25,17 +25,9 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 from ragsage.adapters.memory import MemoryDocumentStore, MemoryLexicalStore, MemoryVectorStore
 from ragsage.adapters.offline import ExtractiveReader, HashingEmbedder
 from ragsage.contextualizing import HeadingWindowContextualizer
-from ragsage.errors import DocumentError, InvalidRequest, RagsageError
-from ragsage.identity import document_id_for, legacy_document_id_for
-from ragsage.ingestion import IngestionConfig, IngestionPipeline, PreparedDocument
-from ragsage.library.backends import Backend, LocalBackend, PostgresBackend
-from ragsage.library.context import RAGContext
-from ragsage.library.inputs import TextDocument, as_text_document, text_document
-from ragsage.library.search_args import search_filters
-from ragsage.library.tracking import RAGSource, SourceTracker, chunk_title
-from ragsage.loop import LoopThread
-from ragsage.parsing import HeuristicBackend, LayoutPageClassifier
-from ragsage.ports import (
+from ragsage.core.errors import DocumentError, InvalidRequest, RagsageError
+from ragsage.core.identity import document_id_for, legacy_document_id_for
+from ragsage.core.ports import (
     Chunker,
     Contextualizer,
     DocumentParser,
@@ -48,10 +40,18 @@ from ragsage.ports import (
     Tracer,
     VectorStore,
 )
+from ragsage.core.types import Chunk, RawSource, Scope, SearchFilters
+from ragsage.ingestion import IngestionConfig, IngestionPipeline, PreparedDocument
+from ragsage.library.backends import Backend, LocalBackend, PostgresBackend
+from ragsage.library.context import RAGContext
+from ragsage.library.inputs import TextDocument, as_text_document, text_document
+from ragsage.library.search_args import search_filters
+from ragsage.library.tracking import RAGSource, SourceTracker, chunk_title
+from ragsage.loop import LoopThread
+from ragsage.parsing import HeuristicBackend, LayoutPageClassifier
 from ragsage.query import QueryConfig, QueryEngine, RetrievalOptions
 from ragsage.query.options import DEFAULT_HYBRID_ALPHA
 from ragsage.query.results import ChunkContext
-from ragsage.types import Chunk, RawSource, Scope, SearchFilters
 
 if TYPE_CHECKING:
     from ragsage.agent.tools import Tool
@@ -442,7 +442,7 @@ class RAG:
     ) -> RAGContext:
         """The best passages for ``query``, with scores, timings and citation numbers.
 
-        ``filters`` is a :class:`~ragsage.types.SearchFilters` or a mapping with
+        ``filters`` is a :class:`~ragsage.core.types.SearchFilters` or a mapping with
         any of ``document_ids``, ``sources``, ``metadata``, ``created_after``,
         ``created_before``.  ``rerank=True`` needs a reranker.  ``top_k`` hits
         come back whenever that many passages match at all; ``min_score`` drops

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ragsage.errors import InvalidRequest
-from ragsage.identity import content_hash
+from ragsage.core.errors import InvalidRequest
+from ragsage.core.identity import content_hash
 
 _FIELDS = ("id", "content", "metadata", "source", "title", "created_at")
 

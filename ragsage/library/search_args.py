@@ -6,8 +6,8 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from ragsage.errors import InvalidRequest
-from ragsage.types import SearchFilters
+from ragsage.core.errors import InvalidRequest
+from ragsage.core.types import SearchFilters
 
 _KEYS = ("document_ids", "sources", "metadata", "created_after", "created_before")
 

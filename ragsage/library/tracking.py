@@ -14,8 +14,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragsage.errors import RagsageError
-from ragsage.types import Chunk
+from ragsage.core.errors import RagsageError
+from ragsage.core.types import Chunk
 
 
 class SourceTrackingError(RagsageError):

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import TextIO
 
-from ragsage.errors import ConfigurationError
+from ragsage.core.errors import ConfigurationError
 
 REDACTED = "[redacted]"
 CONTEXT_ATTRIBUTE = "ragsage_context"

@@ -1,4 +1,4 @@
-"""The :class:`~ragsage.ports.Tracer` port over OpenTelemetry.
+"""The :class:`~ragsage.core.ports.Tracer` port over OpenTelemetry.
 
 Needs ``opentelemetry-api`` (``pip install 'ragsage[otel]'`` also brings the SDK
 and the OTLP/HTTP exporter).  Nothing imports this module unless tracing to
@@ -23,7 +23,7 @@ from urllib.parse import urlsplit, urlunsplit
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 
-from ragsage.errors import ConfigurationError
+from ragsage.core.errors import ConfigurationError
 from ragsage.observability.logs import redact
 
 if TYPE_CHECKING:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ragsage.errors import EmptyDocument, ParseError, UnsupportedFormat
+from ragsage.core.errors import EmptyDocument, ParseError, UnsupportedFormat
+from ragsage.core.types import Chunk, Document, Page, ParsedDocument, RawSource
 from ragsage.parsing.chunking import chunk_pages
 from ragsage.parsing.classifier import LayoutPageClassifier
 from ragsage.parsing.formats import DocumentFormat, route, source_language
 from ragsage.parsing.languages import BY_NAME, CODE_CHUNKING
 from ragsage.parsing.limits import DEFAULT_LIMITS, ParseLimits
 from ragsage.parsing.tokens import DEFAULT_ENCODING, make_token_counter
-from ragsage.types import Chunk, Document, Page, ParsedDocument, RawSource
 
 
 class HeuristicBackend:

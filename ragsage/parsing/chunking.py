@@ -26,7 +26,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ragsage.errors import InvalidRequest
+from ragsage.core.errors import InvalidRequest
+from ragsage.core.types import Chunk, Document, Page, make_chunk
 from ragsage.parsing.blocks import Block, HeadingStack, split_blocks
 from ragsage.parsing.splitting import (
     Piece,
@@ -38,7 +39,6 @@ from ragsage.parsing.splitting import (
     split_table,
 )
 from ragsage.parsing.tokens import count_within
-from ragsage.types import Chunk, Document, Page, make_chunk
 
 _SEPARATOR = "\n\n"
 # Formats whose headings are definitions (a function, a class): each is a unit

@@ -9,9 +9,9 @@ from dataclasses import replace
 from enum import StrEnum
 from pathlib import PurePosixPath
 
+from ragsage.core.types import RawSource
 from ragsage.parsing.detect import detect_language
 from ragsage.parsing.languages import BY_NAME, MEDIA_TYPES, Language, language_for_filename
-from ragsage.types import RawSource
 
 
 class DocumentFormat(StrEnum):

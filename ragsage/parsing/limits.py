@@ -10,7 +10,7 @@ class ParseLimits:
     """Bounds on how much work the parser will do for a single document.
 
     Every reader checks these before (or while) it spends memory or time, and a
-    document that crosses one fails with a :class:`~ragsage.errors.ParseError`
+    document that crosses one fails with a :class:`~ragsage.core.errors.ParseError`
     that names the limit, rather than stalling or swapping the worker.
 
     ``max_bytes``

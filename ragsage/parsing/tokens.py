@@ -30,7 +30,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ragsage.errors import ConfigurationError
+from ragsage.core.errors import ConfigurationError
 
 if TYPE_CHECKING:
     import tiktoken

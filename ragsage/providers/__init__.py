@@ -1,6 +1,6 @@
 """Model providers: Voyage, OpenAI (and OpenAI-compatible servers), local models.
 
-Each class here implements one model-shaped port of :mod:`ragsage.ports`; none
+Each class here implements one model-shaped port of :mod:`ragsage.core.ports`; none
 is special to the engine, and the in-memory fakes remain a full alternative.
 This package is not imported by ``import ragsage``: reach for it where a process
 means to talk to a model.  Importing it loads neither provider SDK, onnxruntime
@@ -17,8 +17,8 @@ nor numpy — :func:`build_provider_clients` loads the SDKs, and a
 
 Every provider call has a deadline and a few retries with backoff on HTTP 429
 and 5xx (honouring ``Retry-After``), and fails with
-:class:`~ragsage.errors.RetryableProviderError` or
-:class:`~ragsage.errors.PermanentProviderError`; no API key is ever put into a
+:class:`~ragsage.core.errors.RetryableProviderError` or
+:class:`~ragsage.core.errors.PermanentProviderError`; no API key is ever put into a
 message.
 """
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ragsage.errors import ConfigurationError
+from ragsage.core.errors import ConfigurationError
 
 
 @dataclass(frozen=True, slots=True)

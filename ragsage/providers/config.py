@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ragsage.errors import ConfigurationError
+from ragsage.core.errors import ConfigurationError
 
 # The SDKs refuse an empty key at construction; this stands in so a process with
 # no keys still boots, and the provider rejects the first real call (HTTP 401).

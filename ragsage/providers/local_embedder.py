@@ -9,8 +9,8 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ragsage.errors import ConfigurationError
-from ragsage.ports import InputType
+from ragsage.core.errors import ConfigurationError
+from ragsage.core.ports import InputType
 from ragsage.providers.local_model import LocalModelFiles, locate_local_model
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragsage.errors import ConfigurationError
+from ragsage.core.errors import ConfigurationError
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 MODEL_DIMENSION = 384

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ragsage.core.types import Chunk, Document
 from ragsage.providers.openai_service import OpenAIService
-from ragsage.types import Chunk, Document
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam

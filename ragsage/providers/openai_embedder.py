@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragsage.errors import ConfigurationError
-from ragsage.ports import InputType
+from ragsage.core.errors import ConfigurationError
+from ragsage.core.ports import InputType
 from ragsage.providers.batching import plan_batches
 from ragsage.providers.catalog import OPENAI_MODELS, resolve_embedding_model
 from ragsage.providers.openai_service import OpenAIService

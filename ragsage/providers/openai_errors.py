@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 
-from ragsage.errors import PermanentProviderError, ProviderError, RetryableProviderError
+from ragsage.core.errors import PermanentProviderError, ProviderError, RetryableProviderError
 from ragsage.providers.resilience import (
     Translate,
     detail,

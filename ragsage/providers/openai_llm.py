@@ -7,8 +7,8 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
+from ragsage.core.types import PageImage
 from ragsage.providers.openai_service import OpenAIService
-from ragsage.types import PageImage
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam

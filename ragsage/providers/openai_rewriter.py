@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ragsage.core.types import Turn
 from ragsage.providers.openai_service import OpenAIService
-from ragsage.types import Turn
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam

@@ -12,7 +12,7 @@ import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from ragsage.errors import ProviderError, RetryableProviderError
+from ragsage.core.errors import ProviderError, RetryableProviderError
 from ragsage.providers.config import OPENAI_DEFAULT_BASE_URL, PLACEHOLDER_API_KEY, RetryPolicy
 from ragsage.providers.openai_errors import openai_translator
 from ragsage.providers.replies import field_of

@@ -2,7 +2,7 @@
 
 Every adapter funnels its SDK calls through :func:`call_with_retries`, which is
 why the SDKs' own retry loops are switched off: backoff, ``Retry-After`` and the
-mapping onto :mod:`ragsage.errors` then behave the same for every provider.
+mapping onto :mod:`ragsage.core.errors` then behave the same for every provider.
 
     HTTP 429, 408, 5xx, timeouts, lost connections -> RetryableProviderError
     HTTP 400, 401, 403, 404, 422, malformed replies  -> PermanentProviderError
@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from email.utils import parsedate_to_datetime
 from typing import NoReturn, TypeVar
 
-from ragsage.errors import PermanentProviderError, ProviderError, RetryableProviderError
+from ragsage.core.errors import PermanentProviderError, ProviderError, RetryableProviderError
 from ragsage.providers.config import PLACEHOLDER_API_KEY, RetryPolicy
 
 _T = TypeVar("_T")

@@ -10,8 +10,8 @@ import re
 import shutil
 from typing import Any
 
-from ragsage.errors import ConfigurationError, PermanentProviderError, RetryableProviderError
-from ragsage.types import PageImage
+from ragsage.core.errors import ConfigurationError, PermanentProviderError, RetryableProviderError
+from ragsage.core.types import PageImage
 
 _INSTALL_BINARY = "install it with `apt-get install tesseract-ocr tesseract-ocr-eng`"
 _BLANK_RUNS = re.compile(r"\n{3,}")

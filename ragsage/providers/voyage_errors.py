@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragsage.errors import PermanentProviderError, ProviderError, RetryableProviderError
+from ragsage.core.errors import PermanentProviderError, ProviderError, RetryableProviderError
 from ragsage.providers.resilience import (
     Translate,
     detail,

@@ -6,10 +6,10 @@ import logging
 from collections.abc import Sequence
 from dataclasses import replace
 
+from ragsage.core.types import ScoredChunk
 from ragsage.providers.replies import field_of, score_of
 from ragsage.providers.resilience import malformed
 from ragsage.providers.voyage_client import VoyageClient
-from ragsage.types import ScoredChunk
 
 _log = logging.getLogger("ragsage.providers")
 

@@ -18,9 +18,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Protocol, TypeVar, cast
 
-from ragsage.errors import InvalidRequest
-from ragsage.fusion import FusedRank, fuse, fuse_ranked
-from ragsage.ports import (
+from ragsage.core.errors import InvalidRequest
+from ragsage.core.ports import (
     DocumentStore,
     Embedder,
     FetchesChunks,
@@ -34,7 +33,10 @@ from ragsage.ports import (
     Tracer,
     VectorStore,
 )
-from ragsage.prompts import PromptSource, cited_numbers, grounded_prompt, small_talk_prompt
+from ragsage.core.prompts import PromptSource, cited_numbers, grounded_prompt, small_talk_prompt
+from ragsage.core.text import clean
+from ragsage.core.types import Chunk, Scope, ScoredChunk, Turn
+from ragsage.fusion import FusedRank, fuse, fuse_ranked
 from ragsage.query.options import MAX_QUERY_CHARS, QueryConfig, RetrievalOptions
 from ragsage.query.results import (
     Answer,
@@ -48,9 +50,7 @@ from ragsage.query.results import (
     TokenEvent,
 )
 from ragsage.query.smalltalk import is_small_talk
-from ragsage.text import clean
 from ragsage.tracing import NullTracer
-from ragsage.types import Chunk, Scope, ScoredChunk, Turn
 
 _DAY_SECONDS = 86_400.0
 _Found = TypeVar("_Found")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ragsage.errors import InvalidRequest
+from ragsage.core.errors import InvalidRequest
+from ragsage.core.types import SearchFilters
 from ragsage.fusion import DEFAULT_RRF_K, FusionMethod
-from ragsage.types import SearchFilters
 
 MAX_TOP_K = 100
 MAX_EXPANSION = 10

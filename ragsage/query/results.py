@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragsage.serialization import chunk_to_dict
-from ragsage.types import Chunk
+from ragsage.core.serialization import chunk_to_dict
+from ragsage.core.types import Chunk
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragsage.text import words
+from ragsage.core.text import words
 
 _GREETINGS = frozenset(
     """

@@ -6,10 +6,8 @@ import importlib
 import os
 from typing import TYPE_CHECKING, Any
 
-from ragsage.embedding_cache import CachingEmbedder
-from ragsage.errors import ConfigurationError
-from ragsage.parsing import HeuristicBackend, LayoutPageClassifier
-from ragsage.ports import (
+from ragsage.core.errors import ConfigurationError
+from ragsage.core.ports import (
     Cache,
     DocumentParser,
     Embedder,
@@ -17,6 +15,8 @@ from ragsage.ports import (
     Reranker,
     Tracer,
 )
+from ragsage.embedding_cache import CachingEmbedder
+from ragsage.parsing import HeuristicBackend, LayoutPageClassifier
 from ragsage.settings import Settings
 
 if TYPE_CHECKING:

@@ -13,11 +13,8 @@ from ragsage.adapters.offline import (
     OverlapReranker,
 )
 from ragsage.contextualizing import HeadingWindowContextualizer
-from ragsage.embedding_cache import CachingEmbedder
-from ragsage.errors import ConfigurationError
-from ragsage.fusion import FusionMethod
-from ragsage.ingestion import IngestionConfig, IngestionPipeline
-from ragsage.ports import (
+from ragsage.core.errors import ConfigurationError
+from ragsage.core.ports import (
     Cache,
     Chunker,
     Contextualizer,
@@ -29,10 +26,13 @@ from ragsage.ports import (
     Reranker,
     Tracer,
 )
+from ragsage.core.types import Scope
+from ragsage.embedding_cache import CachingEmbedder
+from ragsage.fusion import FusionMethod
+from ragsage.ingestion import IngestionConfig, IngestionPipeline
 from ragsage.query import QueryConfig, QueryEngine
 from ragsage.settings import Settings
 from ragsage.transcribing import NoTranscriber
-from ragsage.types import Scope
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
@@ -219,7 +219,7 @@ class Runtime:
 
         This is how a building generation is evaluated before it serves anyone.
         """
-        from ragsage.errors import InvalidRequest
+        from ragsage.core.errors import InvalidRequest
         from ragsage.storage import live_generations
 
         async with self.database.session(scope) as session:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ragsage.errors import ConfigurationError
-from ragsage.ports import (
+from ragsage.core.errors import ConfigurationError
+from ragsage.core.ports import (
     Cache,
     Tracer,
 )

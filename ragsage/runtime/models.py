@@ -12,8 +12,8 @@ from ragsage.adapters.offline import (
     TermRewriter,
 )
 from ragsage.contextualizing import HeadingWindowContextualizer
-from ragsage.errors import ConfigurationError
-from ragsage.ports import (
+from ragsage.core.errors import ConfigurationError
+from ragsage.core.ports import (
     Contextualizer,
     Embedder,
     LLMClient,

@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ragsage.adapters.offline import hashed_vector
-from ragsage.identity import content_hash
+from ragsage.core.identity import content_hash
+from ragsage.core.text import terms
+from ragsage.core.types import Document as EngineDocument
+from ragsage.core.types import RawSource
 from ragsage.parsing import HeuristicBackend
 from ragsage.shipit.types import Chunk, Document, IndexFilters, from_engine_chunk
-from ragsage.text import terms
-from ragsage.types import Document as EngineDocument
-from ragsage.types import RawSource
 
 # ---------------------------------------------------------------- protocols
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import mimetypes
 from pathlib import Path
 
-from ragsage.errors import DocumentError
+from ragsage.core.errors import DocumentError
+from ragsage.core.types import RawSource
 from ragsage.parsing import HeuristicBackend
-from ragsage.types import RawSource
 
 
 class RAGDependencyError(RuntimeError):

@@ -18,7 +18,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from ragsage.errors import InvalidRequest
+from ragsage.core.errors import InvalidRequest
 from ragsage.library.inputs import text_document
 from ragsage.library.tracking import SourceTracker
 from ragsage.shipit.components import (

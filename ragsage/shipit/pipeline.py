@@ -13,9 +13,12 @@ import weakref
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING
 
+from ragsage.core.ports import InputType
+from ragsage.core.types import Chunk as EngineChunk
+from ragsage.core.types import Document as EngineDocument
+from ragsage.core.types import EmbeddedChunk, Scope, ScoredChunk, SearchFilters
 from ragsage.fusion import DEFAULT_RRF_K
 from ragsage.loop import LoopThread
-from ragsage.ports import InputType
 from ragsage.query import QueryConfig, QueryEngine, RetrievalOptions
 from ragsage.shipit.components import Embedder, KeywordStore, Reranker, VectorStore
 from ragsage.shipit.types import (
@@ -27,13 +30,10 @@ from ragsage.shipit.types import (
     to_engine_chunk,
     to_engine_filters,
 )
-from ragsage.types import Chunk as EngineChunk
-from ragsage.types import Document as EngineDocument
-from ragsage.types import EmbeddedChunk, Scope, ScoredChunk, SearchFilters
 
 if TYPE_CHECKING:
+    from ragsage.core.types import PageImage
     from ragsage.query.results import ChunkContext, RetrievalResult
-    from ragsage.types import PageImage
 
 _SCOPE = Scope("shipit")
 

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from ragsage.core.types import Chunk as EngineChunk
+from ragsage.core.types import SearchFilters, chunk_id
 from ragsage.library.context import RAGContext as EngineContext
 from ragsage.library.tracking import RAGSource as EngineSource
 from ragsage.query.results import ChunkContext, SearchHit
-from ragsage.types import Chunk as EngineChunk
-from ragsage.types import SearchFilters, chunk_id
 
 
 @dataclass

@@ -20,7 +20,8 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine as _create_async_engine,
 )
 
-from ragsage.errors import ConfigurationError
+from ragsage.core.errors import ConfigurationError
+from ragsage.core.types import Scope
 from ragsage.storage.config import PostgresConfig, async_url
 from ragsage.storage.dense_function import dense_function_statements
 from ragsage.storage.isolation import (
@@ -35,7 +36,6 @@ from ragsage.storage.migrations import (
     width_indexes,
 )
 from ragsage.storage.read_connections import ReadConnections
-from ragsage.types import Scope
 
 _log = logging.getLogger(__name__)
 CONNECT_TIMEOUT_SECONDS = 10

@@ -9,9 +9,9 @@ from psycopg.types.json import Jsonb
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ragsage.core.types import Chunk, Document, Scope, split_chunk_id
 from ragsage.storage.rows import ACTIVE_GENERATION, CHUNK_COLUMNS, chunk_from_row
 from ragsage.storage.sessions import scoped
-from ragsage.types import Chunk, Document, Scope, split_chunk_id
 
 if TYPE_CHECKING:
     from ragsage.storage.database import Database

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ragsage.errors import ConfigurationError
+from ragsage.core.errors import ConfigurationError
+from ragsage.core.types import Scope
 from ragsage.storage.sessions import read_rows
-from ragsage.types import Scope
 
 if TYPE_CHECKING:
     from ragsage.storage.database import Database

@@ -15,9 +15,9 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from ragsage.core.types import Scope
 from ragsage.storage.config import PostgresConfig, safe_identifier
 from ragsage.storage.read_connections import ReadConnections
-from ragsage.types import Scope
 
 SCOPE_KEY = "ragsage.scope"
 

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ragsage.errors import InvalidRequest
+from ragsage.core.errors import InvalidRequest
+from ragsage.core.types import Chunk, Ranked, Scope, ScoredChunk, SearchFilters, chunk_id
 from ragsage.storage.config import safe_identifier
 from ragsage.storage.isolation import to_driver_style
 from ragsage.storage.rows import (
@@ -17,7 +18,6 @@ from ragsage.storage.rows import (
     chunk_from_row,
 )
 from ragsage.storage.sessions import read_rows
-from ragsage.types import Chunk, Ranked, Scope, ScoredChunk, SearchFilters, chunk_id
 
 if TYPE_CHECKING:
     from ragsage.storage.database import Database

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from ragsage.errors import ConfigurationError
+from ragsage.core.errors import ConfigurationError
 from ragsage.storage.config import PostgresConfig, safe_identifier, safe_setting_name
 from ragsage.storage.keyword_function import keyword_search_statements
 
@@ -502,7 +502,7 @@ def _v6(config: PostgresConfig) -> tuple[str, ...]:
     )
 
 
-# Kept in step with ragsage.text.identifier_words (a test compares them).
+# Kept in step with ragsage.core.text.identifier_words (a test compares them).
 _IDENTIFIER_WORDS = r"""CREATE OR REPLACE FUNCTION ragsage_identifier_words(t text) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $fn$
     SELECT coalesce(string_agg(lower(p), ' '), '') FROM

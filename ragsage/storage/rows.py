@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ragsage.types import Chunk, SearchFilters, chunk_id
+from ragsage.core.types import Chunk, SearchFilters, chunk_id
 
 CHUNK_COLUMNS = (
     "c.document_id, c.ordinal, c.text, c.embed_text, c.heading_path, c.page_numbers, "

@@ -11,9 +11,9 @@ import psycopg
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ragsage.errors import InvalidRequest, RagsageError, StorageError
+from ragsage.core.errors import InvalidRequest, RagsageError, StorageError
+from ragsage.core.types import Scope
 from ragsage.storage.isolation import SCOPE_KEY, Statements
-from ragsage.types import Scope
 
 if TYPE_CHECKING:
     from ragsage.storage.database import Database

@@ -15,7 +15,17 @@ from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ragsage.errors import InvalidRequest
+from ragsage.core.errors import InvalidRequest
+from ragsage.core.types import (
+    Chunk,
+    EmbeddedChunk,
+    Ranked,
+    Scope,
+    ScoredChunk,
+    SearchFilters,
+    chunk_id,
+    split_chunk_id,
+)
 from ragsage.storage.dense_function import dense_function_name
 from ragsage.storage.generations import (
     EmbeddingModelMismatch,
@@ -31,16 +41,6 @@ from ragsage.storage.rows import (
     filter_sql,
 )
 from ragsage.storage.sessions import read_rows, scoped, translate
-from ragsage.types import (
-    Chunk,
-    EmbeddedChunk,
-    Ranked,
-    Scope,
-    ScoredChunk,
-    SearchFilters,
-    chunk_id,
-    split_chunk_id,
-)
 
 if TYPE_CHECKING:
     from ragsage.storage.database import Database

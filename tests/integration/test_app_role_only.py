@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from ragsage.errors import ConfigurationError
+from ragsage.core.errors import ConfigurationError
 from ragsage.keys import Role
 from ragsage.runtime import build_database
 

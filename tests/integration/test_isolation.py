@@ -7,9 +7,9 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
-from ragsage.errors import StorageError
+from ragsage.core.errors import StorageError
+from ragsage.core.types import Scope
 from ragsage.storage import Database, PostgresConfig
-from ragsage.types import Scope
 
 from . import helpers
 

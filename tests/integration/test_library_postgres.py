@@ -111,9 +111,9 @@ def test_a_document_written_during_a_reindex_is_queued_for_the_new_generation(
 
     from sqlalchemy import text
 
+    from ragsage.core.types import Scope
     from ragsage.jobs import reindex
     from ragsage.runtime import build_database
-    from ragsage.types import Scope
 
     rag.index_text(HANDBOOK, document_id="handbook", source="handbook.md")
 
@@ -151,7 +151,7 @@ def test_a_document_written_during_a_reindex_is_queued_for_the_new_generation(
 def test_a_file_indexed_under_a_pre_namespace_id_is_replaced_not_duplicated(
     rag: RAG, tmp_path: Path
 ) -> None:
-    from ragsage.identity import legacy_document_id_for
+    from ragsage.core.identity import legacy_document_id_for
 
     note = tmp_path / "runbook.md"
     note.write_text("# Runbook\n\nRestart the gateway with the blue switch.\n")

@@ -16,10 +16,10 @@ from typing import Any, TextIO
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent
 
+from ragsage.core.types import RawSource, Scope
 from ragsage.keys import Role
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings
-from ragsage.types import RawSource, Scope
 
 from .api_harness import ApiServer, make_key
 from .helpers import HOTEL_DETAILS

@@ -15,10 +15,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from ragsage.core.types import RawSource, Scope
 from ragsage.fakes import FakeEngineKit
 from ragsage.ingestion import IngestionConfig
 from ragsage.observability.otel import build_otel_tracer
-from ragsage.types import RawSource, Scope
 from worker.metrics import WorkerMetrics
 
 

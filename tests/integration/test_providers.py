@@ -18,10 +18,10 @@ from contextlib import aclosing
 
 import pytest
 
-from ragsage.errors import ConfigurationError, PermanentProviderError, RetryableProviderError
+from ragsage.core.errors import ConfigurationError, PermanentProviderError, RetryableProviderError
+from ragsage.core.types import Chunk, Document, PageImage, ScoredChunk, Turn
 from ragsage.providers import ProviderClients, ProviderConfig, build_provider_clients
 from ragsage.providers.config import PLACEHOLDER_API_KEY
-from ragsage.types import Chunk, Document, PageImage, ScoredChunk, Turn
 from tests.integration.provider_server import API_KEY, ProviderServer, Reply, vector_for
 
 EMBEDDINGS = "/v1/embeddings"
@@ -92,7 +92,7 @@ async def test_clients_build_with_no_keys_and_fail_at_request_time(
 
 
 def test_every_adapter_conforms_to_its_port(server: ProviderServer) -> None:
-    from ragsage.ports import Contextualizer, Embedder, LLMClient, QueryRewriter, Reranker
+    from ragsage.core.ports import Contextualizer, Embedder, LLMClient, QueryRewriter, Reranker
 
     clients = build_provider_clients(config_for(server, embedding_model="text-embedding-3-large"))
     voyage = build_provider_clients(config_for(server))

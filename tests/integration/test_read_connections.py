@@ -7,9 +7,9 @@ import asyncio
 import psycopg
 import pytest
 
+from ragsage.core.types import Scope
 from ragsage.storage import Database, PostgresConfig
 from ragsage.storage.read_connections import PoolTimeout, ReadConnections
-from ragsage.types import Scope
 
 ACME = Scope("acme")
 BACKEND = "SELECT pg_backend_pid()"

@@ -20,11 +20,19 @@ import redis
 
 from ragsage.cache import DEFAULT_TTL_SECONDS, RedisCache, redact_url
 from ragsage.caching import decode_parsed, encode_parsed, parse_cache_key
+from ragsage.core.errors import ConfigurationError
+from ragsage.core.identity import content_hash
+from ragsage.core.types import (
+    Page,
+    PageImage,
+    PageLayout,
+    PageRoute,
+    ParsedDocument,
+    RawSource,
+    Scope,
+)
 from ragsage.embedded.redis import EmbeddedRedis
-from ragsage.errors import ConfigurationError
 from ragsage.fakes import FakeEngineKit
-from ragsage.identity import content_hash
-from ragsage.types import Page, PageImage, PageLayout, PageRoute, ParsedDocument, RawSource, Scope
 from tests.integration.redis_fixtures import (
     closed_port,
     redis_server_fixture,  # noqa: F401 - registers the redis_server fixture

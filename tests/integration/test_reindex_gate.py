@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from ragsage.core.types import Scope
 from ragsage.jobs.records import JobState
 from ragsage.query import RetrievalOptions
 from ragsage.runtime import build_runtime
-from ragsage.types import Scope
 
 from .worker_harness import ROOT, Deployment
 

@@ -7,11 +7,11 @@ import random
 
 from sqlalchemy import text
 
+from ragsage.core.types import Chunk, Document, EmbeddedChunk, Scope
 from ragsage.storage import Database, PgDocumentStore, PgVectorStore
 from ragsage.storage.config import PostgresConfig
 from ragsage.storage.dense_function import dense_function_signature
 from ragsage.storage.vector_store import DensePaths
-from ragsage.types import Chunk, Document, EmbeddedChunk, Scope
 
 DIM = 16
 MODEL = "test-16"

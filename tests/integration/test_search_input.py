@@ -8,11 +8,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import text
 
-from ragsage.errors import InvalidRequest
-from ragsage.identity import document_id_for
+from ragsage.core.errors import InvalidRequest
+from ragsage.core.identity import document_id_for
+from ragsage.core.types import Chunk, EmbeddedChunk, Scope, SearchFilters
 from ragsage.query import RetrievalOptions
 from ragsage.storage import Database, EmbeddingModelMismatch, PgLexicalStore, PgVectorStore
-from ragsage.types import Chunk, EmbeddedChunk, Scope, SearchFilters
 
 from ..unit.engine.conftest import HANDBOOK
 from . import helpers
@@ -151,7 +151,7 @@ async def test_filtered_hnsw_search_still_returns_k_results(db: Database) -> Non
 
 
 def _doc(number: int):  # type: ignore[no-untyped-def]
-    from ragsage.types import Document
+    from ragsage.core.types import Document
 
     return Document(
         id=f"d{number}", content_hash=f"h{number}", title=f"D{number}", source=f"s{number}.md"

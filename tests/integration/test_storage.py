@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import text
 
+from ragsage.core.types import RawSource, Scope
 from ragsage.fakes import FakeEngineKit
 from ragsage.parsing import HeuristicBackend
 from ragsage.storage import (
@@ -18,7 +19,6 @@ from ragsage.storage import (
     schema_version,
 )
 from ragsage.storage.migrations import SERVICE_TABLES, STATISTICS_TABLES, TENANT_TABLES, Migration
-from ragsage.types import RawSource, Scope
 
 from ..unit.engine.conftest import HANDBOOK
 from . import helpers
@@ -113,7 +113,7 @@ async def _check_v2(database: Database) -> None:
 
 async def _seed_v2(database: Database) -> None:
     """A version-2 install with an upload and its job, written as that version wrote them."""
-    from ragsage.identity import legacy_document_id_for
+    from ragsage.core.identity import legacy_document_id_for
 
     # Ids then hashed the name alone; uploads must keep finding such documents.
     legacy_id = legacy_document_id_for("v2.md")

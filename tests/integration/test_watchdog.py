@@ -17,12 +17,12 @@ from uuid import UUID
 
 import pytest
 
+from ragsage.core.types import Scope
 from ragsage.jobs import store
 from ragsage.jobs.records import Upload
 from ragsage.jobs.uploads import create_upload
 from ragsage.jobs.watchdog import run_round
 from ragsage.runtime import Runtime, build_runtime
-from ragsage.types import Scope
 
 from .worker_harness import Deployment
 

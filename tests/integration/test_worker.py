@@ -9,14 +9,14 @@ import pytest
 from sqlalchemy import text
 
 from ragsage.caching import parse_cache_key
+from ragsage.core.identity import content_hash
+from ragsage.core.types import Scope
 from ragsage.embedded.redis import EmbeddedRedis
-from ragsage.identity import content_hash
 from ragsage.jobs.records import JobState
 from ragsage.library.enqueue import Enqueuer
 from ragsage.parsing import HeuristicBackend
 from ragsage.runtime import build_runtime
 from ragsage.storage import Database, PostgresConfig
-from ragsage.types import Scope
 
 from ..fixtures.make_fixtures import build_all
 from .redis_fixtures import closed_port
@@ -191,7 +191,7 @@ def test_a_job_committed_but_never_sent_is_sent_by_the_watchdog(deployment: Depl
 
 
 def test_enqueue_rejects_bad_uploads_before_storing_anything(deployment: Deployment) -> None:
-    from ragsage.errors import EmptyDocument, InvalidRequest
+    from ragsage.core.errors import EmptyDocument, InvalidRequest
 
     with pytest.raises(EmptyDocument, match="empty.md: the file is empty"):
         deployment.enqueuer.enqueue_document(ACME, "empty.md", data=b"")
@@ -203,7 +203,7 @@ def test_enqueue_rejects_bad_uploads_before_storing_anything(deployment: Deploym
 def test_bulk_enqueue_answers_each_file_in_place_and_runs_the_good_ones(
     deployment: Deployment,
 ) -> None:
-    from ragsage.errors import EmptyDocument
+    from ragsage.core.errors import EmptyDocument
     from ragsage.library.enqueue import Upload
 
     deployment.worker().start()

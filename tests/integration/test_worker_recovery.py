@@ -12,12 +12,12 @@ import time
 
 from sqlalchemy import text
 
-from ragsage.identity import content_hash
+from ragsage.core.identity import content_hash
+from ragsage.core.types import Scope
 from ragsage.jobs import store
 from ragsage.jobs.records import JobState, Upload, UploadOutcome
 from ragsage.jobs.uploads import create_upload
 from ragsage.runtime import build_runtime
-from ragsage.types import Scope
 
 from .worker_harness import Deployment
 

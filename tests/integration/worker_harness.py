@@ -16,12 +16,12 @@ from typing import IO
 import pytest
 from sqlalchemy import text
 
+from ragsage.core.types import Scope
 from ragsage.embedded.redis import EmbeddedRedis
 from ragsage.jobs.records import Job
 from ragsage.library.enqueue import Enqueuer
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings
-from ragsage.types import Scope
 from worker.cli import celery_worker_argv
 
 ROOT = Path(__file__).resolve().parents[2]

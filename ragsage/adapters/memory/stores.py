@@ -14,14 +14,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragsage.serialization import (
+from ragsage.core.serialization import (
     chunk_from_dict,
     chunk_to_dict,
     document_from_dict,
     document_to_dict,
 )
-from ragsage.text import identifier_words, terms
-from ragsage.types import (
+from ragsage.core.text import identifier_words, terms
+from ragsage.core.types import (
     Chunk,
     Document,
     EmbeddedChunk,

@@ -8,9 +8,9 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
-from ragsage.offload import run_cpu
-from ragsage.ports import InputType
-from ragsage.text import terms
+from ragsage.core.offload import run_cpu
+from ragsage.core.ports import InputType
+from ragsage.core.text import terms
 
 DEFAULT_DIMENSION = 1024
 

@@ -6,8 +6,8 @@ import re
 from collections.abc import AsyncIterator
 
 from ragsage.adapters.offline.reranking import overlap_score
-from ragsage.prompts import PromptSource, parse_grounded_prompt, parse_small_talk_prompt
-from ragsage.types import PageImage
+from ragsage.core.prompts import PromptSource, parse_grounded_prompt, parse_small_talk_prompt
+from ragsage.core.types import PageImage
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from ragsage.core.text import terms
+from ragsage.core.types import ScoredChunk
 from ragsage.passage_scoring import passage_scores
-from ragsage.text import terms
-from ragsage.types import ScoredChunk
 
 
 def overlap_score(query: str, text: str) -> float:

@@ -21,6 +21,8 @@ import logging
 import tokenize
 from pathlib import PurePosixPath
 
+from ragsage.core.text import clean
+from ragsage.core.types import Page, ParsedDocument, RawSource
 from ragsage.parsing.markdown import inline as one_line
 from ragsage.parsing.readers.code_sections import (
     MAX_SIGNATURE_CHARS,
@@ -29,8 +31,6 @@ from ragsage.parsing.readers.code_sections import (
     shorten,
     unstructured,
 )
-from ragsage.text import clean
-from ragsage.types import Page, ParsedDocument, RawSource
 
 logger = logging.getLogger(__name__)
 

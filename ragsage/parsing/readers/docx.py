@@ -6,11 +6,11 @@ import io
 import re
 from typing import Any
 
-from ragsage.errors import ParseError
+from ragsage.core.errors import ParseError
+from ragsage.core.types import Page, ParsedDocument, RawSource
 from ragsage.parsing import markdown
 from ragsage.parsing.limits import ParseLimits
 from ragsage.parsing.readers.office import check_container
-from ragsage.types import Page, ParsedDocument, RawSource
 
 _HEADING_STYLE = re.compile(r"^heading\s*(\d)$", re.IGNORECASE)
 

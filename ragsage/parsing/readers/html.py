@@ -29,11 +29,11 @@ import posixpath
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ragsage.errors import ParseError
+from ragsage.core.errors import ParseError
+from ragsage.core.types import Page, ParsedDocument, RawSource
 from ragsage.parsing import markdown
 from ragsage.parsing.limits import ParseLimits
 from ragsage.parsing.readers.html_chrome import cells, children, is_chrome, is_data_table, rows
-from ragsage.types import Page, ParsedDocument, RawSource
 
 _DROP = frozenset(
     {

@@ -5,10 +5,10 @@ from __future__ import annotations
 import io
 import warnings
 
-from ragsage.errors import ParseError
+from ragsage.core.errors import ParseError
+from ragsage.core.types import Page, PageImage, PageLayout, ParsedDocument, RawSource
 from ragsage.parsing.formats import image_media_type
 from ragsage.parsing.limits import ParseLimits
-from ragsage.types import Page, PageImage, PageLayout, ParsedDocument, RawSource
 
 
 def read_image(source: RawSource, limits: ParseLimits) -> ParsedDocument:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import zipfile
 
-from ragsage.errors import ParseError
+from ragsage.core.errors import ParseError
 from ragsage.parsing.limits import ParseLimits
 
 

@@ -6,9 +6,9 @@ import io
 import math
 from typing import TYPE_CHECKING, Any
 
-from ragsage.errors import ParseError
+from ragsage.core.errors import ParseError
+from ragsage.core.types import Page, PageImage, PageLayout, ParsedDocument, RawSource
 from ragsage.parsing.limits import ParseLimits
-from ragsage.types import Page, PageImage, PageLayout, ParsedDocument, RawSource
 
 if TYPE_CHECKING:
     from ragsage.parsing.classifier import LayoutPageClassifier

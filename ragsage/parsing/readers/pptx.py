@@ -5,11 +5,11 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from ragsage.errors import ParseError
+from ragsage.core.errors import ParseError
+from ragsage.core.types import Page, ParsedDocument, RawSource
 from ragsage.parsing import markdown
 from ragsage.parsing.limits import ParseLimits
 from ragsage.parsing.readers.office import check_container
-from ragsage.types import Page, ParsedDocument, RawSource
 
 
 def read_pptx(source: RawSource, limits: ParseLimits) -> ParsedDocument:

@@ -25,7 +25,8 @@ from functools import cache
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from ragsage.errors import ParseError
+from ragsage.core.errors import ParseError
+from ragsage.core.types import Page, ParsedDocument, RawSource
 from ragsage.parsing.languages import Language
 from ragsage.parsing.readers.code_sections import (
     MAX_SIGNATURE_CHARS,
@@ -35,7 +36,6 @@ from ragsage.parsing.readers.code_sections import (
     unstructured,
 )
 from ragsage.parsing.readers.source_specs import BODY_TYPES, SPECS, Spec
-from ragsage.types import Page, ParsedDocument, RawSource
 
 if TYPE_CHECKING:
     import tree_sitter

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from ragsage.errors import ParseError
+from ragsage.core.errors import ParseError
+from ragsage.core.types import Page, ParsedDocument, RawSource
 from ragsage.parsing.limits import ParseLimits
-from ragsage.types import Page, ParsedDocument, RawSource
 
 _TITLE = re.compile(r"^ {0,3}#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 

@@ -18,10 +18,10 @@ from ragsage.adapters.offline import (
     OverlapReranker,
     TermRewriter,
 )
-from ragsage.prompts import PromptSource, grounded_prompt
+from ragsage.core.prompts import PromptSource, grounded_prompt
+from ragsage.core.types import Chunk, PageImage, ScoredChunk, Turn, chunk_id
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings
-from ragsage.types import Chunk, PageImage, ScoredChunk, Turn, chunk_id
 
 PASSAGES = [
     "Annual leave is 25 days a year, plus public holidays. Unused days carry over.",

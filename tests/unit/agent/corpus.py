@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragsage.errors import InvalidRequest
+from ragsage.core.errors import InvalidRequest
 
 _WORD = re.compile(r"\w+")
 

@@ -19,7 +19,7 @@ from ragsage.agent.http_backend import (
     HttpToolBackend,
 )
 from ragsage.agent.tools import build_tools
-from ragsage.errors import InvalidRequest
+from ragsage.core.errors import InvalidRequest
 
 KEY = "rsk_live_very_secret_key"
 

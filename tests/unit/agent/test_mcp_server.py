@@ -14,7 +14,7 @@ from ragsage.agent import cli
 from ragsage.agent.mcp_server import build_server, session_key
 from ragsage.agent.tools import build_tools
 from ragsage.cli import main
-from ragsage.errors import InvalidRequest
+from ragsage.core.errors import InvalidRequest
 
 from .corpus import sample
 

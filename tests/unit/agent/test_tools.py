@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
 from ragsage.agent.tools import Tool, build_tools, prompt_section
-from ragsage.errors import RagsageError, StorageError
+from ragsage.core.errors import RagsageError, StorageError
 
 from .corpus import Corpus, sample
 

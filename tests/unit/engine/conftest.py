@@ -4,9 +4,9 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
+from ragsage.core.types import RawSource, Scope
 from ragsage.fakes import FakeEngineKit
 from ragsage.ingestion import IngestionConfig, IngestResult
-from ragsage.types import RawSource, Scope
 
 Ingest = Callable[..., Awaitable[IngestResult]]
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from ragsage import fakes, ports
+from ragsage import fakes
 from ragsage.contextualizing import HeadingWindowContextualizer
+from ragsage.core import ports
 from ragsage.storage import PgLexicalStore, PgVectorStore
 
 

@@ -9,10 +9,18 @@ from ragsage.caching import (
     encode_parsed,
     parse_cache_key,
 )
+from ragsage.core.types import (
+    Page,
+    PageImage,
+    PageLayout,
+    PageRoute,
+    ParsedDocument,
+    RawSource,
+    Scope,
+)
 from ragsage.embedding_cache import CachingEmbedder
 from ragsage.fakes import FakeCache, FakeDocumentParser, FakeEmbedder, FakeEngineKit
 from ragsage.parsing import HeuristicBackend
-from ragsage.types import Page, PageImage, PageLayout, PageRoute, ParsedDocument, RawSource, Scope
 
 
 def test_parse_output_survives_the_round_trip_including_page_images() -> None:

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ragsage.core.types import Chunk, Ranked, ScoredChunk
 from ragsage.fusion import FusionMethod, fuse, fuse_ranked, reciprocal_rank_fusion, score_fusion
-from ragsage.types import Chunk, Ranked, ScoredChunk
 
 
 def candidate(

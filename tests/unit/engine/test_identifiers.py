@@ -1,8 +1,8 @@
 from __future__ import annotations
 
+from ragsage.core.text import identifier_words, name_words
+from ragsage.core.types import Chunk, Scope
 from ragsage.fakes import FakeLexicalStore
-from ragsage.text import identifier_words, name_words
-from ragsage.types import Chunk, Scope
 
 
 def test_dotted_names_give_their_segments_and_camel_case_words() -> None:

@@ -3,12 +3,12 @@ from __future__ import annotations
 import pytest
 
 from ragsage.caching import parse_cache_key
-from ragsage.errors import EmptyDocument, ParseError, UnsupportedFormat
+from ragsage.core.errors import EmptyDocument, ParseError, UnsupportedFormat
+from ragsage.core.identity import content_hash
+from ragsage.core.types import RawSource, Scope
 from ragsage.fakes import FakeEngineKit
-from ragsage.identity import content_hash
 from ragsage.ingestion import IngestionConfig
 from ragsage.query import RetrievalOptions
-from ragsage.types import RawSource, Scope
 
 from .conftest import HANDBOOK, Ingest
 

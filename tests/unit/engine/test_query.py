@@ -4,10 +4,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from ragsage.errors import InvalidRequest
+from ragsage.core.errors import InvalidRequest
+from ragsage.core.types import Scope, SearchFilters, Turn
 from ragsage.fakes import FakeEngineKit, FakeLLMClient
 from ragsage.query import CitationsEvent, DoneEvent, RetrievalOptions, TokenEvent
-from ragsage.types import Scope, SearchFilters, Turn
 
 from .conftest import HANDBOOK, Ingest
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from ragsage.core.types import Chunk
 from ragsage.evaluation import Question, evaluate
 from ragsage.query import RetrievalOptions, RetrievalResult, SearchHit
-from ragsage.types import Chunk
 
 # A fixed "index": which documents each query returns, best first.
 RANKINGS = {

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from ragsage.core.text import words
+from ragsage.core.types import Page, ParsedDocument
 from ragsage.evaluation.writing import QAQuestion, question_line, split_of
-from ragsage.text import words
-from ragsage.types import Page, ParsedDocument
 from tests.unit.evaluation_data.scripts import load_builder
 
 builder = load_builder("build_eval_plainwords")

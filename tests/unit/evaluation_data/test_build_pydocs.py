@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from ragsage.core.text import words
 from ragsage.evaluation.writing import split_of
-from ragsage.text import words
 from tests.unit.evaluation_data.scripts import load_builder
 
 builder = load_builder("build_eval_pydocs")

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ragsage.core.text import words
 from ragsage.evaluation.writing import split_of
-from ragsage.text import words
 from tests.unit.evaluation_data.scripts import load_builder
 
 builder = load_builder("build_eval_pysource")

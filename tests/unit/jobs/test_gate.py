@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ragsage.errors import InvalidRequest
+from ragsage.core.errors import InvalidRequest
 from ragsage.evaluation.datasets import load_dataset
 from ragsage.evaluation.runner import EvalReport
 from ragsage.jobs.gate import GateVerdict, match_documents, passes, verdict_table

@@ -116,6 +116,6 @@ def test_construction_checks_its_arguments() -> None:
 
 
 def test_conforms_to_the_embedder_port() -> None:
-    from ragsage.ports import Embedder
+    from ragsage.core.ports import Embedder
 
     assert isinstance(CallableEmbedder(hashing, dimension=DIM), Embedder)

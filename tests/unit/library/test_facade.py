@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ragsage import RAG, InvalidRequest, RagsageError, TextDocument
-from ragsage.errors import DocumentError
+from ragsage.core.errors import DocumentError
 from ragsage.fakes import FakeReranker
 
 from ..library.conftest import EXAMPLES, HANDBOOK, numbered_sections

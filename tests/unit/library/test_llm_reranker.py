@@ -6,7 +6,7 @@ import re
 from collections.abc import AsyncIterator
 
 from ragsage import RAG, LLMReranker
-from ragsage.types import Chunk, PageImage, ScoredChunk
+from ragsage.core.types import Chunk, PageImage, ScoredChunk
 
 from .conftest import HANDBOOK
 
@@ -114,7 +114,7 @@ def test_the_facade_reranks_with_an_llm() -> None:
 
 
 def test_conforms_to_the_reranker_port() -> None:
-    from ragsage.ports import Reranker
+    from ragsage.core.ports import Reranker
 
     assert isinstance(LLMReranker(OverlapGrader()), Reranker)
 

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragsage import RAGContext
+from ragsage.core.types import Chunk
 from ragsage.query import SearchHit
-from ragsage.types import Chunk
 
 
 def hit(n: int, text: str, title: str, source: str) -> SearchHit:

@@ -11,7 +11,7 @@ from uuid import UUID
 
 import pytest
 
-from ragsage.errors import ConfigurationError
+from ragsage.core.errors import ConfigurationError
 from ragsage.loop import LoopThread
 from ragsage.observability.logs import (
     JsonFormatter,

@@ -10,7 +10,9 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-from ragsage.errors import ConfigurationError, ParseError
+from ragsage.core.errors import ConfigurationError, ParseError
+from ragsage.core.ports import Tracer
+from ragsage.core.types import RawSource, Scope, Turn
 from ragsage.fakes import FakeEngineKit
 from ragsage.ingestion import IngestionConfig
 from ragsage.observability.otel import (
@@ -19,9 +21,7 @@ from ragsage.observability.otel import (
     build_otel_tracer,
     traces_url,
 )
-from ragsage.ports import Tracer
 from ragsage.query import DoneEvent
-from ragsage.types import RawSource, Scope, Turn
 
 HANDBOOK = b"""# Handbook
 
@@ -335,7 +335,7 @@ def test_an_endpoint_without_the_sdk_installed_says_what_to_install() -> None:
     # A process with only opentelemetry-api: None in sys.modules makes the import fail.
     probe = (
         "import sys; sys.modules['opentelemetry.sdk'] = None\n"
-        "from ragsage.errors import ConfigurationError\n"
+        "from ragsage.core.errors import ConfigurationError\n"
         "from ragsage.observability.otel import build_otel_tracer\n"
         "try:\n"
         "    build_otel_tracer('http://127.0.0.1:4318', 'ragsage')\n"

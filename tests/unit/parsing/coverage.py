@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from ragsage.types import Chunk, Page
+from ragsage.core.types import Chunk, Page
 
 _WORD = re.compile(r"\w+")
 _HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]")

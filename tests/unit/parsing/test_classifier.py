@@ -1,7 +1,7 @@
 import pytest
 
+from ragsage.core.types import Page, PageImage, PageLayout, PageRoute
 from ragsage.parsing import LayoutPageClassifier
-from ragsage.types import Page, PageImage, PageLayout, PageRoute
 
 IMAGE = PageImage(data=b"png")
 

@@ -8,12 +8,12 @@ import re
 import pytest
 
 from ragsage.contextualizing import HeadingWindowContextualizer
+from ragsage.core.types import Document, RawSource, Scope
 from ragsage.fakes import FakeEngineKit
 from ragsage.ingestion import IngestionConfig
 from ragsage.parsing import HeuristicBackend, LayoutPageClassifier
 from ragsage.parsing.formats import DocumentFormat, route
 from ragsage.parsing.readers.code import module_name, read_python
-from ragsage.types import Document, RawSource, Scope
 from tests.unit.parsing.fenced import code_lines
 
 SOURCE = '''"""Tools for brewing tea.

@@ -21,12 +21,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragsage.errors import ParseError
+from ragsage.core.errors import ParseError
+from ragsage.core.types import Chunk, ParsedDocument, RawSource
 from ragsage.parsing import HeuristicBackend
 from ragsage.parsing.languages import BY_NAME, LANGUAGES, Language
 from ragsage.parsing.readers.source import read_source
 from ragsage.parsing.tokens import make_token_counter
-from ragsage.types import Chunk, ParsedDocument, RawSource
 from tests.unit.parsing.conftest import make_document
 from tests.unit.parsing.fenced import code_lines
 

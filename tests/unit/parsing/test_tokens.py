@@ -5,7 +5,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from ragsage.errors import ConfigurationError
+from ragsage.core.errors import ConfigurationError
 from ragsage.parsing import make_token_counter
 from ragsage.parsing.tokens import (
     SuffixCounts,

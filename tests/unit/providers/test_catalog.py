@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragsage.errors import ConfigurationError
+from ragsage.core.errors import ConfigurationError
 from ragsage.providers.catalog import (
     OPENAI_MODELS,
     VOYAGE_MODELS,

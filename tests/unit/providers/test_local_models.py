@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from ragsage.errors import ConfigurationError, PermanentProviderError
+from ragsage.core.errors import ConfigurationError, PermanentProviderError
+from ragsage.core.types import PageImage
 from ragsage.providers import (
     LocalEmbedder,
     TesseractTranscriber,
@@ -27,7 +28,6 @@ from ragsage.providers import (
 )
 from ragsage.runtime import make_embedder
 from ragsage.settings import Settings
-from ragsage.types import PageImage
 
 
 @pytest.fixture(scope="module")
@@ -240,9 +240,9 @@ def test_a_missing_language_says_which_package_to_install() -> None:
 async def test_the_local_model_answers_offline_and_knows_when_it_cannot(
     embedder: LocalEmbedder,
 ) -> None:
+    from ragsage.core.types import RawSource, Scope
     from ragsage.fakes import FakeEngineKit
     from ragsage.query import QueryEngine
-    from ragsage.types import RawSource, Scope
 
     kit = FakeEngineKit()
     kit.embedder = embedder  # type: ignore[assignment]

@@ -5,7 +5,7 @@ from email.utils import formatdate
 
 import pytest
 
-from ragsage.errors import (
+from ragsage.core.errors import (
     ConfigurationError,
     PermanentProviderError,
     ProviderError,

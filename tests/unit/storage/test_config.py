@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ragsage.errors import ConfigurationError
+from ragsage.core.errors import ConfigurationError
+from ragsage.core.types import Scope
 from ragsage.storage import (
     PostgresConfig,
     isolation_preamble,
@@ -12,7 +13,6 @@ from ragsage.storage import (
     safe_identifier,
     safe_setting_name,
 )
-from ragsage.types import Scope
 
 OWNER = "postgresql://owner:s3cret@db.internal:5432/rag"
 APP = "postgresql://ragsage_app:app-pw@db.internal:5432/rag"

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Sequence
 from types import TracebackType
 from typing import Literal, Protocol, Self, runtime_checkable
 
-from ragsage.types import (
+from ragsage.core.types import (
     Chunk,
     Document,
     EmbeddedChunk,
@@ -35,7 +35,7 @@ InputType = Literal["document", "query"]
 class DocumentParser(Protocol):
     """Reads a source's bytes into per-page Markdown.
 
-    Raises a :class:`~ragsage.errors.DocumentError` subclass naming the file when the
+    Raises a :class:`~ragsage.core.errors.DocumentError` subclass naming the file when the
     bytes cannot be read; never returns a half-read document silently.
     """
 

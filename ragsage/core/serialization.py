@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ragsage.types import Chunk, Document
+from ragsage.core.types import Chunk, Document
 
 
 def _time_to_str(value: datetime | None) -> str | None:
