@@ -23,10 +23,14 @@ from api.probes import Probes
 from api.routes import documents, jobs, ops, query, reindex
 from api.routes.common import check_path_ids
 from api.services import EXTENSION, Services
+from ragsage.adapters.observability.logs import (
+    bind_log_context,
+    configure_logging,
+    reset_log_context,
+)
 from ragsage.library.enqueue import Enqueuer
-from ragsage.loop import LoopThread
-from ragsage.observability.logs import bind_log_context, configure_logging, reset_log_context
 from ragsage.runtime import Runtime, adapter_overrides, build_runtime
+from ragsage.runtime.loop import LoopThread
 from ragsage.settings import Settings
 
 _log = logging.getLogger(__name__)

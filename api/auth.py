@@ -19,7 +19,7 @@ from flask import Response, g, request
 
 from api.errors import ApiError, error_response
 from api.services import services
-from ragsage.keys import Principal, Role, authenticate_on, hash_key
+from ragsage.adapters.postgres.keys import Principal, Role, authenticate_on, hash_key
 
 _CHALLENGE = 'Bearer realm="ragsage"'
 _REFUSED = "the API key is not valid or has been revoked"

@@ -36,7 +36,7 @@ def gunicorn_argv(bind: str, workers: int, threads: int, timeout: int) -> list[s
 
 
 def _serve(args: argparse.Namespace) -> NoReturn:
-    from ragsage.observability import metrics_dir
+    from ragsage.adapters.observability import metrics_dir
     from ragsage.settings import Settings
 
     # Before gunicorn exists: its workers must import prometheus_client in

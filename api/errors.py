@@ -16,6 +16,8 @@ from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from werkzeug.exceptions import HTTPException
 
+from ragsage.adapters.postgres.generations import EmbeddingModelMismatch
+from ragsage.adapters.postgres.sessions import translate
 from ragsage.core.errors import (
     ConfigurationError,
     Conflict,
@@ -27,8 +29,6 @@ from ragsage.core.errors import (
     StorageError,
     UnsupportedWidth,
 )
-from ragsage.storage.generations import EmbeddingModelMismatch
-from ragsage.storage.sessions import translate
 
 _log = logging.getLogger(__name__)
 # How long a client should wait before retrying after a dependency outage: long

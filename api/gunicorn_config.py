@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragsage.observability import metrics_dir
+from ragsage.adapters.observability import metrics_dir
 
 # Client errors gunicorn finds before the app sees the request answer as JSON.
 worker_class = "api.gunicorn_worker.JsonErrorWorker"

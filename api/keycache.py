@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
-from ragsage.keys import Principal
+from ragsage.adapters.postgres.keys import Principal
 
 
 class RecentKeys:

@@ -9,7 +9,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
-from ragsage.observability import metrics_dir
+from ragsage.adapters.observability import metrics_dir
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 

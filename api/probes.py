@@ -8,8 +8,8 @@ import redis
 from sqlalchemy import text
 
 from ragsage.adapters.celery.broker import queue_depths
-from ragsage.loop import LoopThread
 from ragsage.runtime import Runtime
+from ragsage.runtime.loop import LoopThread
 from ragsage.settings import Settings
 
 _log = logging.getLogger(__name__)

@@ -12,8 +12,8 @@ from api.keycache import RecentKeys
 from api.metrics import Metrics
 from api.probes import Probes
 from ragsage.library.enqueue import Enqueuer
-from ragsage.loop import LoopThread
 from ragsage.runtime import Runtime
+from ragsage.runtime.loop import LoopThread
 from ragsage.settings import Settings
 
 _T = TypeVar("_T")

@@ -31,8 +31,8 @@ from sqlalchemy import text
 from stack import local_stack
 
 from api.cli import gunicorn_argv
+from ragsage.adapters.postgres.keys import Role, create_key
 from ragsage.core.types import Chunk, Document, EmbeddedChunk, Scope
-from ragsage.keys import Role, create_key
 from ragsage.query import RetrievalOptions
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings

@@ -49,6 +49,7 @@ from typing import Any
 # Run as a script, this folder is on sys.path: its sibling modules import directly.
 from pinned_packages import Pin, fetch, sha256_of, unpack
 
+from ragsage.adapters.parsing.tokens import load_encoding
 from ragsage.core.text import STOPWORDS, words
 from ragsage.evaluation.writing import (
     QAQuestion,
@@ -58,9 +59,8 @@ from ragsage.evaluation.writing import (
     word_overlap,
     write_dataset_folder,
 )
-from ragsage.parsing.tokens import load_encoding
 
-DEFAULT_CACHE = Path(".ragsage/cache/code-src")
+DEFAULT_CACHE = Path(".ragsage/adapters/redis/code-src")
 DEFAULT_OUT = Path(".ragsage/eval/code")
 DEFAULT_HANDWRITTEN = Path(__file__).resolve().parent / "code_questions_handwritten.jsonl"
 FAMILIES = ("doc-comment", "handwritten")

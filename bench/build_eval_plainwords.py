@@ -36,6 +36,7 @@ from typing import Any
 # Run as a script, this folder is on sys.path: its sibling modules import directly.
 from pinned_packages import Pin, fetch, sha256_of, unpack
 
+from ragsage.adapters.parsing import HeuristicBackend
 from ragsage.core.text import content_words, words
 from ragsage.core.types import Document as StoredDocument
 from ragsage.core.types import ParsedDocument, RawSource
@@ -47,9 +48,8 @@ from ragsage.evaluation.writing import (
     write_dataset_folder,
 )
 from ragsage.ingestion import IngestionConfig
-from ragsage.parsing import HeuristicBackend
 
-DEFAULT_CACHE = Path(".ragsage/cache/plain-words")
+DEFAULT_CACHE = Path(".ragsage/adapters/redis/plain-words")
 DEFAULT_OUT = Path(".ragsage/eval/plain-words")
 DEFAULT_QUESTIONS = Path(__file__).resolve().parent / "plain_words_questions.jsonl"
 BUILDER = "bench/build_eval_plainwords.py"

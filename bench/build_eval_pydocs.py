@@ -27,15 +27,15 @@ from pathlib import Path
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from ragsage.adapters.parsing import HeuristicBackend
 from ragsage.core.text import words
 from ragsage.core.types import Document, RawSource
 from ragsage.evaluation.writing import QAQuestion as Question
 from ragsage.evaluation.writing import positive_int, split_table, write_qa_dataset
 from ragsage.ingestion import IngestionConfig
-from ragsage.parsing import HeuristicBackend
 
 DEFAULT_OUT = Path(".ragsage/eval/python-docs")
-DEFAULT_CACHE = Path(".ragsage/cache/python3-doc")
+DEFAULT_CACHE = Path(".ragsage/adapters/redis/python3-doc")
 API_KINDS = frozenset(
     {"function", "method", "classmethod", "staticmethod", "class", "exception"}
     | {"data", "attribute", "decorator", "property"}

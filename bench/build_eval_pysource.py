@@ -31,15 +31,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ragsage.adapters.parsing import HeuristicBackend
+from ragsage.adapters.parsing.limits import DEFAULT_LIMITS
+from ragsage.adapters.parsing.readers.code import module_name
+from ragsage.adapters.parsing.readers.text import read_text
 from ragsage.core.text import words
 from ragsage.core.types import Document, ParsedDocument, RawSource
 from ragsage.evaluation.writing import QAQuestion as Question
 from ragsage.evaluation.writing import positive_int, split_table, write_qa_dataset
 from ragsage.ingestion import IngestionConfig
-from ragsage.parsing import HeuristicBackend
-from ragsage.parsing.limits import DEFAULT_LIMITS
-from ragsage.parsing.readers.code import module_name
-from ragsage.parsing.readers.text import read_text
 
 DEFAULT_SRC = Path("/usr/lib/python3.11")
 DEFAULT_OUT = Path(".ragsage/eval/python-source")

@@ -9,7 +9,7 @@ ways and the figures are printed per language:
   definitions found, chunks, the largest chunk in tokens (never over the
   budget), lines lost (must be 0: every line of the file is in some chunk),
   and read + chunk speed;
-* **detector**: the language :func:`ragsage.parsing.detect.detect_language`
+* **detector**: the language :func:`ragsage.adapters.parsing.detect.detect_language`
   gives the text alone, as if uploaded as ``.txt``, against the extension: a
   confusion table, with ``-`` for "plain text";
 * prose (``--prose``, default ``/usr/share/doc``: ``README``, ``.txt`` and
@@ -25,11 +25,11 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
+from ragsage.adapters.parsing import HeuristicBackend
+from ragsage.adapters.parsing.detect import detect_language
+from ragsage.adapters.parsing.languages import language_for_filename
+from ragsage.adapters.parsing.tokens import make_token_counter
 from ragsage.core.types import Document, RawSource
-from ragsage.parsing import HeuristicBackend
-from ragsage.parsing.detect import detect_language
-from ragsage.parsing.languages import language_for_filename
-from ragsage.parsing.tokens import make_token_counter
 
 SKIP_PARTS = {"node_modules", "vendor", "testdata", "third_party", ".git"}
 

@@ -40,14 +40,14 @@ import psycopg
 import site_chrome
 from sqlalchemy import create_engine, text
 
+from ragsage.adapters.postgres.config import PostgresConfig
+from ragsage.adapters.postgres.dense_function import dense_function_name
+from ragsage.adapters.postgres.isolation import isolation_preamble
+from ragsage.adapters.postgres.vector_store import DensePath, dense_statement, vector_literal
 from ragsage.core.types import Scope
 from ragsage.query import RetrievalOptions
 from ragsage.runtime import Runtime, build_runtime
 from ragsage.settings import Settings
-from ragsage.storage.config import PostgresConfig
-from ragsage.storage.dense_function import dense_function_name
-from ragsage.storage.isolation import isolation_preamble
-from ragsage.storage.vector_store import DensePath, dense_statement, vector_literal
 
 ROOT = Path(__file__).resolve().parents[1]
 PEER_SCRIPT = ROOT.parent / "shared" / "bench" / "llamaindex_bench.py"

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from ragsage.core.errors import ConfigurationError
 from ragsage.core.ports import Embedder
-from ragsage.fakes import FakeEmbedder
+from ragsage.testing import FakeEmbedder
 
 VOCABULARY = (
     "invoice ledger refund policy warranty shipment warehouse carrier customs tariff "
@@ -61,7 +61,7 @@ async def main() -> None:
     }
     embedders: dict[str, Embedder] = {"hashing fake (1024-d)": FakeEmbedder(dimension=1024)}
     try:
-        from ragsage.providers import LocalEmbedder
+        from ragsage.adapters.providers import LocalEmbedder
 
         started = time.perf_counter()
         embedders["local all-MiniLM-L6-v2 int8"] = LocalEmbedder(batch_size=args.batch_size)

@@ -30,8 +30,8 @@ from ragsage.evaluation.datasets import Question, load_dataset
 from ragsage.evaluation.judging import RankedChunk, judge
 from ragsage.evaluation.metrics import question_metrics
 from ragsage.evaluation.runs import paired_bootstrap
-from ragsage.fusion import fuse_ranked
 from ragsage.query import RetrievalOptions
+from ragsage.query.fusion import fuse_ranked
 
 TOP_K = 20
 DEPTH = RetrievalOptions(top_k=TOP_K).candidate_count

@@ -19,8 +19,8 @@ import statistics
 import time
 
 from ragsage.core.types import RawSource, Scope
-from ragsage.fakes import FakeEngineKit
 from ragsage.ingestion import IngestionConfig
+from ragsage.testing import FakeEngineKit
 
 VOCABULARY = (
     "invoice ledger refund policy warranty shipment warehouse carrier customs tariff "

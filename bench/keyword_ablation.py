@@ -20,6 +20,8 @@ import statistics
 
 from sqlalchemy import text
 
+from ragsage.adapters.postgres import migrations
+from ragsage.adapters.postgres.config import PostgresConfig
 from ragsage.core.identity import content_hash
 from ragsage.core.types import Scope
 from ragsage.evaluation.datasets import load_dataset
@@ -27,8 +29,6 @@ from ragsage.evaluation.runner import evaluate
 from ragsage.query import RetrievalOptions, RetrievalResult
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings
-from ragsage.storage import migrations
-from ragsage.storage.config import PostgresConfig
 
 SHIPPED_WEIGHTS = "{0.1, 0.2, 0.4, 0.1}"
 HEADINGS_X10 = "{0.1, 0.2, 0.4, 1.0}"

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pypdfium2
 
+from ragsage.adapters.parsing import HeuristicBackend
 from ragsage.core.types import Document, RawSource
-from ragsage.parsing import HeuristicBackend
 
 WORDS = (
     "ingestion worker queue document parser chunk token budget heading table page vision "

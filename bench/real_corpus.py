@@ -44,10 +44,10 @@ from api_search import new_key, serve
 from sqlalchemy import Engine, create_engine, text
 from stack import Stack, local_stack
 
+from ragsage.adapters.parsing import make_token_counter
 from ragsage.core.types import Scope
 from ragsage.jobs.records import UploadOutcome
 from ragsage.library.enqueue import Enqueuer, upload_from_path
-from ragsage.parsing import make_token_counter
 from ragsage.settings import Settings
 from worker.cli import celery_worker_argv
 

@@ -24,9 +24,9 @@ from pathlib import Path
 
 from redis import Redis
 
+from ragsage.adapters.embedded.postgres import EmbeddedPostgres
+from ragsage.adapters.embedded.redis import EmbeddedRedis
 from ragsage.core.types import Scope
-from ragsage.embedded.postgres import EmbeddedPostgres
-from ragsage.embedded.redis import EmbeddedRedis
 from ragsage.library.enqueue import Enqueuer
 from ragsage.query import QueryEngine, RetrievalResult
 from ragsage.runtime import build_runtime

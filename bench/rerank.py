@@ -21,11 +21,11 @@ import statistics
 import time
 from pathlib import Path
 
+from ragsage.adapters.parsing import HeuristicBackend
 from ragsage.core.types import Chunk, RawSource, ScoredChunk
 from ragsage.evaluation.datasets import Dataset, load_dataset
-from ragsage.fakes import FakeReranker
-from ragsage.fakes.models import overlap_score
-from ragsage.parsing import HeuristicBackend
+from ragsage.testing import FakeReranker
+from ragsage.testing.models import overlap_score
 
 PASSAGE_WORDS = 350
 

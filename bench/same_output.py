@@ -29,9 +29,9 @@ import stages
 from site_chrome import html_pages
 
 import ragsage
-from ragsage.contextualizing import HeadingWindowContextualizer
+from ragsage.adapters.parsing import HeuristicBackend
+from ragsage.adapters.parsing.contextualizing import HeadingWindowContextualizer
 from ragsage.core.types import Document, RawSource
-from ragsage.parsing import HeuristicBackend
 
 JOINED_SIZES = (100_000, 1_000_000, 10_000_000)
 

@@ -39,8 +39,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragsage.adapters.parsing import HeuristicBackend
 from ragsage.core.types import Document, RawSource
-from ragsage.parsing import HeuristicBackend
 
 _BREAKS = frozenset(
     "address article aside blockquote br caption dd details div dl dt figcaption figure footer "

@@ -44,9 +44,9 @@ from typing import Any
 
 from sqlalchemy import Engine, create_engine, text
 
+from ragsage.adapters.embedded.postgres import EmbeddedPostgres
+from ragsage.adapters.embedded.redis import EmbeddedRedis
 from ragsage.core.identity import content_hash, document_id_for
-from ragsage.embedded.postgres import EmbeddedPostgres
-from ragsage.embedded.redis import EmbeddedRedis
 from ragsage.jobs.records import Upload, UploadOutcome
 from ragsage.library.enqueue import Enqueuer
 from ragsage.settings import Settings

@@ -77,11 +77,11 @@ from typing import Any
 # Run as a script, this folder is on sys.path: its sibling modules import directly.
 from site_chrome import html_pages
 
-from ragsage.contextualizing import HeadingWindowContextualizer
+from ragsage.adapters.parsing import HeuristicBackend, LayoutPageClassifier
+from ragsage.adapters.parsing.contextualizing import HeadingWindowContextualizer
 from ragsage.core.ports import Embedder
 from ragsage.core.types import Chunk, Document, PageRoute, RawSource
 from ragsage.ingestion import IngestionConfig
-from ragsage.parsing import HeuristicBackend, LayoutPageClassifier
 from ragsage.runtime import make_embedder
 from ragsage.settings import Settings
 

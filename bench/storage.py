@@ -35,16 +35,16 @@ from pgvector import Vector
 from pgvector.psycopg import register_vector
 from sqlalchemy import text
 
-from ragsage.core.types import Chunk, Document, EmbeddedChunk, Scope, SearchFilters
-from ragsage.embedded.postgres import EmbeddedPostgres
-from ragsage.storage import (
+from ragsage.adapters.embedded.postgres import EmbeddedPostgres
+from ragsage.adapters.postgres import (
     Database,
     PgDocumentStore,
     PgLexicalStore,
     PgVectorStore,
     PostgresConfig,
 )
-from ragsage.storage.vector_store import vector_literal
+from ragsage.adapters.postgres.vector_store import vector_literal
+from ragsage.core.types import Chunk, Document, EmbeddedChunk, Scope, SearchFilters
 
 MODEL = "bench-random"
 SCOPE = Scope("bench")

@@ -4,10 +4,12 @@ The top-level package re-exports the engine's domain types, its error tree, its
 two pipelines and the library facade :class:`RAG` (``RAG.default()`` is a
 knowledge base in memory, ready in one line).  It stays light on purpose: no
 database driver, web framework, queue or model SDK is imported here (adapters
-live in subpackages you import explicitly, such as ``ragsage.storage`` and ``ragsage.providers``).
+live in subpackages you import explicitly, such as ``ragsage.adapters.postgres``
+and ``ragsage.adapters.providers``).
 """
 
 from ragsage import moved as _moved
+from ragsage.adapters.functions import CallableEmbedder
 from ragsage.core.errors import (
     ConfigurationError,
     DocumentError,
@@ -37,10 +39,8 @@ from ragsage.core.types import (
     SearchFilters,
     Turn,
 )
-from ragsage.embedders import CallableEmbedder
 from ragsage.ingestion import IngestionConfig, IngestionPipeline, IngestResult
 from ragsage.library import RAG, RAGContext, RAGSource, TextDocument
-from ragsage.llm_reranker import LLMReranker
 from ragsage.query import (
     Answer,
     Citation,
@@ -50,6 +50,7 @@ from ragsage.query import (
     RetrievalResult,
     SearchHit,
 )
+from ragsage.query.llm_reranker import LLMReranker
 
 __version__ = "0.1.0"
 

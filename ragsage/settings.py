@@ -14,9 +14,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
+from ragsage.adapters.parsing.languages import CODE_CHUNKING
 from ragsage.core.errors import ConfigurationError
-from ragsage.fusion import FUSION_METHODS
-from ragsage.parsing.languages import CODE_CHUNKING
+from ragsage.query.fusion import FUSION_METHODS
 
 _T = TypeVar("_T")
 PREFIX = "RAGSAGE_"
@@ -194,7 +194,7 @@ class Settings:
         provider catalog's models that pgvector can index, plus 384 (the local
         model), so re-indexing into any of them needs no schema change.
         """
-        from ragsage.providers.catalog import catalog_widths
+        from ragsage.adapters.providers.catalog import catalog_widths
 
         if not self.embedding_widths.strip():
             return tuple(sorted({*catalog_widths(), LOCAL_MODEL_WIDTH, self.embedding_dim}))
@@ -239,7 +239,7 @@ def _resolved_embedder(settings: Settings) -> str:
     """
     if settings.embedder != "auto":
         return settings.embedder
-    from ragsage.providers.local_model import MODEL_NAME, local_model_available
+    from ragsage.adapters.providers.local_model import MODEL_NAME, local_model_available
 
     if settings.embedding_dim != LOCAL_MODEL_WIDTH:
         return "hashing"

@@ -17,7 +17,7 @@ from ragsage.adapters.celery.broker import (
     queue_depths,
     waiting_messages,
 )
-from ragsage.observability.logs import configure_logging
+from ragsage.adapters.observability.logs import configure_logging
 from ragsage.settings import Settings
 
 __all__ = [

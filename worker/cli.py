@@ -125,7 +125,7 @@ def celery_worker_argv(
 
 
 def _worker(args: argparse.Namespace) -> NoReturn:
-    from ragsage.observability import metrics_dir
+    from ragsage.adapters.observability import metrics_dir
     from worker.app import settings
 
     # Before Celery exists: the pool's processes must all import prometheus_client

@@ -3,7 +3,7 @@
 The API's ``/metrics`` shows the queue and the job table; these show what the
 workers themselves did.  Jobs run in Celery's pool children; ``ragsage worker``
 starts them in prometheus_client's multiprocess mode (see
-:mod:`ragsage.observability.metrics_dir`), so each child writes its counts to a
+:mod:`ragsage.adapters.observability.metrics_dir`), so each child writes its counts to a
 shared directory and the main process serves one endpoint that sums them all,
 children that have exited included.  With ``--pool solo`` or ``threads`` the
 main process runs the jobs itself and the sum is just its own.
@@ -21,7 +21,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.exposition import start_http_server
 from prometheus_client.multiprocess import MultiProcessCollector
 
-from ragsage.observability import metrics_dir
+from ragsage.adapters.observability import metrics_dir
 
 _log = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ from ragsage.core.types import Scope
 from ragsage.jobs import store
 from ragsage.jobs.lease_keeper import LeaseKeeper
 from ragsage.jobs.watchdog import Send, run_round
-from ragsage.loop import LoopThread
 from ragsage.runtime import Runtime, adapter_overrides, build_runtime
+from ragsage.runtime.loop import LoopThread
 from ragsage.settings import Settings
 
 _log = logging.getLogger(__name__)

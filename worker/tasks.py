@@ -21,12 +21,12 @@ from celery.signals import (
     worker_shutdown,
 )
 
+from ragsage.adapters.observability import metrics_dir
+from ragsage.adapters.observability.logs import log_context
 from ragsage.core.offload import CallerThread, using
 from ragsage.core.types import Scope
 from ragsage.jobs import store
 from ragsage.jobs.runner import is_transient, run_job
-from ragsage.observability import metrics_dir
-from ragsage.observability.logs import log_context
 from worker import metrics, process
 from worker.app import INGEST_TASK, REINDEX_TASK, app, publish, settings, waiting_messages
 

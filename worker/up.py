@@ -29,10 +29,10 @@ from typing import IO, Any
 
 import httpx
 
+from ragsage.adapters.embedded.postgres import EmbeddedPostgres
+from ragsage.adapters.embedded.redis import EmbeddedRedis
 from ragsage.core.errors import RagsageError
 from ragsage.core.types import Scope
-from ragsage.embedded.postgres import EmbeddedPostgres
-from ragsage.embedded.redis import EmbeddedRedis
 from ragsage.jobs.records import JobState
 from ragsage.settings import Settings
 
@@ -162,9 +162,9 @@ class Stack:
                 ) from None
 
     def _migrate_and_key(self) -> None:
-        from ragsage.keys import Role, authenticate, create_key
+        from ragsage.adapters.postgres import active_generation
+        from ragsage.adapters.postgres.keys import Role, authenticate, create_key
         from ragsage.runtime import build_database
-        from ragsage.storage import active_generation
 
         assert self.settings is not None
         settings = self.settings

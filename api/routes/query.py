@@ -20,9 +20,9 @@ from api.schemas import (
     SourcesResponse,
 )
 from api.services import Services, services
+from ragsage.adapters.postgres.keys import Role
 from ragsage.core.errors import RagsageError
 from ragsage.core.types import Scope, Turn
-from ragsage.keys import Role
 from ragsage.query import (
     AnswerEvent,
     CitationsEvent,

@@ -19,8 +19,8 @@ from api.schemas import (
     RollbackRequest,
 )
 from api.services import services
-from ragsage.keys import Role
-from ragsage.storage.generations import Generation
+from ragsage.adapters.postgres.generations import Generation
+from ragsage.adapters.postgres.keys import Role
 
 blueprint = Blueprint("reindex", __name__)
 

@@ -16,7 +16,7 @@ import httpx
 
 from ragsage import __version__
 from ragsage.core.errors import InvalidRequest, RagsageError
-from ragsage.urls import without_credentials
+from ragsage.core.urls import without_credentials
 
 
 class ApiClientError(RagsageError):

@@ -9,26 +9,25 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from ragsage.adapters.parsing import HeuristicBackend, LayoutPageClassifier
+from ragsage.adapters.parsing.contextualizing import HeadingWindowContextualizer
 from ragsage.cli.files import collect_files
 from ragsage.cli.state import load_state, save_state, state_path
-from ragsage.contextualizing import HeadingWindowContextualizer
 from ragsage.core.errors import RagsageError
 from ragsage.core.types import RawSource, Scope
-from ragsage.fakes import FakeEngineKit
 from ragsage.ingestion import IngestionConfig
-from ragsage.parsing import HeuristicBackend, LayoutPageClassifier
 from ragsage.query import CitationsEvent, DoneEvent, RetrievalOptions, TokenEvent
+from ragsage.runtime.memory_kit import MemoryKit
 
 
-def local_kit() -> FakeEngineKit:
+def local_kit() -> MemoryKit:
     """The offline engine the CLI runs on: the real parsers, in-memory stores and models."""
     backend = HeuristicBackend()
-    return FakeEngineKit(
+    return MemoryKit(
         parser=backend,
         chunker=backend,
         classifier=LayoutPageClassifier(),
         contextualizer=HeadingWindowContextualizer(),
-        record=False,
     )
 
 

@@ -12,8 +12,8 @@ from ragsage.settings import Settings
 async def migrate_command(args: argparse.Namespace) -> int:
     """Create or upgrade the schema of ``RAGSAGE_DATABASE_URL``."""
     # Imported here: the database stack loads only for commands that need it.
+    from ragsage.adapters.postgres import redact
     from ragsage.runtime import build_database
-    from ragsage.storage import redact
 
     settings = Settings.from_env()
     database = build_database(settings)
@@ -27,8 +27,8 @@ async def migrate_command(args: argparse.Namespace) -> int:
 
 async def keys_command(args: argparse.Namespace) -> int:
     """Create, list or revoke API keys of one namespace."""
+    from ragsage.adapters.postgres.keys import Role, create_key, list_keys, revoke_key
     from ragsage.core.types import Scope
-    from ragsage.keys import Role, create_key, list_keys, revoke_key
     from ragsage.runtime import build_database
 
     settings = Settings.from_env()

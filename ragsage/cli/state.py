@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from ragsage.core.errors import ConfigurationError
-from ragsage.fakes import FakeEngineKit
+from ragsage.runtime.memory_kit import MemoryKit
 
 DEFAULT_STATE = Path(".ragsage") / "state.json"
 
@@ -18,7 +18,7 @@ def state_path(explicit: str | None) -> Path:
     return Path(explicit or os.environ.get("RAGSAGE_STATE") or DEFAULT_STATE)
 
 
-def load_state(kit: FakeEngineKit, path: Path) -> None:
+def load_state(kit: MemoryKit, path: Path) -> None:
     """Load ``path`` into ``kit``; a missing file is an empty corpus."""
     if not path.exists():
         return
@@ -29,7 +29,7 @@ def load_state(kit: FakeEngineKit, path: Path) -> None:
         raise ConfigurationError(f"cannot read the corpus in {path}: {exc}") from exc
 
 
-def save_state(kit: FakeEngineKit, path: Path) -> None:
+def save_state(kit: MemoryKit, path: Path) -> None:
     """Write the corpus atomically: readers see the old file or the new one, never half."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=".state-", suffix=".json", dir=path.parent)

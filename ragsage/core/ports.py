@@ -2,7 +2,7 @@
 
 Each is a ``typing.Protocol``, so an adapter conforms by shape and never imports
 ragsage to subclass anything.  The pipelines in :mod:`ragsage.ingestion` and
-:mod:`ragsage.query` depend on these and nothing else; :mod:`ragsage.fakes` holds
+:mod:`ragsage.query` depend on these and nothing else; :mod:`ragsage.testing` holds
 a working in-memory implementation of each.
 """
 
@@ -240,7 +240,7 @@ class Cache(Protocol):
     ``get`` and ``set(key, value)`` are all a cache must offer.  A cache whose
     ``set`` also takes a ``ttl_seconds`` keyword (the Redis cache does) is told
     how long each entry is worth keeping: the engine writes through
-    :func:`ragsage.caching.cache_write`, which passes it only to those.
+    :func:`ragsage.core.cache_writes.cache_write`, which passes it only to those.
     """
 
     async def get(self, key: str) -> str | None: ...

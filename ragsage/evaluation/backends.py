@@ -146,9 +146,9 @@ async def in_memory(dataset: Dataset, config: IndexConfig) -> AsyncIterator[Inde
         MemoryVectorStore,
     )
     from ragsage.adapters.offline import ExtractiveReader, OverlapReranker
-    from ragsage.contextualizing import HeadingWindowContextualizer
+    from ragsage.adapters.parsing import HeuristicBackend, LayoutPageClassifier
+    from ragsage.adapters.parsing.contextualizing import HeadingWindowContextualizer
     from ragsage.ingestion import IngestionConfig
-    from ragsage.parsing import HeuristicBackend, LayoutPageClassifier
     from ragsage.query import QueryEngine, RetrievalOptions, RetrievalResult
     from ragsage.runtime import make_embedder
 
@@ -258,7 +258,7 @@ async def in_postgres(
 
 
 async def _purge(runtime: Runtime, scope: Scope) -> None:
-    from ragsage.storage import purge_namespace
+    from ragsage.adapters.postgres import purge_namespace
 
     async with runtime.database.session(scope) as session:
         await purge_namespace(session)

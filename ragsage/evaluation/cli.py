@@ -26,7 +26,7 @@ BACKENDS = ("memory", "postgres", "api")
 
 def register(commands: Any) -> None:
     """Add ``eval`` to the ``ragsage`` subcommands."""
-    from ragsage.parsing.languages import CODE_CHUNKING
+    from ragsage.adapters.parsing.languages import CODE_CHUNKING
 
     parser = commands.add_parser(
         "eval",

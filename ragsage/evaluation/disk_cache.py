@@ -1,6 +1,6 @@
 """A :class:`~ragsage.core.ports.Cache` in one SQLite file, so embeddings outlive a run.
 
-Wrapped around an embedder by :class:`~ragsage.embedding_cache.CachingEmbedder`
+Wrapped around an embedder by :class:`~ragsage.adapters.embedding_cache.CachingEmbedder`
 (which keys entries by model, input type and text), it lets the second
 evaluation of a dataset skip embedding entirely.  Expiry is ignored on purpose:
 a vector keyed by its model and text never goes stale.  Several runs may share
@@ -15,8 +15,8 @@ import sqlite3
 from pathlib import Path
 from types import TracebackType
 
+from ragsage.adapters.embedding_cache import CachingEmbedder
 from ragsage.core.ports import Embedder
-from ragsage.embedding_cache import CachingEmbedder
 
 
 class SqliteCache:

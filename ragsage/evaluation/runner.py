@@ -14,10 +14,10 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ragsage.adapters.parsing.tokens import make_token_counter
 from ragsage.evaluation.datasets import Question
 from ragsage.evaluation.judging import RankedChunk, document_order, judge
 from ragsage.evaluation.metrics import aggregate, percentile, question_metrics
-from ragsage.parsing.tokens import make_token_counter
 from ragsage.query import RetrievalOptions, RetrievalResult
 from ragsage.query.options import MAX_TOP_K
 

@@ -45,13 +45,13 @@ from dataclasses import dataclass
 from typing import IO, Protocol
 from uuid import UUID
 
+from ragsage.adapters.observability.logs import configure_logging
+from ragsage.adapters.postgres.database import Database
 from ragsage.core.types import Scope
 from ragsage.jobs import store
 from ragsage.jobs.memory import resident_bytes
-from ragsage.observability.logs import configure_logging
 from ragsage.runtime import build_database
 from ragsage.settings import Settings
-from ragsage.storage.database import Database
 
 _log = logging.getLogger(__name__)
 

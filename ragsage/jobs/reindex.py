@@ -25,10 +25,10 @@ from uuid import UUID
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ragsage.adapters.postgres.generations import Generation, live_generations
 from ragsage.core.errors import Conflict
 from ragsage.core.types import Scope
 from ragsage.jobs import store
-from ragsage.storage.generations import Generation, live_generations
 
 
 @dataclass(frozen=True, slots=True)

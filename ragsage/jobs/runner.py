@@ -21,15 +21,15 @@ import psycopg
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError, OperationalError
 
+from ragsage.adapters.observability.logs import bind_log_context, log_context
+from ragsage.adapters.postgres.document_store import PgDocumentStore
+from ragsage.adapters.postgres.generations import EmbeddingModelMismatch, live_generations
 from ragsage.core.errors import DocumentError, InputError, RagsageError
 from ragsage.core.types import Page, PageRoute, RawSource, Scope
 from ragsage.jobs import documents, memory, reindex, store
 from ragsage.jobs.lease_keeper import LeaseHolder
 from ragsage.jobs.records import Job
-from ragsage.observability.logs import bind_log_context, log_context
 from ragsage.runtime import Runtime
-from ragsage.storage.document_store import PgDocumentStore
-from ragsage.storage.generations import EmbeddingModelMismatch, live_generations
 
 _log = logging.getLogger(__name__)
 

@@ -133,7 +133,7 @@ class PostgresBackend:
             )
 
     async def document(self, document_id: str) -> Document | None:
-        from ragsage.storage import PgDocumentStore
+        from ragsage.adapters.postgres import PgDocumentStore
 
         return await PgDocumentStore(self.runtime.database).get(self.scope, document_id)
 

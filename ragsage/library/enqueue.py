@@ -27,16 +27,16 @@ from kombu.exceptions import OperationalError as BrokerOperationalError
 from sqlalchemy import text
 
 from ragsage.adapters.celery.broker import create_celery, publish
+from ragsage.adapters.postgres import Database
+from ragsage.adapters.postgres.generations import Generation
 from ragsage.core.errors import ConfigurationError, InputError, InvalidRequest, UnsupportedWidth
 from ragsage.core.types import Scope
 from ragsage.jobs import store
 from ragsage.jobs.records import Job, JobState, Upload, UploadOutcome
 from ragsage.jobs.uploads import create_upload
-from ragsage.loop import LoopThread
 from ragsage.runtime import build_database
+from ragsage.runtime.loop import LoopThread
 from ragsage.settings import Settings
-from ragsage.storage import Database
-from ragsage.storage.generations import Generation
 
 _log = logging.getLogger(__name__)
 # What a send raises when the broker cannot be reached (kombu wraps redis-py).
@@ -240,8 +240,8 @@ class Enqueuer:
 
     def activate_held(self, namespace: str, generation: int) -> Generation:
         """Switch a namespace to its complete building generation (a gate's decision)."""
+        from ragsage.adapters.postgres import active_generation
         from ragsage.jobs import reindex
-        from ragsage.storage import active_generation
 
         scope = Scope(namespace)
 

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from ragsage.adapters.memory import MemoryDocumentStore, MemoryLexicalStore, MemoryVectorStore
 from ragsage.adapters.offline import ExtractiveReader, HashingEmbedder
-from ragsage.contextualizing import HeadingWindowContextualizer
+from ragsage.adapters.parsing import HeuristicBackend, LayoutPageClassifier
+from ragsage.adapters.parsing.contextualizing import HeadingWindowContextualizer
 from ragsage.core.errors import DocumentError, InvalidRequest, RagsageError
 from ragsage.core.identity import document_id_for, legacy_document_id_for
 from ragsage.core.ports import (
@@ -47,11 +48,10 @@ from ragsage.library.context import RAGContext
 from ragsage.library.inputs import TextDocument, as_text_document, text_document
 from ragsage.library.search_args import search_filters
 from ragsage.library.tracking import RAGSource, SourceTracker, chunk_title
-from ragsage.loop import LoopThread
-from ragsage.parsing import HeuristicBackend, LayoutPageClassifier
 from ragsage.query import QueryConfig, QueryEngine, RetrievalOptions
 from ragsage.query.options import DEFAULT_HYBRID_ALPHA
 from ragsage.query.results import ChunkContext
+from ragsage.runtime.loop import LoopThread
 
 if TYPE_CHECKING:
     from ragsage.agent.tools import Tool

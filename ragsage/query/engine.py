@@ -35,8 +35,9 @@ from ragsage.core.ports import (
 )
 from ragsage.core.prompts import PromptSource, cited_numbers, grounded_prompt, small_talk_prompt
 from ragsage.core.text import clean
+from ragsage.core.tracing import NullTracer
 from ragsage.core.types import Chunk, Scope, ScoredChunk, Turn
-from ragsage.fusion import FusedRank, fuse, fuse_ranked
+from ragsage.query.fusion import FusedRank, fuse, fuse_ranked
 from ragsage.query.options import MAX_QUERY_CHARS, QueryConfig, RetrievalOptions
 from ragsage.query.results import (
     Answer,
@@ -50,7 +51,6 @@ from ragsage.query.results import (
     TokenEvent,
 )
 from ragsage.query.smalltalk import is_small_talk
-from ragsage.tracing import NullTracer
 
 _DAY_SECONDS = 86_400.0
 _Found = TypeVar("_Found")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ragsage.core.errors import InvalidRequest
 from ragsage.core.types import SearchFilters
-from ragsage.fusion import DEFAULT_RRF_K, FusionMethod
+from ragsage.query.fusion import DEFAULT_RRF_K, FusionMethod
 
 MAX_TOP_K = 100
 MAX_EXPANSION = 10

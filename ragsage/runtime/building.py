@@ -6,6 +6,8 @@ import importlib
 import os
 from typing import TYPE_CHECKING, Any
 
+from ragsage.adapters.embedding_cache import CachingEmbedder
+from ragsage.adapters.parsing import HeuristicBackend, LayoutPageClassifier
 from ragsage.core.errors import ConfigurationError
 from ragsage.core.ports import (
     Cache,
@@ -15,12 +17,10 @@ from ragsage.core.ports import (
     Reranker,
     Tracer,
 )
-from ragsage.embedding_cache import CachingEmbedder
-from ragsage.parsing import HeuristicBackend, LayoutPageClassifier
 from ragsage.settings import Settings
 
 if TYPE_CHECKING:
-    from ragsage.storage import Database
+    from ragsage.adapters.postgres import Database
 
 from ragsage.runtime.container import EmbedderFactory, Runtime
 from ragsage.runtime.infrastructure import build_cache, build_database, build_tracer

@@ -9,10 +9,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar, cast
 
+from ragsage.adapters.embedding_cache import CachingEmbedder
 from ragsage.adapters.offline import (
     OverlapReranker,
 )
-from ragsage.contextualizing import HeadingWindowContextualizer
+from ragsage.adapters.parsing.contextualizing import HeadingWindowContextualizer
 from ragsage.core.errors import ConfigurationError
 from ragsage.core.ports import (
     Cache,
@@ -26,19 +27,18 @@ from ragsage.core.ports import (
     Reranker,
     Tracer,
 )
+from ragsage.core.transcribing import NoTranscriber
 from ragsage.core.types import Scope
-from ragsage.embedding_cache import CachingEmbedder
-from ragsage.fusion import FusionMethod
 from ragsage.ingestion import IngestionConfig, IngestionPipeline
 from ragsage.query import QueryConfig, QueryEngine
+from ragsage.query.fusion import FusionMethod
 from ragsage.settings import Settings
-from ragsage.transcribing import NoTranscriber
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
 
-    from ragsage.storage import Database, PgDocumentStore, PgLexicalStore, PgVectorStore
-    from ragsage.storage.vector_store import DensePaths
+    from ragsage.adapters.postgres import Database, PgDocumentStore, PgLexicalStore, PgVectorStore
+    from ragsage.adapters.postgres.vector_store import DensePaths
 
 from ragsage.runtime.models import _Providers
 
@@ -115,7 +115,7 @@ class Runtime:
 
         Read on every call, so a generation switch is seen at once.
         """
-        from ragsage.storage.generations import active_generation_of
+        from ragsage.adapters.postgres.generations import active_generation_of
 
         active = await active_generation_of(self.database, scope)
         if active is None:
@@ -146,8 +146,8 @@ class Runtime:
         ``generation`` points the two searches at that live generation instead
         of the active one.
         """
-        from ragsage.storage import PgDocumentStore, PgLexicalStore, PgVectorStore
-        from ragsage.storage.vector_store import DensePaths
+        from ragsage.adapters.postgres import PgDocumentStore, PgLexicalStore, PgVectorStore
+        from ragsage.adapters.postgres.vector_store import DensePaths
 
         where = target if target is not None else self.database
         chosen = embedder or self.embedder
@@ -219,8 +219,8 @@ class Runtime:
 
         This is how a building generation is evaluated before it serves anyone.
         """
+        from ragsage.adapters.postgres import live_generations
         from ragsage.core.errors import InvalidRequest
-        from ragsage.storage import live_generations
 
         async with self.database.session(scope) as session:
             live = await live_generations(session)
@@ -240,10 +240,10 @@ class Runtime:
         :attr:`active_embedder_seconds`, which spares each search a round trip.
         That is safe because dense search reads the generation it searches in
         its own statement and refuses a query embedded by another model
-        (:class:`~ragsage.storage.EmbeddingModelMismatch`); the namespace is then
+        (:class:`~ragsage.adapters.postgres.EmbeddingModelMismatch`); the namespace is then
         read afresh and ``call`` runs once more.
         """
-        from ragsage.storage import EmbeddingModelMismatch
+        from ragsage.adapters.postgres import EmbeddingModelMismatch
 
         embedder = await self._remembered_embedder(scope)
         kept = self._engines.get(id(embedder))

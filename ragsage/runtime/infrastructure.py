@@ -9,11 +9,11 @@ from ragsage.core.ports import (
     Cache,
     Tracer,
 )
+from ragsage.core.tracing import LoggingTracer
 from ragsage.settings import Settings
-from ragsage.tracing import LoggingTracer
 
 if TYPE_CHECKING:
-    from ragsage.storage import Database
+    from ragsage.adapters.postgres import Database
 
 
 def build_tracer(settings: Settings) -> Tracer:
@@ -21,7 +21,7 @@ def build_tracer(settings: Settings) -> Tracer:
     if not settings.otel_endpoint:
         return LoggingTracer()
     try:
-        from ragsage.observability.otel import build_otel_tracer
+        from ragsage.adapters.observability.otel import build_otel_tracer
     except ImportError as exc:
         raise ConfigurationError(
             "RAGSAGE_OTEL_ENDPOINT is set but OpenTelemetry is not installed: "
@@ -32,7 +32,7 @@ def build_tracer(settings: Settings) -> Tracer:
 
 def build_database(settings: Settings) -> Database:
     """The Postgres pools the settings describe."""
-    from ragsage.storage import Database, PostgresConfig
+    from ragsage.adapters.postgres import Database, PostgresConfig
 
     if not settings.database_url and not settings.app_database_url:
         raise ConfigurationError(
@@ -55,7 +55,7 @@ def build_cache(settings: Settings) -> Cache | None:
     """The Redis parse cache, or None when no cache URL is configured."""
     if not settings.cache_redis_url:
         return None
-    from ragsage.cache.redis import RedisCache
+    from ragsage.adapters.redis.redis import RedisCache
 
     # parse_cache_key already prefixes its keys ("ragsage:parse:...", per tenant).
     return RedisCache.from_url(settings.cache_redis_url, prefix="")

@@ -11,7 +11,7 @@ from ragsage.adapters.offline import (
     OverlapReranker,
     TermRewriter,
 )
-from ragsage.contextualizing import HeadingWindowContextualizer
+from ragsage.adapters.parsing.contextualizing import HeadingWindowContextualizer
 from ragsage.core.errors import ConfigurationError
 from ragsage.core.ports import (
     Contextualizer,
@@ -20,11 +20,11 @@ from ragsage.core.ports import (
     QueryRewriter,
     Reranker,
 )
+from ragsage.core.transcribing import NoTranscriber, SplitLLMClient, Transcriber
 from ragsage.settings import Settings
-from ragsage.transcribing import NoTranscriber, SplitLLMClient, Transcriber
 
 if TYPE_CHECKING:
-    from ragsage.providers import ProviderClients, ProviderConfig
+    from ragsage.adapters.providers import ProviderClients, ProviderConfig
 
 
 def hashing_dimension(model: str) -> int | None:
@@ -37,7 +37,7 @@ def hashing_dimension(model: str) -> int | None:
 
 def provider_config(settings: Settings) -> ProviderConfig:
     """The provider adapters' configuration, from the settings."""
-    from ragsage.providers import ProviderConfig
+    from ragsage.adapters.providers import ProviderConfig
 
     return ProviderConfig(
         openai_api_key=settings.openai_api_key,
@@ -65,7 +65,7 @@ class _Providers:
 
     def __call__(self) -> ProviderClients:
         if self._clients is None:
-            from ragsage.providers import build_provider_clients
+            from ragsage.adapters.providers import build_provider_clients
 
             self._clients = build_provider_clients(provider_config(self.settings))
         return self._clients
@@ -92,16 +92,16 @@ def make_embedder(
             )
         return built
     if kind == "local":
-        from ragsage.providers import LocalEmbedder, locate_local_model
+        from ragsage.adapters.providers import LocalEmbedder, locate_local_model
 
         return LocalEmbedder(locate_local_model(settings.local_model_dir or None))
     clients = (providers or _Providers(settings))()
     if kind == "voyage":
-        from ragsage.providers import VoyageEmbedder
+        from ragsage.adapters.providers import VoyageEmbedder
 
         return VoyageEmbedder(clients.voyage, model=model, dimension=dim)
     if kind == "openai":
-        from ragsage.providers import OpenAIEmbedder
+        from ragsage.adapters.providers import OpenAIEmbedder
 
         return OpenAIEmbedder(clients.openai, model=model, dimension=dim)
     raise ConfigurationError(f"unknown embedder kind {kind!r}")
@@ -113,13 +113,13 @@ def _transcriber(settings: Settings, providers: _Providers) -> Transcriber:
         if settings.generator == "openai":
             choice = "openai"
         else:
-            from ragsage.providers import tesseract_available
+            from ragsage.adapters.providers import tesseract_available
 
             choice = "tesseract" if tesseract_available() else "none"
     if choice == "openai":
         return providers().openai_llm()
     if choice == "tesseract":
-        from ragsage.providers import TesseractTranscriber
+        from ragsage.adapters.providers import TesseractTranscriber
 
         return TesseractTranscriber()
     return NoTranscriber()

@@ -15,8 +15,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from ragsage.embedded.postgres import EmbeddedPostgres
-from ragsage.storage import Database, PostgresConfig
+from ragsage.adapters.embedded.postgres import EmbeddedPostgres
+from ragsage.adapters.postgres import Database, PostgresConfig
 
 from .helpers import DEPLOY
 

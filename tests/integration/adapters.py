@@ -18,12 +18,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ragsage.adapters.parsing import HeuristicBackend
 from ragsage.core.errors import PermanentProviderError, RetryableProviderError
 from ragsage.core.ports import InputType
 from ragsage.core.types import ParsedDocument, RawSource
-from ragsage.fakes.models import FakeEmbedder
-from ragsage.parsing import HeuristicBackend
 from ragsage.settings import Settings
+from ragsage.testing.models import FakeEmbedder
 
 
 class FlakyEmbedder(FakeEmbedder):

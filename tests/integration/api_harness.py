@@ -15,11 +15,11 @@ from werkzeug.serving import BaseWSGIServer, make_server
 
 from api import create_app
 from api.services import EXTENSION
+from ragsage.adapters.postgres import Database
+from ragsage.adapters.postgres.keys import Role, create_key
 from ragsage.core.types import Scope
-from ragsage.keys import Role, create_key
 from ragsage.runtime import build_database
 from ragsage.settings import Settings
-from ragsage.storage import Database
 
 from .worker_harness import Deployment
 

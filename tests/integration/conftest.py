@@ -21,10 +21,10 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 import pytest
 
-from ragsage.embedded.postgres import EmbeddedPostgres
-from ragsage.embedded.redis import EmbeddedRedis
+from ragsage.adapters.embedded.postgres import EmbeddedPostgres
+from ragsage.adapters.embedded.redis import EmbeddedRedis
+from ragsage.adapters.postgres import Database, PostgresConfig
 from ragsage.library.enqueue import Enqueuer
-from ragsage.storage import Database, PostgresConfig
 
 if TYPE_CHECKING:
     from .api_harness import ApiServer

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ragsage.adapters.postgres import Database, PgDocumentStore, PgLexicalStore, PgVectorStore
 from ragsage.core.types import RawSource, Scope
-from ragsage.fakes import FakeEngineKit
 from ragsage.ingestion import IngestionConfig, IngestResult
 from ragsage.query import QueryEngine
-from ragsage.storage import Database, PgDocumentStore, PgLexicalStore, PgVectorStore
+from ragsage.testing import FakeEngineKit
 
 from .conftest import TEST_DIM
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ragsage.embedded.redis import EmbeddedRedis
+from ragsage.adapters.embedded.redis import EmbeddedRedis
 
 
 @pytest.fixture(scope="session", name="redis_server")

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from sqlalchemy.engine import make_url
 
-from ragsage.storage import Database, PostgresConfig
+from ragsage.adapters.postgres import Database, PostgresConfig
 
 from .gunicorn_harness import free_port
 

@@ -9,7 +9,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from ragsage.embedded.postgres import EmbeddedPostgres
+from ragsage.adapters.embedded.postgres import EmbeddedPostgres
 
 
 def test_a_stopped_embedded_postgres_starts_again_at_the_same_address(tmp_path: Path) -> None:

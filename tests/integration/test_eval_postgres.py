@@ -9,8 +9,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from ragsage.adapters.postgres import Database, PostgresConfig
 from ragsage.cli import main
-from ragsage.storage import Database, PostgresConfig
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "eval"
 

@@ -6,8 +6,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import text
 
+from ragsage.adapters.postgres import Database
 from ragsage.core.text import identifier_words
-from ragsage.storage import Database
 
 SAMPLES = [
     "Use os.path.join and concurrent.futures.ThreadPoolExecutor",

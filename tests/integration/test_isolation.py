@@ -7,9 +7,9 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
+from ragsage.adapters.postgres import Database, PostgresConfig
 from ragsage.core.errors import StorageError
 from ragsage.core.types import Scope
-from ragsage.storage import Database, PostgresConfig
 
 from . import helpers
 

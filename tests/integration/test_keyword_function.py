@@ -14,8 +14,8 @@ from typing import Any
 
 from sqlalchemy import text
 
+from ragsage.adapters.postgres import Database
 from ragsage.core.types import Scope
-from ragsage.storage import Database
 
 from . import helpers
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from ragsage import RAG, InvalidRequest
+from ragsage.adapters.postgres import PostgresConfig
 from ragsage.settings import Settings
-from ragsage.storage import PostgresConfig
 
 from .conftest import TEST_DIM
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from ragsage.keys import Role
+from ragsage.adapters.postgres.keys import Role
 
 from .api_harness import make_key
 from .gunicorn_harness import free_port, start_gunicorn

@@ -15,10 +15,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from ragsage.adapters.observability.otel import build_otel_tracer
 from ragsage.core.types import RawSource, Scope
-from ragsage.fakes import FakeEngineKit
 from ragsage.ingestion import IngestionConfig
-from ragsage.observability.otel import build_otel_tracer
+from ragsage.testing import FakeEngineKit
 from worker.metrics import WorkerMetrics
 
 
@@ -128,7 +128,7 @@ def test_worker_metrics_are_scraped_over_http() -> None:
 
 CHILD = r"""
 import logging
-from ragsage.observability import configure_logging, log_context
+from ragsage.adapters.observability import configure_logging, log_context
 
 configure_logging("INFO", json=True)
 log = logging.getLogger("ragsage.worker")

@@ -18,9 +18,9 @@ from typing import Any
 import httpx
 import pytest
 
-from ragsage.embedded.postgres import EmbeddedPostgres
-from ragsage.embedded.redis import EmbeddedRedis
-from ragsage.keys import Role
+from ragsage.adapters.embedded.postgres import EmbeddedPostgres
+from ragsage.adapters.embedded.redis import EmbeddedRedis
+from ragsage.adapters.postgres.keys import Role
 
 from .api_harness import make_key, with_database
 from .conftest import as_user

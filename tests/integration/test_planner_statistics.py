@@ -7,10 +7,10 @@ import random
 
 from sqlalchemy import text
 
+from ragsage.adapters.postgres import Database, PgDocumentStore, PgVectorStore
+from ragsage.adapters.postgres.isolation import isolation_preamble
+from ragsage.adapters.postgres.vector_store import dense_statement, vector_literal
 from ragsage.core.types import Chunk, Document, EmbeddedChunk, Scope
-from ragsage.storage import Database, PgDocumentStore, PgVectorStore
-from ragsage.storage.isolation import isolation_preamble
-from ragsage.storage.vector_store import dense_statement, vector_literal
 
 DIM = 128
 MODEL = "test-128"

@@ -18,10 +18,10 @@ from contextlib import aclosing
 
 import pytest
 
+from ragsage.adapters.providers import ProviderClients, ProviderConfig, build_provider_clients
+from ragsage.adapters.providers.config import PLACEHOLDER_API_KEY
 from ragsage.core.errors import ConfigurationError, PermanentProviderError, RetryableProviderError
 from ragsage.core.types import Chunk, Document, PageImage, ScoredChunk, Turn
-from ragsage.providers import ProviderClients, ProviderConfig, build_provider_clients
-from ragsage.providers.config import PLACEHOLDER_API_KEY
 from tests.integration.provider_server import API_KEY, ProviderServer, Reply, vector_for
 
 EMBEDDINGS = "/v1/embeddings"
@@ -365,7 +365,7 @@ async def test_openai_requests_a_shortened_width(server: ProviderServer) -> None
 async def test_openai_embeddings_with_prefixes_for_asymmetric_models(
     server: ProviderServer, clients: ProviderClients
 ) -> None:
-    from ragsage.providers import OpenAIEmbedder
+    from ragsage.adapters.providers import OpenAIEmbedder
 
     embedder = OpenAIEmbedder(
         clients.openai, model="e5", dimension=8, query_prefix="query: ", document_prefix="passage: "
@@ -408,7 +408,7 @@ async def test_generation_streams_token_by_token(
 async def test_generation_caps_tokens_under_the_name_the_endpoint_accepts(
     server: ProviderServer,
 ) -> None:
-    from ragsage.providers import OpenAILLMClient, OpenAIService
+    from ragsage.adapters.providers import OpenAILLMClient, OpenAIService
 
     clients = build_provider_clients(config_for(server, generation_max_tokens=50))
     official = OpenAIService(clients.openai.sdk, token_parameter="max_completion_tokens")
@@ -601,7 +601,10 @@ async def test_an_empty_rewrite_falls_back_to_the_question(
     ("statement", "absent"),
     [
         ("import ragsage", ["voyageai", "openai", "numpy", "onnxruntime"]),
-        ("import ragsage.providers", ["voyageai", "openai", "numpy", "onnxruntime", "PIL"]),
+        (
+            "import ragsage.adapters.providers",
+            ["voyageai", "openai", "numpy", "onnxruntime", "PIL"],
+        ),
     ],
 )
 def test_importing_loads_no_sdk(statement: str, absent: list[str]) -> None:

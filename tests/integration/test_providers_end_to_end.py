@@ -13,10 +13,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from ragsage.adapters.postgres import PostgresConfig
 from ragsage.core.types import RawSource, Scope, Turn
 from ragsage.runtime import Runtime, build_runtime
 from ragsage.settings import Settings
-from ragsage.storage import PostgresConfig
 
 from ..fixtures.make_fixtures import build_all
 from .helpers import HOTEL_DETAILS

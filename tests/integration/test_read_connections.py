@@ -7,9 +7,9 @@ import asyncio
 import psycopg
 import pytest
 
+from ragsage.adapters.postgres import Database, PostgresConfig
+from ragsage.adapters.postgres.read_connections import PoolTimeout, ReadConnections
 from ragsage.core.types import Scope
-from ragsage.storage import Database, PostgresConfig
-from ragsage.storage.read_connections import PoolTimeout, ReadConnections
 
 ACME = Scope("acme")
 BACKEND = "SELECT pg_backend_pid()"

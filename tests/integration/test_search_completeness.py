@@ -7,11 +7,11 @@ import random
 
 from sqlalchemy import text
 
+from ragsage.adapters.postgres import Database, PgDocumentStore, PgVectorStore
+from ragsage.adapters.postgres.config import PostgresConfig
+from ragsage.adapters.postgres.dense_function import dense_function_signature
+from ragsage.adapters.postgres.vector_store import DensePaths
 from ragsage.core.types import Chunk, Document, EmbeddedChunk, Scope
-from ragsage.storage import Database, PgDocumentStore, PgVectorStore
-from ragsage.storage.config import PostgresConfig
-from ragsage.storage.dense_function import dense_function_signature
-from ragsage.storage.vector_store import DensePaths
 
 DIM = 16
 MODEL = "test-16"

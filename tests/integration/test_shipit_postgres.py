@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from ragsage.adapters.postgres import PostgresConfig
+from ragsage.library.shipit import RAG, Chunk, Document, IndexFilters, RAGContext, RAGSource
 from ragsage.settings import Settings
-from ragsage.shipit import RAG, Chunk, Document, IndexFilters, RAGContext, RAGSource
-from ragsage.storage import PostgresConfig
 
 from .conftest import TEST_DIM
 

@@ -3,10 +3,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import text
 
-from ragsage.core.types import RawSource, Scope
-from ragsage.fakes import FakeEngineKit
-from ragsage.parsing import HeuristicBackend
-from ragsage.storage import (
+from ragsage.adapters.parsing import HeuristicBackend
+from ragsage.adapters.postgres import (
     LATEST_VERSION,
     MIGRATIONS,
     Database,
@@ -18,7 +16,14 @@ from ragsage.storage import (
     purge_namespace,
     schema_version,
 )
-from ragsage.storage.migrations import SERVICE_TABLES, STATISTICS_TABLES, TENANT_TABLES, Migration
+from ragsage.adapters.postgres.migrations import (
+    SERVICE_TABLES,
+    STATISTICS_TABLES,
+    TENANT_TABLES,
+    Migration,
+)
+from ragsage.core.types import RawSource, Scope
+from ragsage.testing import FakeEngineKit
 
 from ..unit.engine.conftest import HANDBOOK
 from . import helpers
@@ -132,8 +137,8 @@ async def _seed_v2(database: Database) -> None:
 
 
 async def _check_v3(database: Database) -> None:
+    from ragsage.adapters.postgres.keys import Role, authenticate, create_key
     from ragsage.jobs import store
-    from ragsage.keys import Role, authenticate, create_key
 
     await database.migrate()  # today's job and key code reads the latest schema
     async with database.session(ACME) as session:
@@ -236,7 +241,7 @@ async def _check_v7(database: Database) -> None:
 
 
 async def _check_v8(database: Database) -> None:
-    from ragsage.storage import EmbeddingModelMismatch, PgLexicalStore, PgVectorStore
+    from ragsage.adapters.postgres import EmbeddingModelMismatch, PgLexicalStore, PgVectorStore
 
     vector = "[" + ",".join(["0.125"] * 128) + "]"
     async with database.session(ACME) as session:

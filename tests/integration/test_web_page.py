@@ -22,9 +22,9 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
 
 from api.web import CONTENT_SECURITY_POLICY
+from ragsage.adapters.postgres import Database
+from ragsage.adapters.postgres.keys import Role, revoke_key
 from ragsage.core.types import Scope
-from ragsage.keys import Role, revoke_key
-from ragsage.storage import Database
 
 from .api_harness import ApiServer, make_key, with_database
 from .worker_harness import Deployment

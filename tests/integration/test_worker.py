@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from ragsage.caching import parse_cache_key
+from ragsage.adapters.embedded.redis import EmbeddedRedis
+from ragsage.adapters.parsing import HeuristicBackend
+from ragsage.adapters.postgres import Database, PostgresConfig
 from ragsage.core.identity import content_hash
 from ragsage.core.types import Scope
-from ragsage.embedded.redis import EmbeddedRedis
+from ragsage.ingestion.parse_cache import parse_cache_key
 from ragsage.jobs.records import JobState
 from ragsage.library.enqueue import Enqueuer
-from ragsage.parsing import HeuristicBackend
 from ragsage.runtime import build_runtime
-from ragsage.storage import Database, PostgresConfig
 
 from ..fixtures.make_fixtures import build_all
 from .redis_fixtures import closed_port

@@ -16,8 +16,8 @@ from typing import IO
 import pytest
 from sqlalchemy import text
 
+from ragsage.adapters.embedded.redis import EmbeddedRedis
 from ragsage.core.types import Scope
-from ragsage.embedded.redis import EmbeddedRedis
 from ragsage.jobs.records import Job
 from ragsage.library.enqueue import Enqueuer
 from ragsage.runtime import build_runtime

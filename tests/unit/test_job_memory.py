@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ragsage.adapters.parsing.formats import DocumentFormat
 from ragsage.core.errors import DocumentError
 from ragsage.core.types import RawSource
 from ragsage.jobs.memory import BYTES_PER_INPUT_BYTE, check_fits, largest_readable
-from ragsage.parsing.formats import DocumentFormat
 
 MIB = 1024 * 1024
 GIB = 1024 * MIB

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from ragsage.adapters.offline.passage_scoring import passage_scores
 from ragsage.core.text import terms
 from ragsage.core.types import ScoredChunk
-from ragsage.passage_scoring import passage_scores
 
 
 def overlap_score(query: str, text: str) -> float:
@@ -26,7 +26,7 @@ STATEMENT_SHARE = 0.5
 
 class OverlapReranker:
     """Blends each candidate's retrieval score with how closely one of its sentences
-    states the question (:func:`ragsage.passage_scoring.passage_scores`).
+    states the question (:func:`ragsage.adapters.offline.passage_scoring.passage_scores`).
 
     The retrieval half is scaled by the share of the question's terms the
     candidate holds, so a passage sharing one word of a four-word question

@@ -80,4 +80,4 @@ def test_a_keyless_runtime_builds_the_offline_adapters_not_test_doubles() -> Non
     built = [runtime.embedder, runtime.reranker, runtime.llm.generator, runtime.rewriter]  # type: ignore[attr-defined]
     kinds = [HashingEmbedder, OverlapReranker, ExtractiveReader, TermRewriter]
     assert [type(adapter) for adapter in built] == kinds
-    assert not any(type(adapter).__module__.startswith("ragsage.fakes") for adapter in built)
+    assert not any(type(adapter).__module__.startswith("ragsage.testing") for adapter in built)

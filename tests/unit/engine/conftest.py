@@ -5,8 +5,8 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from ragsage.core.types import RawSource, Scope
-from ragsage.fakes import FakeEngineKit
 from ragsage.ingestion import IngestionConfig, IngestResult
+from ragsage.testing import FakeEngineKit
 
 Ingest = Callable[..., Awaitable[IngestResult]]
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ragsage import fakes
-from ragsage.contextualizing import HeadingWindowContextualizer
+from ragsage import testing as fakes
+from ragsage.adapters.parsing.contextualizing import HeadingWindowContextualizer
+from ragsage.adapters.postgres import PgLexicalStore, PgVectorStore
 from ragsage.core import ports
-from ragsage.storage import PgLexicalStore, PgVectorStore
 
 
 def conformance() -> list[object]:

@@ -2,13 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from ragsage.caching import (
-    PARSE_CACHE_VERSION,
-    cache_write,
-    decode_parsed,
-    encode_parsed,
-    parse_cache_key,
-)
+from ragsage.adapters.embedding_cache import CachingEmbedder
+from ragsage.adapters.parsing import HeuristicBackend
+from ragsage.core.cache_writes import cache_write
 from ragsage.core.types import (
     Page,
     PageImage,
@@ -18,9 +14,13 @@ from ragsage.core.types import (
     RawSource,
     Scope,
 )
-from ragsage.embedding_cache import CachingEmbedder
-from ragsage.fakes import FakeCache, FakeDocumentParser, FakeEmbedder, FakeEngineKit
-from ragsage.parsing import HeuristicBackend
+from ragsage.ingestion.parse_cache import (
+    PARSE_CACHE_VERSION,
+    decode_parsed,
+    encode_parsed,
+    parse_cache_key,
+)
+from ragsage.testing import FakeCache, FakeDocumentParser, FakeEmbedder, FakeEngineKit
 
 
 def test_parse_output_survives_the_round_trip_including_page_images() -> None:
@@ -44,7 +44,7 @@ def test_parse_output_survives_the_round_trip_including_page_images() -> None:
 def test_the_key_is_the_namespace_content_hash_and_parser_not_the_name() -> None:
     key = parse_cache_key("acme", "abc123", FakeDocumentParser())
     assert key.endswith(":acme:abc123")
-    assert "ragsage.fakes.parsing.FakeDocumentParser" in key
+    assert "ragsage.testing.parsing.FakeDocumentParser" in key
     assert f":v{PARSE_CACHE_VERSION}:" in key
     assert parse_cache_key("acme", "abc123", object()) != key
     # Another tenant's copy of the same bytes is another entry: a hit would tell.

@@ -13,10 +13,10 @@ from ..import_guard import HEAVY
     "modules",
     [
         "ragsage",
-        "ragsage, ragsage.parsing",
-        "ragsage.fakes, ragsage.ingestion, ragsage.query",
+        "ragsage, ragsage.adapters.parsing",
+        "ragsage.testing, ragsage.ingestion, ragsage.query",
         "ragsage.cli",
-        "ragsage.shipit",
+        "ragsage.library.shipit",
     ],
 )
 def test_the_engine_imports_without_the_heavy_stack(modules: str) -> None:

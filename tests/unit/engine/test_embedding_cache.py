@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from ragsage.embedding_cache import CachingEmbedder
-from ragsage.fakes import FakeCache, FakeEmbedder
+from ragsage.adapters.embedding_cache import CachingEmbedder
+from ragsage.testing import FakeCache, FakeEmbedder
 
 
 async def test_each_distinct_text_is_embedded_once_per_model_and_input_type() -> None:

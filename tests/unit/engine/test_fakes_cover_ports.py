@@ -6,7 +6,7 @@ from pathlib import Path
 from mypy import api as mypy_api
 
 from ragsage.core import ports
-from ragsage.fakes import all_fakes
+from ragsage.testing import all_fakes
 
 CONFORMANCE = Path(__file__).with_name("fakes_conform.py")
 

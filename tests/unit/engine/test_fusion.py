@@ -5,7 +5,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragsage.core.types import Chunk, Ranked, ScoredChunk
-from ragsage.fusion import FusionMethod, fuse, fuse_ranked, reciprocal_rank_fusion, score_fusion
+from ragsage.query.fusion import (
+    FusionMethod,
+    fuse,
+    fuse_ranked,
+    reciprocal_rank_fusion,
+    score_fusion,
+)
 
 
 def candidate(

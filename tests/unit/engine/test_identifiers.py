@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from ragsage.core.text import identifier_words, name_words
 from ragsage.core.types import Chunk, Scope
-from ragsage.fakes import FakeLexicalStore
+from ragsage.testing import FakeLexicalStore
 
 
 def test_dotted_names_give_their_segments_and_camel_case_words() -> None:

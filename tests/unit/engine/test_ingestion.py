@@ -2,13 +2,13 @@ from __future__ import annotations
 
 import pytest
 
-from ragsage.caching import parse_cache_key
 from ragsage.core.errors import EmptyDocument, ParseError, UnsupportedFormat
 from ragsage.core.identity import content_hash
 from ragsage.core.types import RawSource, Scope
-from ragsage.fakes import FakeEngineKit
 from ragsage.ingestion import IngestionConfig
+from ragsage.ingestion.parse_cache import parse_cache_key
 from ragsage.query import RetrievalOptions
+from ragsage.testing import FakeEngineKit
 
 from .conftest import HANDBOOK, Ingest
 

@@ -13,9 +13,9 @@ import asyncio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ragsage.adapters.offline.passage_scoring import MAX_UNIT, passage_scores
 from ragsage.core.types import Chunk, ScoredChunk
-from ragsage.fakes import FakeReranker
-from ragsage.passage_scoring import MAX_UNIT, passage_scores
+from ragsage.testing import FakeReranker
 
 QUESTION = "Which ASN.1 type does this version of libtasn1 not handle?"
 INTRODUCTION = """1 Introduction

@@ -6,8 +6,8 @@ import pytest
 
 from ragsage.core.errors import InvalidRequest
 from ragsage.core.types import Scope, SearchFilters, Turn
-from ragsage.fakes import FakeEngineKit, FakeLLMClient
 from ragsage.query import CitationsEvent, DoneEvent, RetrievalOptions, TokenEvent
+from ragsage.testing import FakeEngineKit, FakeLLMClient
 
 from .conftest import HANDBOOK, Ingest
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ragsage.evaluation.disk_cache import SqliteCache, cached_embedder
-from ragsage.fakes import FakeEmbedder
+from ragsage.testing import FakeEmbedder
 
 
 async def test_a_second_embedder_reads_what_the_first_wrote(tmp_path: Path) -> None:

@@ -9,8 +9,8 @@ from collections.abc import Callable, Sequence
 import pytest
 
 from ragsage import RAG, CallableEmbedder, ConfigurationError
-from ragsage.embedders import EmbedderOutputError
-from ragsage.fakes.models import hashed_vector
+from ragsage.adapters.functions import EmbedderOutputError
+from ragsage.testing.models import hashed_vector
 
 from .conftest import HANDBOOK
 

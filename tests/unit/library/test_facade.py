@@ -11,7 +11,7 @@ import pytest
 
 from ragsage import RAG, InvalidRequest, RagsageError, TextDocument
 from ragsage.core.errors import DocumentError
-from ragsage.fakes import FakeReranker
+from ragsage.testing import FakeReranker
 
 from ..library.conftest import EXAMPLES, HANDBOOK, numbered_sections
 
@@ -239,7 +239,7 @@ def test_namespaces_do_not_share_state() -> None:
 
 
 def test_explicit_ports_are_used_as_given() -> None:
-    from ragsage.fakes import FakeDocumentStore, FakeEmbedder, FakeLexicalStore, FakeVectorStore
+    from ragsage.testing import FakeDocumentStore, FakeEmbedder, FakeLexicalStore, FakeVectorStore
 
     vectors, lexical, documents = FakeVectorStore(), FakeLexicalStore(), FakeDocumentStore()
     embedder = FakeEmbedder(dimension=128)

@@ -120,7 +120,7 @@ def test_conforms_to_the_reranker_port() -> None:
 
 
 def test_grades_dressed_in_markdown_or_arrows_are_read() -> None:
-    from ragsage.llm_reranker import parse_grades
+    from ragsage.query.llm_reranker import parse_grades
 
     reply = "**1**: 9\n2: **8**\n3 → 7\nPassage 4 -> 6\n`5`: 3\nno grade here"
     assert parse_grades(reply, 5) == {1: 9.0, 2: 8.0, 3: 7.0, 4: 6.0, 5: 3.0}

@@ -8,7 +8,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from ragsage.observability.otel import OtelTracer
+from ragsage.adapters.observability.otel import OtelTracer
 
 
 @pytest.fixture

@@ -11,15 +11,15 @@ from uuid import UUID
 
 import pytest
 
-from ragsage.core.errors import ConfigurationError
-from ragsage.loop import LoopThread
-from ragsage.observability.logs import (
+from ragsage.adapters.observability.logs import (
     JsonFormatter,
     configure_logging,
     current_log_context,
     log_context,
     redact,
 )
+from ragsage.core.errors import ConfigurationError
+from ragsage.runtime.loop import LoopThread
 
 KEY = "rsk_ab12cd34ef_" + "S3cr3t-Value_" * 3 + "xyz"
 

@@ -10,18 +10,18 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-from ragsage.core.errors import ConfigurationError, ParseError
-from ragsage.core.ports import Tracer
-from ragsage.core.types import RawSource, Scope, Turn
-from ragsage.fakes import FakeEngineKit
-from ragsage.ingestion import IngestionConfig
-from ragsage.observability.otel import (
+from ragsage.adapters.observability.otel import (
     NAMESPACE_ATTRIBUTE,
     OtelTracer,
     build_otel_tracer,
     traces_url,
 )
+from ragsage.core.errors import ConfigurationError, ParseError
+from ragsage.core.ports import Tracer
+from ragsage.core.types import RawSource, Scope, Turn
+from ragsage.ingestion import IngestionConfig
 from ragsage.query import DoneEvent
+from ragsage.testing import FakeEngineKit
 
 HANDBOOK = b"""# Handbook
 
@@ -322,7 +322,8 @@ def test_an_endpoint_that_is_not_an_http_url_is_refused_by_name(endpoint: str) -
 
 def test_importing_ragsage_loads_no_opentelemetry() -> None:
     probe = (
-        "import sys; import ragsage, ragsage.observability, ragsage.runtime, worker.metrics; "
+        "import sys; import ragsage, ragsage.adapters.observability, ragsage.runtime; "
+        "import worker.metrics; "
         "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))"
     )
     out = subprocess.run(
@@ -336,7 +337,7 @@ def test_an_endpoint_without_the_sdk_installed_says_what_to_install() -> None:
     probe = (
         "import sys; sys.modules['opentelemetry.sdk'] = None\n"
         "from ragsage.core.errors import ConfigurationError\n"
-        "from ragsage.observability.otel import build_otel_tracer\n"
+        "from ragsage.adapters.observability.otel import build_otel_tracer\n"
         "try:\n"
         "    build_otel_tracer('http://127.0.0.1:4318', 'ragsage')\n"
         "except ConfigurationError as exc:\n"

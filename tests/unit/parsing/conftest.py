@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from ragsage.adapters.parsing import HeuristicBackend, LayoutPageClassifier, tokens
+from ragsage.adapters.parsing.tokens import DEFAULT_ENCODING
 from ragsage.core.types import Document, ParsedDocument, RawSource
-from ragsage.parsing import HeuristicBackend, LayoutPageClassifier, tokens
-from ragsage.parsing.tokens import DEFAULT_ENCODING
 from tests.fixtures.make_fixtures import build_all
 
 

@@ -5,9 +5,9 @@ import zipfile
 
 import pytest
 
+from ragsage.adapters.parsing import HeuristicBackend, ParseLimits
 from ragsage.core.errors import EmptyDocument, ParseError, UnsupportedFormat
 from ragsage.core.types import RawSource
-from ragsage.parsing import HeuristicBackend, ParseLimits
 
 
 def _fails(backend, content, filename, error=ParseError, media_type=None):

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ragsage.adapters.parsing import HeuristicBackend, make_token_counter
+from ragsage.adapters.parsing.chunking import chunk_pages
 from ragsage.core.types import Page, RawSource
-from ragsage.parsing import HeuristicBackend, make_token_counter
-from ragsage.parsing.chunking import chunk_pages
 from tests.unit.parsing.conftest import encoded_characters, make_document
 from tests.unit.parsing.coverage import (
     assert_nothing_lost,

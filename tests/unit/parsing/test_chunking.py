@@ -2,10 +2,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ragsage.adapters.parsing import HeuristicBackend, make_token_counter
 from ragsage.core.errors import InvalidRequest
 from ragsage.core.ports import Chunker, DocumentParser
 from ragsage.core.types import Page
-from ragsage.parsing import HeuristicBackend, make_token_counter
 from tests.unit.parsing.conftest import make_document
 from tests.unit.parsing.coverage import (
     assert_nothing_lost,

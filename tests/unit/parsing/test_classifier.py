@@ -1,7 +1,7 @@
 import pytest
 
+from ragsage.adapters.parsing import LayoutPageClassifier
 from ragsage.core.types import Page, PageImage, PageLayout, PageRoute
-from ragsage.parsing import LayoutPageClassifier
 
 IMAGE = PageImage(data=b"png")
 

@@ -7,13 +7,13 @@ import re
 
 import pytest
 
-from ragsage.contextualizing import HeadingWindowContextualizer
+from ragsage.adapters.parsing import HeuristicBackend, LayoutPageClassifier
+from ragsage.adapters.parsing.contextualizing import HeadingWindowContextualizer
+from ragsage.adapters.parsing.formats import DocumentFormat, route
+from ragsage.adapters.parsing.readers.code import module_name, read_python
 from ragsage.core.types import Document, RawSource, Scope
-from ragsage.fakes import FakeEngineKit
 from ragsage.ingestion import IngestionConfig
-from ragsage.parsing import HeuristicBackend, LayoutPageClassifier
-from ragsage.parsing.formats import DocumentFormat, route
-from ragsage.parsing.readers.code import module_name, read_python
+from ragsage.testing import FakeEngineKit
 from tests.unit.parsing.fenced import code_lines
 
 SOURCE = '''"""Tools for brewing tea.
@@ -132,7 +132,7 @@ def test_a_file_that_does_not_parse_is_indexed_whole_with_a_warning(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     broken = "def ok():\n    return 1\n\nprint 'python 2'\n"
-    with caplog.at_level(logging.WARNING, logger="ragsage.parsing.readers.code"):
+    with caplog.at_level(logging.WARNING, logger="ragsage.adapters.parsing.readers.code"):
         parsed = read_python(RawSource(broken.encode(), "legacy/old.py"))
     assert parsed.title == "legacy.old"
     assert "line 4" in parsed.metadata["parse_warning"]

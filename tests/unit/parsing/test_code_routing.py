@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from ragsage.adapters.parsing import HeuristicBackend
+from ragsage.adapters.parsing.formats import DocumentFormat, route, source_language
 from ragsage.core.types import RawSource
-from ragsage.parsing import HeuristicBackend
-from ragsage.parsing.formats import DocumentFormat, route, source_language
 
 FIXTURES = Path(__file__).parent / "source_fixtures"
 BACKEND = HeuristicBackend()

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
+from ragsage.adapters.parsing import HeuristicBackend
+from ragsage.adapters.parsing.splitting import statement_starts
+from ragsage.adapters.parsing.tokens import make_token_counter
 from ragsage.core.types import Chunk, Document, RawSource
-from ragsage.parsing import HeuristicBackend
-from ragsage.parsing.splitting import statement_starts
-from ragsage.parsing.tokens import make_token_counter
 from tests.unit.parsing.fenced import code_lines
 
 BACKEND = HeuristicBackend()

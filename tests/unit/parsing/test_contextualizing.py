@@ -3,11 +3,11 @@ from pathlib import Path
 
 import pytest
 
-from ragsage.contextualizing import HeadingWindowContextualizer
+from ragsage.adapters.parsing import HeuristicBackend, make_token_counter
+from ragsage.adapters.parsing.contextualizing import HeadingWindowContextualizer
+from ragsage.adapters.parsing.markdown import fenced
 from ragsage.core.ports import Contextualizer, PageContextualizer
 from ragsage.core.types import Chunk, Document, Page, RawSource, make_chunk
-from ragsage.parsing import HeuristicBackend, make_token_counter
-from ragsage.parsing.markdown import fenced
 from tests.unit.parsing.conftest import encoded_tokens, make_document
 from tests.unit.parsing.test_chunk_properties import giant_block
 

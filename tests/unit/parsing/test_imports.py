@@ -19,7 +19,7 @@ HEAVY = [
 
 def test_importing_parsing_loads_no_heavy_library():
     probe = (
-        "import ragsage.parsing, ragsage.contextualizing, sys; "
+        "import ragsage.adapters.parsing, ragsage.adapters.parsing.contextualizing, sys; "
         f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
     )
     result = subprocess.run(
@@ -32,7 +32,7 @@ def test_routing_a_source_file_loads_no_grammar():
     # Deciding that a file is Rust (by name or by its text) must stay cheap:
     # the grammar loads only when the file is read.
     probe = (
-        "import sys; from ragsage.parsing.formats import route, source_language; "
+        "import sys; from ragsage.adapters.parsing.formats import route, source_language; "
         "from ragsage.core.types import RawSource; "
         "code = b'use std::io;\\npub fn main() {\\n    let mut x = 1;\\n}\\n'; "
         "print(route(RawSource(code, 'main.rs')), source_language(RawSource(code, 'x.txt')).name, "

@@ -2,8 +2,8 @@ import io
 
 from PIL import Image
 
+from ragsage.adapters.parsing import HeuristicBackend
 from ragsage.core.types import PageRoute, RawSource
-from ragsage.parsing import HeuristicBackend
 from tests.fixtures.make_fixtures import HTML
 from tests.unit.parsing.conftest import make_document
 

@@ -3,8 +3,8 @@ import zipfile
 
 import pytest
 
+from ragsage.adapters.parsing import DocumentFormat, route
 from ragsage.core.types import RawSource
-from ragsage.parsing import DocumentFormat, route
 
 
 def _zip(*names: str) -> bytes:

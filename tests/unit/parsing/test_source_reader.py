@@ -21,12 +21,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ragsage.adapters.parsing import HeuristicBackend
+from ragsage.adapters.parsing.languages import BY_NAME, LANGUAGES, Language
+from ragsage.adapters.parsing.readers.source import read_source
+from ragsage.adapters.parsing.tokens import make_token_counter
 from ragsage.core.errors import ParseError
 from ragsage.core.types import Chunk, ParsedDocument, RawSource
-from ragsage.parsing import HeuristicBackend
-from ragsage.parsing.languages import BY_NAME, LANGUAGES, Language
-from ragsage.parsing.readers.source import read_source
-from ragsage.parsing.tokens import make_token_counter
 from tests.unit.parsing.conftest import make_document
 from tests.unit.parsing.fenced import code_lines
 
@@ -466,7 +466,7 @@ def _only_block(parsed: ParsedDocument, title: str, fence: str) -> list[str]:
 def test_a_file_that_is_mostly_garbage_is_indexed_whole_with_a_warning(
     filename: str, label: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.WARNING, logger="ragsage.parsing.readers.source"):
+    with caplog.at_level(logging.WARNING, logger="ragsage.adapters.parsing.readers.source"):
         parsed = BACKEND.parse(RawSource(GARBAGE.encode(), filename))
     warning = parsed.metadata["parse_warning"]
     share = re.search(rf"(\d+)% of the file did not parse as {label}\b", warning)
@@ -485,7 +485,7 @@ def test_a_missing_grammar_indexes_the_file_whole_and_names_the_package(
 ) -> None:
     missing = Language("rust", "Rust", (".rs",), "tree_sitter_nonexistent")
     text = _text(BY_LANGUAGE["rust"])
-    with caplog.at_level(logging.WARNING, logger="ragsage.parsing.readers.source"):
+    with caplog.at_level(logging.WARNING, logger="ragsage.adapters.parsing.readers.source"):
         parsed = read_source(RawSource(text.encode(), "src/store/cache.rs"), missing)
     assert "tree_sitter_nonexistent" in parsed.metadata["parse_warning"]
     assert "Rust" in parsed.metadata["parse_warning"]

@@ -5,9 +5,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from ragsage.core.errors import ConfigurationError
-from ragsage.parsing import make_token_counter
-from ragsage.parsing.tokens import (
+from ragsage.adapters.parsing import make_token_counter
+from ragsage.adapters.parsing.tokens import (
     SuffixCounts,
     TokenTally,
     _is_cut,
@@ -18,6 +17,7 @@ from ragsage.parsing.tokens import (
     supported_encodings,
     token_floor,
 )
+from ragsage.core.errors import ConfigurationError
 from tests.unit.parsing.conftest import encoded_characters
 
 CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"

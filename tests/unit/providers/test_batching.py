@@ -3,7 +3,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragsage.providers.batching import BUDGET_SHARE, estimate_tokens, plan_batches
+from ragsage.adapters.providers.batching import BUDGET_SHARE, estimate_tokens, plan_batches
 
 
 def test_batches_respect_the_count_limit() -> None:

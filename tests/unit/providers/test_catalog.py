@@ -2,14 +2,14 @@ from __future__ import annotations
 
 import pytest
 
-from ragsage.core.errors import ConfigurationError
-from ragsage.providers.catalog import (
+from ragsage.adapters.providers.catalog import (
     OPENAI_MODELS,
     VOYAGE_MODELS,
     EmbeddingModelInfo,
     ResolvedEmbeddingModel,
     resolve_embedding_model,
 )
+from ragsage.core.errors import ConfigurationError
 
 
 def resolve(

@@ -18,14 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from ragsage.core.errors import ConfigurationError, PermanentProviderError
-from ragsage.core.types import PageImage
-from ragsage.providers import (
+from ragsage.adapters.providers import (
     LocalEmbedder,
     TesseractTranscriber,
     locate_local_model,
     tesseract_available,
 )
+from ragsage.core.errors import ConfigurationError, PermanentProviderError
+from ragsage.core.types import PageImage
 from ragsage.runtime import make_embedder
 from ragsage.settings import Settings
 
@@ -241,8 +241,8 @@ async def test_the_local_model_answers_offline_and_knows_when_it_cannot(
     embedder: LocalEmbedder,
 ) -> None:
     from ragsage.core.types import RawSource, Scope
-    from ragsage.fakes import FakeEngineKit
     from ragsage.query import QueryEngine
+    from ragsage.testing import FakeEngineKit
 
     kit = FakeEngineKit()
     kit.embedder = embedder  # type: ignore[assignment]

@@ -5,20 +5,20 @@ from email.utils import formatdate
 
 import pytest
 
-from ragsage.core.errors import (
-    ConfigurationError,
-    PermanentProviderError,
-    ProviderError,
-    RetryableProviderError,
-)
-from ragsage.providers import ProviderConfig
-from ragsage.providers.config import RetryPolicy
-from ragsage.providers.resilience import (
+from ragsage.adapters.providers import ProviderConfig
+from ragsage.adapters.providers.config import RetryPolicy
+from ragsage.adapters.providers.resilience import (
     call_with_retries,
     detail,
     redact,
     retry_after_seconds,
     status_error,
+)
+from ragsage.core.errors import (
+    ConfigurationError,
+    PermanentProviderError,
+    ProviderError,
+    RetryableProviderError,
 )
 
 FAST = RetryPolicy(timeout_seconds=1.0, max_retries=2, backoff_seconds=0.0, max_sleep_seconds=1.0)

@@ -2,7 +2,7 @@
 
 The page is ``../shared/seeds/shipit-rag-api-reference.txt``; each table row
 and example is transcribed here as the page gives it, and run against
-``ragsage.shipit`` in memory (the Postgres half is in
+``ragsage.library.shipit`` in memory (the Postgres half is in
 ``tests/integration/test_shipit_postgres.py``).
 """
 
@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-import ragsage.shipit as shipit
-from ragsage.shipit import (
+import ragsage.library.shipit as shipit
+from ragsage.library.shipit import (
     RAG,
     CallableEmbedder,
     Chunk,

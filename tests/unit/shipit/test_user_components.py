@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-from ragsage.shipit import RAG, Chunk, IndexFilters, LLMReranker
+from ragsage.library.shipit import RAG, Chunk, IndexFilters, LLMReranker
 
 NOTES = {
     "retry": "Failed uploads are retried three times with exponential backoff.",

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from ragsage.core.errors import ConfigurationError
-from ragsage.core.types import Scope
-from ragsage.storage import (
+from ragsage.adapters.postgres import (
     PostgresConfig,
     isolation_preamble,
     redact,
     safe_identifier,
     safe_setting_name,
 )
+from ragsage.core.errors import ConfigurationError
+from ragsage.core.types import Scope
 
 OWNER = "postgresql://owner:s3cret@db.internal:5432/rag"
 APP = "postgresql://ragsage_app:app-pw@db.internal:5432/rag"

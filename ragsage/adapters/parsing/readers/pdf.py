@@ -1,0 +1,117 @@
+"""PDF through pypdfium2: per-page text, a measured layout, and a render for scans."""
+
+from __future__ import annotations
+
+import io
+import math
+from typing import TYPE_CHECKING, Any
+
+from ragsage.adapters.parsing.limits import ParseLimits
+from ragsage.core.errors import ParseError
+from ragsage.core.types import Page, PageImage, PageLayout, ParsedDocument, RawSource
+
+if TYPE_CHECKING:
+    from ragsage.adapters.parsing.classifier import LayoutPageClassifier
+
+# PDFium's load error codes (FPDF_ERR_*) that deserve their own message.
+_LOAD_ERRORS = {
+    2: "cannot be opened as PDF (file not found or unreadable)",
+    3: "not a valid PDF (corrupt or truncated)",
+    4: "encrypted PDF: a password is required to open it",
+    5: "PDF is protected by an unsupported security handler",
+}
+
+
+def read_pdf(
+    source: RawSource, limits: ParseLimits, classifier: LayoutPageClassifier
+) -> ParsedDocument:
+    """Every page's text and layout; only pages the classifier would call scans get a render."""
+    import pypdfium2
+
+    try:
+        pdf = pypdfium2.PdfDocument(source.content)
+    except pypdfium2.PdfiumError as exc:
+        reason = _LOAD_ERRORS.get(getattr(exc, "err_code", -1), f"not a readable PDF ({exc})")
+        raise ParseError(source.filename, reason) from exc
+    try:
+        count = len(pdf)
+        if count > limits.max_pages:
+            raise ParseError(
+                source.filename, f"{count} pages exceeds the limit of {limits.max_pages}"
+            )
+        pages = []
+        for index in range(count):
+            try:
+                pages.append(_read_page(pdf, index, limits, classifier))
+            except pypdfium2.PdfiumError as exc:
+                raise ParseError(
+                    source.filename, f"page {index + 1} is unreadable ({exc})"
+                ) from exc
+        title = _title(pdf)
+    finally:
+        pdf.close()
+    return ParsedDocument(pages=tuple(pages), title=title)
+
+
+def _read_page(pdf: Any, index: int, limits: ParseLimits, classifier: LayoutPageClassifier) -> Page:
+    page = pdf[index]
+    try:
+        textpage = page.get_textpage()
+        try:
+            text = _clean(textpage.get_text_bounded())
+        finally:
+            textpage.close()
+        width, height = page.get_size()
+        coverage, largest = _image_areas(page, width * height)
+        layout = PageLayout(
+            text_chars=sum(1 for ch in text if not ch.isspace()),
+            image_area_ratio=coverage,
+            largest_bitmap_area=largest,
+        )
+        image = _render(page, width, height, limits) if classifier.is_scan(layout) else None
+    finally:
+        page.close()
+    return Page(number=index + 1, text=text, layout=layout, image=image)
+
+
+def _image_areas(page: Any, page_area: float) -> tuple[float, float]:
+    """The share of the page images cover (capped at 1) and the largest one's area."""
+    import pypdfium2.raw as pdfium_c
+
+    total = largest = 0.0
+    # Depth 2 reaches images wrapped in a form XObject, which some scanners emit.
+    for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=2):
+        left, bottom, right, top = obj.get_bounds()
+        area = max(0.0, right - left) * max(0.0, top - bottom)
+        total += area
+        largest = max(largest, area)
+    ratio = min(1.0, total / page_area) if page_area > 0 else 0.0
+    return ratio, largest
+
+
+def _render(page: Any, width: float, height: float, limits: ParseLimits) -> PageImage:
+    # Shrink the scale so a huge page size cannot blow the pixel budget.
+    scale = min(limits.render_scale, math.sqrt(limits.max_image_pixels / max(width * height, 1.0)))
+    bitmap = page.render(scale=scale, grayscale=False)
+    try:
+        picture = bitmap.to_pil()
+        buffer = io.BytesIO()
+        picture.save(buffer, format="PNG", optimize=False)
+    finally:
+        bitmap.close()
+    return PageImage(
+        data=buffer.getvalue(),
+        media_type="image/png",
+        width=picture.width,
+        height=picture.height,
+    )
+
+
+def _clean(text: str) -> str:
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "").split("\n")
+    return "\n".join(line.rstrip() for line in lines).strip()
+
+
+def _title(pdf: Any) -> str | None:
+    title = pdf.get_metadata_value("Title")
+    return (title.strip() or None) if isinstance(title, str) else None

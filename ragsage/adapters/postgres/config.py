@@ -1,0 +1,152 @@
+"""What ragsage needs to know to own a pool against one Postgres database."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from ragsage.core.errors import ConfigurationError
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+_SETTING = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*$")
+# pgvector's HNSW index accepts at most 2,000 dimensions for the vector type.
+MAX_INDEXED_DIM = 2000
+
+
+def safe_identifier(name: str) -> str:
+    """Return ``name`` if it is a plain SQL identifier, else raise ValueError.
+
+    Identifiers have no bind form in SQL, so the few that reach statement text
+    (the app role, the text-search configuration) pass through here at the
+    point of interpolation.
+    """
+    if not _IDENTIFIER.fullmatch(name):
+        raise ValueError(f"not a plain SQL identifier: {name!r}")
+    return name
+
+
+def safe_setting_name(name: str) -> str:
+    """Return ``name`` if it is a custom setting (``prefix.name``), else raise ValueError.
+
+    Postgres only accepts unknown settings that carry a dotted prefix, so a bad
+    name fails here, when the config is built, instead of as a policy that
+    silently matches nothing.
+    """
+    if not _SETTING.fullmatch(name):
+        raise ValueError(f"not a qualified custom setting name (prefix.name): {name!r}")
+    return name
+
+
+def async_url(dsn: str) -> str:
+    """The SQLAlchemy URL for ``dsn`` on the async psycopg 3 driver."""
+    scheme, sep, rest = dsn.partition("://")
+    if not sep or scheme not in {"postgres", "postgresql", "postgresql+psycopg"}:
+        raise ConfigurationError("the database URL must start with postgresql://")
+    return f"postgresql+psycopg://{rest}"
+
+
+def dsn_user(dsn: str) -> str | None:
+    """The user name a DSN logs in as, if it names one."""
+    return urlsplit(dsn.replace("+psycopg", "")).username
+
+
+def redact(dsn: str) -> str:
+    """``dsn`` with any password replaced, for messages and logs."""
+    parts = urlsplit(dsn)
+    if parts.password is None:
+        return dsn
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return parts._replace(netloc=netloc).geturl()
+
+
+@dataclass(frozen=True, slots=True)
+class PostgresConfig:
+    """Connection, isolation and schema settings for ragsage's Postgres storage.
+
+    ``dsn`` connects as the owner of ragsage's tables and is used for migrations
+    only; a service that runs no migration is given ``app_dsn`` alone, and never
+    holds the owner's password.  ``app_dsn`` logs in as ``app_role``: a role that owns nothing and
+    cannot bypass Row-Level Security, which is how scoped work should connect.
+    Without an ``app_dsn``, scoped work falls back to ``SET LOCAL ROLE`` from an
+    owner connection — weaker, because SQL running in that transaction could
+    ``RESET ROLE`` back to the owner; use it only where nothing untrusted runs.
+
+    ``isolation_variable`` is the transaction-local setting carrying the
+    namespace that every table's policy compares rows against.
+    ``embedding_dim`` is the width of new namespaces' vectors, and
+    ``embedding_widths`` the other widths a namespace may be re-indexed into:
+    each width has its own HNSW index, built by :meth:`Database.migrate` and
+    never by a request.  ``text_search_config`` the configuration the stored lexical
+    column is built with; changing either on an existing install is a
+    :class:`~ragsage.adapters.postgres.SchemaMismatch`, not a silent misconfiguration.
+    """
+
+    dsn: str = field(default="", repr=False)
+    app_dsn: str | None = field(default=None, repr=False)
+    app_role: str = "ragsage_app"
+    isolation_variable: str = "ragsage.namespace"
+    embedding_dim: int = 1024
+    embedding_widths: tuple[int, ...] = ()
+    text_search_config: str = "english"
+    pool_size: int = 5
+    max_overflow: int = 5
+    pool_pre_ping: bool = False
+    statement_timeout_ms: int = 30_000
+    hnsw_m: int = 16
+    hnsw_ef_construction: int = 64
+    ef_search: int = 40
+
+    def __post_init__(self) -> None:
+        try:
+            safe_identifier(self.app_role)
+            safe_setting_name(self.isolation_variable)
+            safe_identifier(self.text_search_config)
+        except ValueError as exc:
+            raise ConfigurationError(str(exc)) from exc
+        self._check_urls()
+        if not 1 <= self.embedding_dim <= MAX_INDEXED_DIM:
+            raise ConfigurationError(
+                f"embedding_dim must be between 1 and {MAX_INDEXED_DIM}, got {self.embedding_dim}"
+            )
+        for width in self.embedding_widths:
+            if not 1 <= width <= MAX_INDEXED_DIM:
+                raise ConfigurationError(
+                    f"every embedding width must be between 1 and {MAX_INDEXED_DIM}, got {width}"
+                )
+        if self.pool_size < 1 or self.max_overflow < 0:
+            raise ConfigurationError("pool_size must be positive and max_overflow not negative")
+        if self.statement_timeout_ms < 1:
+            raise ConfigurationError("statement_timeout_ms must be positive")
+        if not (2 <= self.hnsw_m <= 100 and 4 <= self.hnsw_ef_construction <= 1000):
+            raise ConfigurationError("hnsw_m must be 2-100 and hnsw_ef_construction 4-1000")
+        if not 1 <= self.ef_search <= 1000:
+            raise ConfigurationError(f"ef_search must be between 1 and 1000, got {self.ef_search}")
+
+    def _check_urls(self) -> None:
+        if not self.dsn and self.app_dsn is None:
+            raise ConfigurationError("give the owner's URL, the app role's URL, or both")
+        if self.dsn:
+            async_url(self.dsn)
+        if self.app_dsn is not None:
+            async_url(self.app_dsn)
+            user = dsn_user(self.app_dsn)
+            if user != self.app_role:
+                raise ConfigurationError(
+                    f"the app database URL logs in as {user!r}, but app_role is {self.app_role!r}"
+                )
+
+    @property
+    def widths(self) -> tuple[int, ...]:
+        """Every vector width this install indexes, narrowest first."""
+        return tuple(sorted({*self.embedding_widths, self.embedding_dim}))
+
+    @property
+    def has_owner(self) -> bool:
+        """True when the owner's credentials were given (migrations, DDL)."""
+        return bool(self.dsn)
+
+    @property
+    def uses_app_login(self) -> bool:
+        """True when scoped work logs in as the app role rather than switching to it."""
+        return self.app_dsn is not None

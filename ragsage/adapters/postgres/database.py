@@ -1,0 +1,217 @@
+"""The connection pools and the only ways in: scoped sessions and owner connections."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+import psycopg
+from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+)
+from sqlalchemy.ext.asyncio import (
+    create_async_engine as _create_async_engine,
+)
+
+from ragsage.adapters.postgres.config import PostgresConfig, async_url
+from ragsage.adapters.postgres.dense_function import dense_function_statements
+from ragsage.adapters.postgres.isolation import (
+    Statements,
+    open_scoped_session,
+    read_in_one_message,
+)
+from ragsage.adapters.postgres.migrations import (
+    hnsw_index_statement,
+    migrate,
+    width_index_name,
+    width_indexes,
+)
+from ragsage.adapters.postgres.read_connections import ReadConnections
+from ragsage.core.errors import ConfigurationError
+from ragsage.core.types import Scope
+
+_log = logging.getLogger(__name__)
+CONNECT_TIMEOUT_SECONDS = 10
+
+
+def create_engine(config: PostgresConfig, *, owner: bool = False) -> AsyncEngine:
+    """The pooled async engine for scoped work (``owner=True``: for migrations)."""
+    dsn = config.dsn if owner or config.app_dsn is None else config.app_dsn
+    return _create_async_engine(
+        async_url(dsn),
+        pool_size=1 if owner else config.pool_size,
+        max_overflow=1 if owner else config.max_overflow,
+        pool_pre_ping=config.pool_pre_ping,
+        # Pooled connections must not outlive a server-side idle timeout or a failover.
+        pool_recycle=1800,
+        # No server-side prepared statements: they break behind a transaction-mode
+        # pooler (PgBouncer), and a cached generic plan can ignore the HNSW index.
+        # A server that cannot be reached fails a request in seconds, not at the
+        # request deadline: a black-holed address otherwise waits on TCP for minutes.
+        connect_args={"prepare_threshold": None, "connect_timeout": CONNECT_TIMEOUT_SECONDS},
+    )
+
+
+def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    """Sessions whose objects stay readable after the scoped block commits."""
+    return async_sessionmaker(engine, expire_on_commit=False)
+
+
+class Database:
+    """ragsage's pools against one database.
+
+    Scoped work uses the app engine (the app login role, or the owner with a
+    role switch when no app DSN is configured); migrations use a separate,
+    one-connection owner engine.  Constructing this opens no connection.
+    """
+
+    def __init__(
+        self,
+        config: PostgresConfig,
+        engine: AsyncEngine | None = None,
+        owner_engine: AsyncEngine | None = None,
+    ) -> None:
+        self._config = config
+        self._engine = engine or create_engine(config)
+        self._owner_engine: AsyncEngine | None
+        if owner_engine is not None:
+            self._owner_engine = owner_engine
+        elif not config.has_owner:
+            self._owner_engine = None  # an app-role-only service: no DDL from here
+        elif config.uses_app_login:
+            self._owner_engine = create_engine(config, owner=True)
+        else:
+            self._owner_engine = self._engine
+        self._sessions = create_sessionmaker(self._engine)
+        self._reads = ReadConnections(
+            config.dsn if config.app_dsn is None else config.app_dsn,
+            limit=config.pool_size + config.max_overflow,
+            connect_timeout=CONNECT_TIMEOUT_SECONDS,
+        )
+
+    @property
+    def config(self) -> PostgresConfig:
+        return self._config
+
+    @property
+    def engine(self) -> AsyncEngine:
+        return self._engine
+
+    def session(self, scope: Scope) -> AbstractAsyncContextManager[AsyncSession]:
+        """One transaction pinned to ``scope`` with Row-Level Security enforced."""
+        return open_scoped_session(self._sessions, self._config, scope)
+
+    async def read(self, scope: Scope | None, statements: Statements) -> list[tuple[Any, ...]]:
+        """The rows of the last statement, all sent in one message pinned to ``scope``."""
+        return await read_in_one_message(self._reads, self._config, scope, statements)
+
+    async def refresh_statistics(self) -> bool:
+        """Analyze the chunk table if it has no planner statistics or has doubled since.
+
+        Writers call this after they commit (storage migration 15 says why);
+        True when it ran ``ANALYZE``.  A failure is logged and reported as
+        False: stale statistics make searches slower, never wrong.
+        """
+        try:
+            rows = await self.read(None, [("SELECT ragsage_refresh_chunk_statistics()", {})])
+        except (SQLAlchemyError, psycopg.Error) as exc:
+            _log.warning("could not refresh the chunk table's statistics: %s", exc)
+            return False
+        return bool(rows and rows[0][0])
+
+    def system_session(self) -> AbstractAsyncContextManager[AsyncSession]:
+        """A scoped-role transaction pinned to no namespace: it sees no tenant row.
+
+        Work that must cross namespaces (the job watchdog, metrics) calls the
+        named ``ragsage_*`` security-definer functions from here; those are the
+        only doors, and each is tested not to leak.
+        """
+        return open_scoped_session(self._sessions, self._config, None)
+
+    def _owner(self) -> AsyncEngine:
+        if self._owner_engine is None:
+            raise ConfigurationError(
+                "this needs the owner's database URL (RAGSAGE_DATABASE_URL); this process "
+                "was given only the app role's, as a service should be: run `ragsage migrate`"
+            )
+        return self._owner_engine
+
+    @asynccontextmanager
+    async def owner_connection(self) -> AsyncIterator[AsyncConnection]:
+        """An owner transaction for DDL. It sees every namespace: never use it for rows."""
+        async with self._owner().begin() as connection:
+            yield connection
+
+    async def migrate(self, *, to_version: int | None = None) -> int:
+        """Bring the schema up to date and index every configured width; safe on every start.
+
+        Each width also gets its dense search function
+        (:mod:`ragsage.adapters.postgres.dense_function`), made again every time.
+
+        A width's index on an empty chunk table is made in the migration's own
+        transaction; on a table holding vectors it is built ``CONCURRENTLY``
+        afterwards, so ingestion and search go on while it builds.  A build
+        that failed earlier left an invalid index, which is dropped and rebuilt.
+        """
+        async with self.owner_connection() as connection:
+            version = await migrate(connection, self._config, to_version=to_version)
+            if to_version is not None:
+                return version  # an intermediate schema, as the upgrade tests build it
+            for width in self._config.widths:
+                for statement in dense_function_statements(self._config, width):
+                    await connection.execute(text(statement))
+            found = await width_indexes(connection)
+            missing = [w for w in self._config.widths if not found.get(w, False)]
+            empty = not await connection.scalar(
+                text("SELECT pg_relation_size('ragsage_chunks') > 0")
+            )
+            if empty:
+                for width in missing:
+                    await connection.execute(
+                        text(f"DROP INDEX IF EXISTS {width_index_name(width)}")
+                    )
+                    await connection.execute(text(hnsw_index_statement(self._config, width)))
+                missing = []
+        for width in missing:
+            await self._build_width_index(width, rebuild=width in found)
+        return version
+
+    async def _build_width_index(self, width: int, *, rebuild: bool) -> None:
+        _log.info("building the HNSW index for %d-dimensional vectors (concurrently)", width)
+        async with self._owner().connect() as connection:
+            autocommit = await connection.execution_options(isolation_level="AUTOCOMMIT")
+            if rebuild:
+                await autocommit.execute(
+                    text(f"DROP INDEX CONCURRENTLY IF EXISTS {width_index_name(width)}")
+                )
+            await autocommit.execute(
+                text(hnsw_index_statement(self._config, width, concurrently=True))
+            )
+
+    async def ping(self) -> bool:
+        """True when a round trip to the database succeeds; any failure is False.
+
+        A health check reports a database it cannot reach as degraded instead of
+        raising, whatever the driver, the pool or the network threw.
+        """
+        try:
+            async with self._engine.connect() as connection:
+                await connection.execute(text("SELECT 1"))
+        except Exception as exc:  # noqa: BLE001 - every failure means "not reachable"
+            _log.warning("database ping failed: %s", type(exc).__name__)
+            return False
+        return True
+
+    async def dispose(self) -> None:
+        """Close every pooled connection."""
+        await self._reads.close()
+        await self._engine.dispose()
+        if self._owner_engine is not None and self._owner_engine is not self._engine:
+            await self._owner_engine.dispose()

@@ -1,0 +1,161 @@
+"""Documents and their chunks in reading order, for dedup, listing and neighbours."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from psycopg.types.json import Jsonb
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ragsage.adapters.postgres.rows import ACTIVE_GENERATION, CHUNK_COLUMNS, chunk_from_row
+from ragsage.adapters.postgres.sessions import scoped
+from ragsage.core.types import Chunk, Document, Scope, split_chunk_id
+
+if TYPE_CHECKING:
+    from ragsage.adapters.postgres.database import Database
+
+_DOCUMENT_COLUMNS = "id, content_hash, title, source, metadata, created_at"
+
+
+def _document(row: Sequence[Any]) -> Document:
+    return Document(
+        id=row[0],
+        content_hash=row[1],
+        title=row[2],
+        source=row[3],
+        metadata=dict(row[4] or {}),
+        created_at=row[5],
+    )
+
+
+class PgDocumentStore:
+    """The DocumentStore port over ``ragsage_documents`` and the active chunk generation.
+
+    The port sees only documents whose current version is ingested (``ready``);
+    uploads still queued or failed are the job bookkeeping's business.
+    """
+
+    def __init__(self, target: Database | AsyncSession) -> None:
+        self._target = target
+
+    async def save(self, scope: Scope, document: Document, chunks: Sequence[Chunk]) -> None:
+        """Insert or replace the document row; its chunks are written by the vector store."""
+        async with scoped(self._target, scope) as session:
+            await session.execute(
+                text(
+                    "INSERT INTO ragsage_documents (namespace, id, content_hash, title, source, "
+                    "metadata, created_at, external_id, filename, status) "
+                    "VALUES (:namespace, :id, :hash, :title, :source, :metadata, "
+                    "coalesce(:created_at, now()), :source, :source, 'ready') "
+                    "ON CONFLICT (namespace, id) DO UPDATE SET "
+                    "content_hash = excluded.content_hash, "
+                    "title = excluded.title, source = excluded.source, "
+                    # created_at stays: finishing an ingest must not move a document
+                    # in the newest-first listing (a page being read would skip or
+                    # repeat it).
+                    "metadata = excluded.metadata, "
+                    "status = 'ready', error = NULL, updated_at = now()"
+                ),
+                {
+                    "namespace": scope.namespace,
+                    "id": document.id,
+                    "hash": document.content_hash,
+                    "title": document.title,
+                    "source": document.source,
+                    "metadata": Jsonb(dict(document.metadata)),
+                    "created_at": document.created_at,
+                },
+            )
+
+    async def find_by_hash(self, scope: Scope, content_hash: str) -> Document | None:
+        return await self._one(
+            scope,
+            f"SELECT {_DOCUMENT_COLUMNS} FROM ragsage_documents WHERE content_hash = :value "
+            "AND status = 'ready' "
+            "ORDER BY created_at LIMIT 1",
+            content_hash,
+        )
+
+    async def get(self, scope: Scope, document_id: str) -> Document | None:
+        return await self._one(
+            scope,
+            f"SELECT {_DOCUMENT_COLUMNS} FROM ragsage_documents "
+            "WHERE id = :value AND status = 'ready'",
+            document_id,
+        )
+
+    async def _one(self, scope: Scope, sql: str, value: str) -> Document | None:
+        async with scoped(self._target, scope) as session:
+            row = (await session.execute(text(sql), {"value": value})).first()
+        return _document(row) if row else None
+
+    async def list(self, scope: Scope) -> Sequence[Document]:
+        async with scoped(self._target, scope) as session:
+            rows = await session.execute(
+                text(
+                    f"SELECT {_DOCUMENT_COLUMNS} FROM ragsage_documents WHERE status = 'ready' "
+                    "ORDER BY source, id"
+                )
+            )
+            return [_document(row) for row in rows]
+
+    async def delete(self, scope: Scope, document_id: str) -> None:
+        """Delete the document; its chunks in every generation go with it (cascade)."""
+        async with scoped(self._target, scope) as session:
+            await session.execute(
+                text("DELETE FROM ragsage_documents WHERE id = :id"), {"id": document_id}
+            )
+
+    async def get_chunk(self, scope: Scope, chunk_id: str) -> Chunk | None:
+        key = split_chunk_id(chunk_id)
+        if key is None:
+            return None
+        document_id, ordinal = key
+        found = await self.chunks(scope, document_id, first=ordinal, last=ordinal)
+        return found[0] if found else None
+
+    async def chunks(
+        self, scope: Scope, document_id: str, *, first: int = 0, last: int | None = None
+    ) -> Sequence[Chunk]:
+        async with scoped(self._target, scope) as session:
+            rows = await session.execute(
+                text(
+                    f"SELECT {CHUNK_COLUMNS} FROM ragsage_chunks c "
+                    f"WHERE c.generation = {ACTIVE_GENERATION} AND c.document_id = :document_id "
+                    "AND c.ordinal >= :first AND (CAST(:last AS integer) IS NULL "
+                    "OR c.ordinal <= :last) ORDER BY c.ordinal"
+                ),
+                {"document_id": document_id, "first": first, "last": last},
+            )
+            return [chunk_from_row(row) for row in rows]
+
+    async def count_chunks(self, scope: Scope) -> int:
+        async with scoped(self._target, scope) as session:
+            count = await session.scalar(
+                text(
+                    "SELECT count(*) FROM ragsage_chunks c "
+                    f"WHERE c.generation = {ACTIVE_GENERATION}"
+                )
+            )
+        return int(count or 0)
+
+
+async def purge_namespace(session: AsyncSession) -> None:
+    """Delete every row of the session's namespace, in every ragsage table.
+
+    No WHERE clause, on purpose: Row-Level Security limits each statement to the
+    session's namespace, and a hand-written predicate would be a second, weaker
+    copy of that guarantee.
+    """
+    for table in (
+        "ragsage_term_stats",
+        "ragsage_chunks",
+        "ragsage_pages",
+        "ragsage_jobs",
+        "ragsage_blobs",
+        "ragsage_documents",
+        "ragsage_generations",
+    ):
+        await session.execute(text(f"DELETE FROM {table}"))

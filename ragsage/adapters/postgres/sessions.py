@@ -1,0 +1,93 @@
+"""How a store gets a session: one it was handed, or a fresh scoped one per call."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ragsage.adapters.postgres.isolation import SCOPE_KEY, Statements
+from ragsage.core.errors import InvalidRequest, RagsageError, StorageError
+from ragsage.core.types import Scope
+
+if TYPE_CHECKING:
+    from ragsage.adapters.postgres.database import Database
+
+_log = logging.getLogger(__name__)
+
+
+class RetryableStorageError(StorageError):
+    """The database was unreachable or dropped the connection; trying again may work."""
+
+    retryable = True
+
+
+def translate(exc: SQLAlchemyError | psycopg.Error) -> RagsageError:
+    """A short, internals-free error for ``exc``; the full one goes to the log only."""
+    _log.warning("database error: %s", exc)
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return RetryableStorageError("the database connection was lost")
+    origin = type(getattr(exc, "orig", None) or exc).__name__
+    if origin in {"OperationalError", "InterfaceError", "ConnectionTimeout", "PoolTimeout"}:
+        return RetryableStorageError(f"the database is unavailable ({origin})")
+    if origin == "DataError" or isinstance(getattr(exc, "orig", exc), psycopg.DataError):
+        return InvalidRequest("a value in the request cannot be stored or searched")
+    if origin == "QueryCanceled":
+        return StorageError("the database query took too long and was cancelled")
+    return StorageError(f"the database rejected the operation ({origin})")
+
+
+def _check_pinned(session: AsyncSession, scope: Scope) -> None:
+    pinned = session.info.get(SCOPE_KEY)
+    if pinned != scope.namespace:
+        raise StorageError(
+            f"a session scoped to {pinned!r} cannot serve namespace {scope.namespace!r}"
+        )
+
+
+@asynccontextmanager
+async def scoped(target: Database | AsyncSession, scope: Scope) -> AsyncIterator[AsyncSession]:
+    """A session for ``scope``, with database errors translated into :class:`StorageError`.
+
+    A store bound to a session (to share one transaction with other writes)
+    uses it, after checking that it was opened for the same namespace; a store
+    bound to a :class:`Database` opens a short transaction per call, which is
+    what lets dense and lexical search run in parallel on separate connections.
+    """
+    try:
+        if isinstance(target, AsyncSession):
+            _check_pinned(target, scope)
+            yield target
+            return
+        async with target.session(scope) as session:
+            yield session
+    except (SQLAlchemyError, psycopg.Error) as exc:
+        raise translate(exc) from exc
+
+
+async def read_rows(
+    target: Database | AsyncSession, scope: Scope, statements: Statements
+) -> list[tuple[Any, ...]]:
+    """The rows of the last of ``statements`` (psycopg style), errors translated.
+
+    Through a store's own session they run in its transaction; through a
+    :class:`Database` they travel in one message, one round trip.
+    """
+    try:
+        if isinstance(target, AsyncSession):
+            _check_pinned(target, scope)
+            raw = await (await target.connection()).get_raw_connection()
+            connection: psycopg.AsyncConnection[Any] = raw.driver_connection  # type: ignore[assignment]
+            rows: list[tuple[Any, ...]] = []
+            for sql, params in statements:
+                cursor = await connection.execute(sql, params)
+                rows = await cursor.fetchall() if cursor.description else []
+            return rows
+        return await target.read(scope, statements)
+    except (SQLAlchemyError, psycopg.Error) as exc:
+        raise translate(exc) from exc

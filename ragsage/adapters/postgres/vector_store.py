@@ -1,0 +1,545 @@
+"""Dense vectors in Postgres: whole-document replacement on write, HNSW search on read."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+import psycopg
+from pgvector import Vector
+from pgvector.psycopg import register_vector_async
+from psycopg.types.json import Jsonb
+from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ragsage.adapters.postgres.dense_function import dense_function_name
+from ragsage.adapters.postgres.generations import (
+    EmbeddingModelMismatch,
+    Generation,
+    write_generation,
+)
+from ragsage.adapters.postgres.isolation import to_driver_style
+from ragsage.adapters.postgres.migrations import TERM_COUNT_LIFETIME_SECONDS
+from ragsage.adapters.postgres.rows import (
+    ACTIVE_GENERATION,
+    CHUNK_COLUMNS,
+    chunk_from_row,
+    filter_sql,
+)
+from ragsage.adapters.postgres.sessions import read_rows, scoped, translate
+from ragsage.core.errors import InvalidRequest
+from ragsage.core.types import (
+    Chunk,
+    EmbeddedChunk,
+    Ranked,
+    Scope,
+    ScoredChunk,
+    SearchFilters,
+    chunk_id,
+    split_chunk_id,
+)
+
+if TYPE_CHECKING:
+    from ragsage.adapters.postgres.database import Database
+
+_COLUMNS = (
+    "namespace, generation, document_id, ordinal, text, embed_text, heading_path, headings, "
+    "page_numbers, metadata, source, created_at, embedding_model, embedding_dim, embedding, "
+    "start_char, end_char"
+)
+# COPY cannot write into a table under Row-Level Security, so rows are copied into
+# a temporary staging table and moved with one INSERT ... SELECT, which the
+# policy checks row by row.  The staging table lives per connection and empties
+# itself at every commit.
+_STAGING = """CREATE TEMP TABLE IF NOT EXISTS ragsage_chunk_staging (
+    namespace text, generation integer, document_id text, ordinal integer, text text,
+    embed_text text, heading_path text[], headings text, page_numbers integer[],
+    metadata jsonb, source text, created_at timestamptz, embedding_model text,
+    embedding_dim integer, embedding vector, start_char integer, end_char integer
+) ON COMMIT DELETE ROWS"""
+_COPY = f"COPY ragsage_chunk_staging ({_COLUMNS}) FROM STDIN (FORMAT BINARY)"
+# Binary COPY skips formatting each float as text, which costs ~40x more per row.
+_COPY_TYPES = (
+    "text",
+    "int4",
+    "text",
+    "int4",
+    "text",
+    "text",
+    "text[]",
+    "text",
+    "int4[]",
+    "jsonb",
+    "text",
+    "timestamptz",
+    "text",
+    "int4",
+    "vector",
+    "int4",
+    "int4",
+)
+_MOVE = f"INSERT INTO ragsage_chunks ({_COLUMNS}) SELECT {_COLUMNS} FROM ragsage_chunk_staging"
+
+
+# Below this many rows of a generation, a namespace is ranked exactly: at most
+# this many distances cost about what one graph walk does.
+EXACT_BELOW = 1000
+# Up to this many rows, a namespace that is a small share of the table is
+# ranked exactly too: the walk must step over every other namespace's rows it
+# meets, about k / share of them, and one step of the walk costs about as much
+# as SHARE_FACTOR / k exact distances.  So rows * rows < SHARE_FACTOR * table
+# rows says the exact ranking is the cheaper.  (1,859 chunks beside 8,000: the
+# walk read 178 rows to keep 40, and at an evaluation's depth of 400 it was
+# four times slower than ranking the 1,859 exactly; a namespace holding most of
+# the table walks.)  The factor is a rule of thumb from that one case.
+EXACT_CAP = 20_000
+SHARE_FACTOR = 400
+# The chunk columns a ranking by id reads.
+_KEY_COLUMNS = "c.document_id, c.ordinal"
+
+
+def _with_nearest_rows(sql: str) -> str:
+    """``sql`` (a key-only :func:`dense_statement`) with the nearest ``:carried`` rows' chunks.
+
+    Each of ``exact``'s two sets is numbered by similarity; the caller keeps
+    one set, so its first rows are the nearest either way.
+    """
+    return (
+        f"WITH ranked AS ({sql}) SELECT r.id, r.embedding_model, r.embedding_dim, r.small, "
+        "r.exact, "
+        f"r.document_id, r.ordinal, r.similarity, {CHUNK_COLUMNS} FROM (SELECT *, "
+        "row_number() OVER (PARTITION BY exact ORDER BY similarity DESC, document_id, "
+        "ordinal) AS place FROM ranked) r LEFT JOIN ragsage_chunks c "
+        "ON r.place <= :carried AND c.generation = r.id AND c.document_id = r.document_id "
+        "AND c.ordinal = r.ordinal"
+    )
+
+
+# How a dense statement finds its rows: ``choose`` decides from the namespace's
+# size (and reports the choice), ``walk`` walks the HNSW graph and ranks
+# exactly only when the walk came back short, ``exact`` ranks exactly.
+DensePath = Literal["choose", "walk", "exact"]
+
+
+def dense_statement(
+    dim: int,
+    filters: SearchFilters | None,
+    *,
+    generation: int | None = None,
+    columns: str = CHUNK_COLUMNS,
+    path: DensePath = "choose",
+) -> tuple[str, dict[str, Any]]:
+    """The one statement of a dense search, and the parameters its filters bind.
+
+    Its rows are ``(generation id, model, width, small, exact, chunk
+    columns..., similarity)``: the searched generation comes back on every row
+    (a single row with null chunk columns when it holds nothing), so no second
+    round trip reads it.
+
+    ``near`` walks the width's HNSW index; ``hnsw.iterative_scan`` lets the walk
+    go on past ``ef_search`` while filters or other namespaces' rows reject what
+    it meets, up to ``hnsw.max_scan_tuples``.  A namespace that is a sliver of a
+    big table can exhaust that budget before it meets ``k`` of its rows, and a
+    namespace with fewer than ``k`` rows always would.  So ``exact`` ranks the
+    generation's rows by computing every distance, through the primary key,
+    when the namespace is *small* — it holds fewer than :data:`EXACT_BELOW`
+    rows, or is so small a share of the table that the walk would step over
+    more rows than it has (see :data:`SHARE_FACTOR`; a count that stops at
+    :data:`EXACT_CAP`, cached with the keyword term counts of migration 13,
+    against the table's row estimate) — or when the walk came back short.
+    Those conditions hold no column, so Postgres evaluates them once and skips
+    the scan they guard: a big namespace never starts the exact scan, a small
+    one never walks the graph.  The exact branch orders by the uncast column,
+    which no HNSW index matches.
+
+    Deciding "small" costs more than the walk it guards (planning the count
+    and share: about 0.7 of a 2 ms search on 8,000 chunks), so only the
+    ``choose`` path decides it, and says what it decided in ``small``; a
+    caller that remembers the answer sends ``walk`` or ``exact``, which skip
+    the decision and stay correct whatever the namespace has become since
+    (``walk`` still falls back to the exact ranking when it comes back short).
+
+    ``generation`` names a live generation to search instead of the active one
+    (bound as ``:generation``); the query vector is ``:query`` and the count ``:k``.
+    ``columns`` are the chunk columns returned (by default every one a
+    :class:`Chunk` needs; a ranking by id asks for the key alone).
+    """
+    where, params = filter_sql(filters)
+    if generation is None:
+        chosen = "g.state = 'active'"
+    else:
+        chosen = "g.id = CAST(:generation AS integer) AND g.state IN ('active', 'building')"
+    cast = f"CAST(:query AS vector({dim}))"
+    distance = f"c.embedding::vector({dim}) <=> {cast}"
+    rows = (
+        "FROM ragsage_chunks c WHERE c.generation = (SELECT id FROM g) "
+        f"AND c.embedding_dim = {dim}{where}"
+    )
+    deciding = ""
+    small = {"walk": "false", "exact": "true"}.get(path, "(SELECT yes FROM small)")
+    if path == "choose":
+        deciding = (
+            "n AS MATERIALIZED (SELECT coalesce((SELECT s.chunks FROM ragsage_term_stats s "
+            "WHERE s.generation = (SELECT id FROM g) AND s.term = '' "
+            f"AND (s.chunks < s.cap OR s.cap >= {EXACT_CAP}) "
+            f"AND s.counted_at > now() - make_interval(secs => {TERM_COUNT_LIFETIME_SECONDS})), "
+            "(SELECT n.chunks FROM ragsage_term_counts("
+            f"(SELECT id FROM g), ARRAY[''], {EXACT_CAP}) n), 0)::float8 AS rows), "
+            f"small AS MATERIALIZED (SELECT n.rows < {EXACT_BELOW} OR (n.rows < {EXACT_CAP} "
+            f"AND n.rows * n.rows < {SHARE_FACTOR} * (SELECT t.reltuples FROM pg_class t "
+            "WHERE t.oid = 'ragsage_chunks'::regclass)) AS yes FROM n), "
+        )
+    sql = (
+        "WITH g AS MATERIALIZED (SELECT g.id, g.embedding_model, g.embedding_dim "
+        f"FROM ragsage_generations g WHERE {chosen}), {deciding}"
+        f"near AS (SELECT {columns}, 1 - ({distance}) AS similarity {rows} "
+        f"AND NOT {small} ORDER BY {distance} LIMIT :k), "
+        f"exact AS (SELECT {columns}, 1 - (c.embedding <=> {cast}) AS similarity {rows} "
+        f"AND ({small} OR (SELECT count(*) FROM near) < :k) "
+        f"ORDER BY c.embedding <=> {cast} LIMIT :k) "
+        f"SELECT g.id, g.embedding_model, g.embedding_dim, {small} AS small, r.* FROM g "
+        "LEFT JOIN (SELECT false AS exact, * FROM near UNION ALL SELECT true, * FROM exact) r "
+        "ON true"
+    )
+    return sql, params
+
+
+class DensePaths:
+    """What the last ``choose`` statement decided for each namespace, for a while.
+
+    One per process (the runtime shares it between the stores it builds), so
+    most searches send the lean ``walk`` or ``exact`` statement.  A choice
+    expires after ``seconds``; a stale one is never wrong, only slower, since
+    ``walk`` falls back to the exact ranking and ``exact`` ranks every row.
+    At most ``limit`` namespaces are remembered (the oldest go first).
+
+    ``unplanned`` holds the widths found to have no search function of their
+    own (:mod:`ragsage.adapters.postgres.dense_function`; a database not yet migrated
+    by this version): those are searched by the statement alone.
+    """
+
+    def __init__(self, seconds: float = 60.0, limit: int = 10_000) -> None:
+        self.seconds, self.limit = seconds, limit
+        self._chosen: dict[tuple[str, int | None], tuple[DensePath, float]] = {}
+        self.unplanned: set[int] = set()
+
+    def path(self, namespace: str, generation: int | None) -> DensePath:
+        remembered = self._chosen.get((namespace, generation))
+        if remembered is None or remembered[1] < time.monotonic():
+            return "choose"
+        return remembered[0]
+
+    def remember(self, namespace: str, generation: int | None, small: bool) -> None:
+        key = (namespace, generation)
+        self._chosen.pop(key, None)
+        if len(self._chosen) >= self.limit:
+            del self._chosen[next(iter(self._chosen))]
+        self._chosen[key] = ("exact" if small else "walk", time.monotonic() + self.seconds)
+
+
+def vector_literal(vector: Sequence[float]) -> str:
+    """pgvector's text form; ``repr`` keeps every float exactly."""
+    return "[" + ",".join(repr(float(value)) for value in vector) + "]"
+
+
+class PgVectorStore:
+    """The VectorStore port over ``ragsage_chunks``; it writes every column of a chunk row.
+
+    Every row records the embedding model and generation it belongs to, so a
+    namespace can never silently mix models: a write or search with another
+    model than the namespace's active one raises
+    :class:`~ragsage.adapters.postgres.generations.EmbeddingModelMismatch`.
+
+    ``generation`` makes :meth:`search` read that live generation instead of the
+    active one, so a re-index can be evaluated before it switches; writes are
+    unaffected.
+    """
+
+    def __init__(
+        self,
+        target: Database | AsyncSession,
+        *,
+        embedding_model: str,
+        embedding_dim: int,
+        ef_search: int | None = None,
+        embedder_kind: str = "hashing",
+        generation: int | None = None,
+        paths: DensePaths | None = None,
+    ) -> None:
+        if not 1 <= embedding_dim <= 2000:
+            raise ValueError(f"embedding_dim must be between 1 and 2000, got {embedding_dim}")
+        self._target = target
+        self.embedding_model, self.embedding_dim = embedding_model, embedding_dim
+        self.ef_search = ef_search
+        self.embedder_kind = embedder_kind
+        self.generation = generation
+        self.paths = paths if paths is not None else DensePaths()
+
+    async def upsert(self, scope: Scope, records: Sequence[EmbeddedChunk]) -> None:
+        """Replace every chunk of the documents in ``records`` with ``records``.
+
+        Delete-by-document, then insert: a re-chunk into fewer pieces must not
+        leave the old tail searchable.  All of one document's chunks must come in
+        one call.  Rows are written with COPY, not one INSERT each.
+        """
+        if not records:
+            return
+        for record in records:
+            self._check_vector(record.vector)
+        async with scoped(self._target, scope) as session:
+            generation = await write_generation(
+                session, scope, self.embedding_model, self.embedding_dim, self.embedder_kind
+            )
+            documents = sorted({record.chunk.document_id for record in records})
+            await session.execute(
+                text(
+                    "DELETE FROM ragsage_chunks WHERE generation = :generation "
+                    "AND document_id = ANY(:documents)"
+                ),
+                {"generation": generation.id, "documents": documents},
+            )
+            await session.execute(text(_STAGING))
+            connection = await session.connection()
+            raw = await connection.get_raw_connection()
+            driver = raw.driver_connection
+            assert driver is not None
+            if driver.adapters.types.get("vector") is None:
+                await register_vector_async(driver)
+            async with driver.cursor() as cursor, cursor.copy(_COPY) as copy:
+                copy.set_types(list(_COPY_TYPES))
+                for record in records:
+                    chunk = record.chunk
+                    await copy.write_row(
+                        (
+                            scope.namespace,
+                            generation.id,
+                            chunk.document_id,
+                            chunk.ordinal,
+                            chunk.text,
+                            chunk.embed_text,
+                            list(chunk.heading_path),
+                            " ".join(chunk.heading_path),
+                            list(chunk.page_numbers),
+                            Jsonb(dict(chunk.metadata)),
+                            chunk.source,
+                            chunk.created_at,
+                            self.embedding_model,
+                            self.embedding_dim,
+                            Vector(list(record.vector)),
+                            chunk.start_char,
+                            chunk.end_char,
+                        )
+                    )
+            await session.execute(text(_MOVE))
+            # Emptied now, not only at commit: a second upsert in the same
+            # transaction must not move these rows again.
+            await session.execute(text("TRUNCATE ragsage_chunk_staging"))
+        if not isinstance(self._target, AsyncSession):
+            # Committed by now; a caller's own session is its to commit (and refresh).
+            await self._target.refresh_statistics()
+
+    async def search(
+        self,
+        scope: Scope,
+        query_vector: tuple[float, ...],
+        *,
+        k: int,
+        filters: SearchFilters | None = None,
+    ) -> Sequence[ScoredChunk]:
+        """Nearest chunks by cosine distance, scored as cosine similarity.
+
+        One statement reads the searched generation, walks the HNSW index and,
+        only when the walk came back short, ranks the namespace's rows exactly
+        (see :func:`dense_statement`): a small namespace beside a big one gets
+        ``k`` chunks whenever it has them.
+        """
+        ranked = await self.rank_vectors(scope, query_vector, k=k, filters=filters, rows=k)
+        return [
+            ScoredChunk(chunk=r.chunk, score=r.score, vector_score=r.score)
+            for r in ranked
+            if r.chunk is not None  # always so: every row carries its chunk
+        ]
+
+    async def rank_vectors(
+        self,
+        scope: Scope,
+        query_vector: tuple[float, ...],
+        *,
+        k: int,
+        filters: SearchFilters | None = None,
+        rows: int = 0,
+    ) -> Sequence[Ranked]:
+        """:meth:`search`'s ranking by chunk id; the first ``rows`` carry their chunk."""
+        found = await self._nearest(scope, query_vector, k, filters, max(0, rows))
+        ranked = [
+            Ranked(
+                chunk_id(str(row[0]), int(row[1])),
+                float(row[2]),
+                chunk_from_row(row[3:]) if row[3] is not None else None,
+            )
+            for row in found
+        ]
+        ranked.sort(key=lambda r: (-r.score, r.chunk_id))
+        return ranked
+
+    async def fetch_chunks(self, scope: Scope, chunk_ids: Sequence[str]) -> Sequence[Chunk]:
+        """The searched generation's chunks among ``chunk_ids``, in the order asked."""
+        rows = await self._rows_by_id(scope, chunk_ids, CHUNK_COLUMNS)
+        found = {chunk.id: chunk for chunk in map(chunk_from_row, rows)}
+        return [found[value] for value in chunk_ids if value in found]
+
+    async def vectors(self, scope: Scope, chunk_ids: Sequence[str]) -> dict[str, tuple[float, ...]]:
+        """The stored vectors of the searched generation's chunks among ``chunk_ids``."""
+        columns = f"{_KEY_COLUMNS}, CAST(c.embedding AS real[])"
+        rows = await self._rows_by_id(scope, chunk_ids, columns)
+        return {chunk_id(str(d), int(o)): tuple(map(float, v)) for d, o, v in rows if v}
+
+    async def _rows_by_id(
+        self, scope: Scope, chunk_ids: Sequence[str], columns: str
+    ) -> list[tuple[Any, ...]]:
+        """``columns`` of the searched generation's rows among ``chunk_ids`` (any order)."""
+        wanted = [key for key in map(split_chunk_id, chunk_ids) if key is not None]
+        if not wanted:
+            return []
+        searched = ACTIVE_GENERATION if self.generation is None else "CAST(:generation AS integer)"
+        sql = (
+            f"SELECT {columns} FROM unnest(CAST(:documents AS text[]), "
+            "CAST(:ordinals AS integer[])) AS w(document_id, ordinal) "
+            "JOIN ragsage_chunks c ON c.document_id = w.document_id AND c.ordinal = w.ordinal "
+            f"AND c.generation = {searched}"
+        )
+        params = {
+            "documents": [document for document, _ in wanted],
+            "ordinals": [ordinal for _, ordinal in wanted],
+            "generation": self.generation,
+        }
+        return await read_rows(self._target, scope, [(to_driver_style(sql), params)])
+
+    async def _nearest(
+        self,
+        scope: Scope,
+        query_vector: tuple[float, ...],
+        k: int,
+        filters: SearchFilters | None,
+        carried: int,
+    ) -> list[tuple[Any, ...]]:
+        """The nearest rows as ``(document_id, ordinal, similarity, chunk columns...)``.
+
+        Only the nearest ``carried`` rows carry their chunk columns (nulls for
+        the others).  A search without filters whose namespace's size is known
+        calls the width's search function, whose plans the connection keeps;
+        the others send :func:`dense_statement`.  Raises
+        :class:`EmbeddingModelMismatch` when the searched generation holds
+        another model's vectors.
+        """
+        self._check_vector(query_vector)
+        if k < 1:
+            return []
+        path = self.paths.path(scope.namespace, self.generation)
+        rows = None
+        if path != "choose" and (filters is None or filters.is_empty):
+            rows = await self._nearest_planned(scope, query_vector, k, carried, path == "exact")
+        if rows is None:
+            rows = await self._nearest_by_statement(scope, query_vector, k, filters, path, carried)
+        if not rows:
+            if self.generation is not None:
+                raise InvalidRequest(
+                    f"namespace {scope.namespace!r} has no active or building generation "
+                    f"{self.generation}"
+                )
+            return []
+        model, dim = str(rows[0][1]), int(rows[0][2])
+        if (model, dim) != (self.embedding_model, self.embedding_dim):
+            chosen = Generation(int(rows[0][0]), model, dim, "active")
+            raise EmbeddingModelMismatch(
+                scope.namespace, chosen, self.embedding_model, self.embedding_dim
+            )
+        exact = any(row[3] for row in rows if row[3] is not None)
+        return [row[4:] for row in rows if row[3] is not None and bool(row[3]) == exact]
+
+    async def _nearest_planned(
+        self, scope: Scope, query_vector: tuple[float, ...], k: int, carried: int, exact: bool
+    ) -> list[tuple[Any, ...]] | None:
+        """The width's search function's rows, or None when the width has no function.
+
+        Its rows are ``(generation id, model, width, exact, document_id,
+        ordinal, similarity, chunk columns...)``, as the statement's are once
+        ``small`` is dropped.
+        """
+        if isinstance(self._target, AsyncSession) or self.embedding_dim in self.paths.unplanned:
+            return None  # a caller's session: a failed call would end its transaction
+        call = (
+            f"SELECT * FROM {dense_function_name(self.embedding_dim)}(CAST(%(query)s AS vector), "
+            "%(k)s, %(carried)s, %(exact)s, CAST(%(generation)s AS integer))"
+        )
+        params = {
+            "query": vector_literal(query_vector),
+            "k": k,
+            "carried": carried,
+            "exact": exact,
+            "generation": self.generation,
+        }
+        try:
+            return await self._target.read(scope, [*self._tuning(), (call, params)])
+        except psycopg.errors.UndefinedFunction:
+            self.paths.unplanned.add(self.embedding_dim)
+            return None
+        except (SQLAlchemyError, psycopg.Error) as exc:
+            raise translate(exc) from exc
+
+    async def _nearest_by_statement(
+        self,
+        scope: Scope,
+        query_vector: tuple[float, ...],
+        k: int,
+        filters: SearchFilters | None,
+        path: DensePath,
+        carried: int,
+    ) -> list[tuple[Any, ...]]:
+        """:func:`dense_statement`'s rows, in the search function's shape.
+
+        What a ``choose`` statement decided is remembered, and its ``small``
+        column dropped.
+        """
+        sql, params = dense_statement(
+            self.embedding_dim, filters, generation=self.generation, columns=_KEY_COLUMNS, path=path
+        )
+        params.update(
+            query=vector_literal(query_vector), k=k, generation=self.generation, carried=carried
+        )
+        statement = (to_driver_style(_with_nearest_rows(sql)), params)
+        rows = await read_rows(self._target, scope, [*self._tuning(), statement])
+        if path == "choose" and rows and rows[0][3] is not None:
+            self.paths.remember(scope.namespace, self.generation, bool(rows[0][3]))
+        return [row[:3] + row[4:] for row in rows]
+
+    def _tuning(self) -> list[tuple[str, Mapping[str, Any]]]:
+        # ef_search is not raised to k: with iterative scans the walk simply goes
+        # on until it has k rows, so a larger k costs no extra statement.  In the
+        # statement the walk-or-sort choice is the planner's (storage migration 15
+        # keeps its statistics); the width's function walks whenever it is asked
+        # to, which only a namespace found not small is.
+        if self.ef_search is None:
+            return []
+        return [("SELECT set_config('hnsw.ef_search', %(ef)s, true)", {"ef": str(self.ef_search)})]
+
+    async def delete(self, scope: Scope, document_id: str) -> None:
+        """Remove the document's chunks from every generation."""
+        async with scoped(self._target, scope) as session:
+            await session.execute(
+                text("DELETE FROM ragsage_chunks WHERE document_id = :document_id"),
+                {"document_id": document_id},
+            )
+
+    def _check_vector(self, vector: Sequence[float]) -> None:
+        if len(vector) != self.embedding_dim:
+            raise InvalidRequest(
+                f"vector has {len(vector)} dimensions; this store holds {self.embedding_dim}"
+            )
+        # One C-level sum settles the common case: it is finite only if every value
+        # is (or huge values overflowed it, which the exact check then clears).
+        if not math.isfinite(sum(vector)) and not all(math.isfinite(v) for v in vector):
+            raise InvalidRequest("vector contains NaN or infinite values")

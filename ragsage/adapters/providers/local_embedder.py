@@ -1,0 +1,198 @@
+"""Embedder running a small sentence-embedding model on the CPU, fully offline."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import importlib
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ragsage.adapters.providers.local_model import LocalModelFiles, locate_local_model
+from ragsage.core.errors import ConfigurationError
+from ragsage.core.ports import InputType
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+    from tokenizers import Tokenizer
+
+# Calibrated on all-MiniLM-L6-v2 (see tests/integration/provider_local.py): texts on
+# unrelated topics score about -0.05 to 0.15 against a question; a passage that
+# answers it scores 0.35 or more.
+MINILM_SIMILARITY_FLOOR = 0.2
+
+
+class LocalEmbedder:
+    """Embedder over an ONNX sentence-embedding model (all-MiniLM-L6-v2 by default).
+
+    Tokens are mean-pooled under the attention mask and L2-normalised, as the
+    model was trained.  The model reads at most ``max_tokens`` word-pieces, so a
+    longer text is embedded as overlapping windows whose vectors are averaged
+    (weighted by length) and normalised again — its end is never silently cut
+    off.  Inference runs in a worker thread, one batch at a time, so the event
+    loop stays responsive while the CPU works.  MiniLM is symmetric:
+    ``input_type`` changes nothing.
+    """
+
+    def __init__(
+        self,
+        files: LocalModelFiles | None = None,
+        *,
+        max_tokens: int = 256,
+        window_overlap: int = 32,
+        batch_size: int = 8,
+        threads: int = 0,
+        similarity_floor: float = MINILM_SIMILARITY_FLOOR,
+    ) -> None:
+        if max_tokens < 8 or not 0 <= window_overlap < (max_tokens - 2) // 2:
+            raise ConfigurationError(
+                "the local embedder needs max_tokens >= 8 and a window overlap below half of it"
+            )
+        self._files = files or locate_local_model()
+        self._window = max_tokens - 2  # room for [CLS] and [SEP]
+        self._stride = self._window - window_overlap
+        self._batch_size = max(1, batch_size)
+        self._floor = similarity_floor
+        self._tokenizer = _load_tokenizer(self._files)
+        self._cls, self._sep = _special_ids(self._tokenizer)
+        self._session = _load_session(self._files, threads)
+        self._input_names = {node.name for node in self._session.get_inputs()}
+        # One inference at a time: onnxruntime already spreads a batch over every
+        # core, and a lock (not an asyncio one) works from any event loop.
+        self._lock = threading.Lock()
+        self._dimension = self._probe_dimension()
+
+    @property
+    def model(self) -> str:
+        return self._files.name
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    @property
+    def similarity_floor(self) -> float:
+        return self._floor
+
+    async def embed(
+        self, texts: Sequence[str], *, input_type: InputType = "document"
+    ) -> Sequence[tuple[float, ...]]:
+        if not texts:
+            return []
+        return await asyncio.to_thread(self.embed_sync, list(texts))
+
+    def embed_sync(self, texts: Sequence[str]) -> list[tuple[float, ...]]:
+        """:meth:`embed` without the thread hop, for callers that are not async."""
+        import numpy as np
+
+        encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        windows: list[list[int]] = []
+        owners: list[int] = []
+        for owner, encoding in enumerate(encodings):
+            for window in self._windows(encoding.ids):
+                windows.append([self._cls, *window, self._sep])
+                owners.append(owner)
+        pooled = self._run(windows)
+        weights = np.array([len(window) for window in windows], dtype=np.float32)
+        summed = np.zeros((len(texts), pooled.shape[1]), dtype=np.float32)
+        np.add.at(summed, np.array(owners), pooled * weights[:, None])
+        return [tuple(row) for row in _normalised(summed).tolist()]
+
+    def _windows(self, ids: Sequence[int]) -> list[Sequence[int]]:
+        if len(ids) <= self._window:
+            return [ids]
+        # The last window is aligned to the end, so no tail is shorter than needed.
+        starts = [*range(0, len(ids) - self._window, self._stride), len(ids) - self._window]
+        return [ids[start : start + self._window] for start in starts]
+
+    def _run(self, windows: list[list[int]]) -> NDArray[np.float32]:
+        """Mean-pooled, normalised vectors of ``windows``, in their given order."""
+        import numpy as np
+
+        order = sorted(range(len(windows)), key=lambda index: len(windows[index]))
+        out: NDArray[np.float32] | None = None
+        for first in range(0, len(order), self._batch_size):
+            # Similar lengths share a batch, so little of each batch is padding.
+            batch = order[first : first + self._batch_size]
+            width = max(len(windows[index]) for index in batch)
+            ids = np.zeros((len(batch), width), dtype=np.int64)
+            mask = np.zeros((len(batch), width), dtype=np.int64)
+            for row, index in enumerate(batch):
+                ids[row, : len(windows[index])] = windows[index]
+                mask[row, : len(windows[index])] = 1
+            hidden = self._infer(ids, mask)
+            summed = (hidden * mask[:, :, None]).sum(axis=1)
+            vectors = _normalised(summed / mask.sum(axis=1, keepdims=True))
+            if out is None:
+                out = np.zeros((len(windows), vectors.shape[1]), dtype=np.float32)
+            out[batch] = vectors
+        assert out is not None
+        return out
+
+    def _infer(self, ids: NDArray[np.int64], mask: NDArray[np.int64]) -> NDArray[np.float32]:
+        import numpy as np
+
+        feeds: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        with self._lock:
+            (hidden, *_) = self._session.run(None, feeds)
+        return np.asarray(hidden, dtype=np.float32)
+
+    def _probe_dimension(self) -> int:
+        width = self._session.get_outputs()[0].shape[-1]
+        if isinstance(width, int):
+            return width
+        # An export with a symbolic hidden size: ask the model once.
+        return len(self.embed_sync(["probe"])[0])
+
+
+def _normalised(rows: NDArray[np.float32]) -> NDArray[np.float32]:
+    import numpy as np
+
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return np.asarray(rows / np.maximum(norms, 1e-12), dtype=np.float32)
+
+
+def _load_tokenizer(files: LocalModelFiles) -> Tokenizer:
+    from tokenizers import Tokenizer
+
+    try:
+        raw = files.tokenizer.read_bytes()
+        if files.tokenizer.suffix == ".gz":
+            raw = gzip.decompress(raw)
+        tokenizer = Tokenizer.from_str(raw.decode("utf-8"))
+    except Exception as exc:  # tokenizers raises a bare Exception on bad JSON
+        raise ConfigurationError(f"cannot load the tokenizer {files.tokenizer}: {exc}") from exc
+    # Windowing, not the tokenizer, decides what fits the model.
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def _special_ids(tokenizer: Tokenizer) -> tuple[int, int]:
+    cls, sep = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
+    if cls is None or sep is None:
+        raise ConfigurationError("the local model's tokenizer has no [CLS]/[SEP] tokens")
+    return cls, sep
+
+
+def _load_session(files: LocalModelFiles, threads: int) -> Any:
+    # onnxruntime ships no type information; it is loaded by name, and only here,
+    # so importing ragsage.adapters.providers never pays for it.
+    ort = importlib.import_module("onnxruntime")
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.log_severity_level = 3  # errors only; its warnings are not ours to show
+    # onnxruntime's memory arena keeps the peak of every batch it has seen, and
+    # a batch's activations grow with its size times its length squared: at 32
+    # windows of 256 pieces a process held 1.5 GB and ingestion jobs ran past a
+    # worker's 1 GiB limit.  Batches of 8 (the default) grown only as asked hold
+    # 570 MB and embed as fast (bench figures in docs/configuration.md).
+    provider = ("CPUExecutionProvider", {"arena_extend_strategy": "kSameAsRequested"})
+    try:
+        return ort.InferenceSession(str(files.model), sess_options=options, providers=[provider])
+    except Exception as exc:
+        raise ConfigurationError(f"cannot load the local model {files.model}: {exc}") from exc

@@ -1,0 +1,14 @@
+"""Ingestion: a document's bytes to stored, searchable chunks (:mod:`.pipeline`).
+
+Parse, classify each page, read scans, chunk, contextualize, embed and store,
+on ports only; :mod:`.parse_cache` keeps parse results by content hash.
+"""
+
+from ragsage.ingestion.pipeline import (
+    IngestionConfig,
+    IngestionPipeline,
+    IngestResult,
+    PreparedDocument,
+)
+
+__all__ = ["IngestResult", "IngestionConfig", "IngestionPipeline", "PreparedDocument"]

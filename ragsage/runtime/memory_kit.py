@@ -1,0 +1,123 @@
+"""An engine held in memory: both pipelines over one set of in-process stores.
+
+The offline CLI runs on it, with the real parsers and the offline models; the
+tests' ``FakeEngineKit`` is the same kit with recording doubles.  A snapshot
+writes the corpus as one JSON-able dict, so a corpus outlives the process.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragsage.adapters.memory import (
+    MemoryCache,
+    MemoryDocumentStore,
+    MemoryLexicalStore,
+    MemoryVectorStore,
+)
+from ragsage.adapters.offline import (
+    ExtractiveReader,
+    HashingEmbedder,
+    OverlapReranker,
+    TermRewriter,
+)
+from ragsage.core.ports import (
+    Chunker,
+    Contextualizer,
+    DocumentParser,
+    Embedder,
+    LLMClient,
+    PageClassifier,
+    QueryRewriter,
+    Reranker,
+    Tracer,
+)
+from ragsage.core.tracing import NullTracer
+from ragsage.ingestion import IngestionConfig, IngestionPipeline
+from ragsage.query import QueryConfig, QueryEngine
+
+SNAPSHOT_VERSION = 1
+
+
+class MemoryKit:
+    """Every port instantiated once and shared, so ingest and query see one corpus."""
+
+    def __init__(
+        self,
+        *,
+        parser: DocumentParser,
+        classifier: PageClassifier,
+        chunker: Chunker,
+        contextualizer: Contextualizer,
+        embedder: Embedder | None = None,
+        reranker: Reranker | None = None,
+        llm: LLMClient | None = None,
+        rewriter: QueryRewriter | None = None,
+        tracer: Tracer | None = None,
+    ) -> None:
+        self.parser, self.classifier = parser, classifier
+        self.chunker, self.contextualizer = chunker, contextualizer
+        self.embedder: Embedder = embedder or HashingEmbedder()
+        self.reranker: Reranker = reranker or OverlapReranker()
+        self.llm: LLMClient = llm or ExtractiveReader()
+        self.rewriter: QueryRewriter = rewriter or TermRewriter()
+        self.tracer: Tracer = tracer or NullTracer()
+        self.vector_store = MemoryVectorStore()
+        self.lexical_store = MemoryLexicalStore()
+        self.document_store = MemoryDocumentStore()
+        self.cache = MemoryCache()
+
+    def ingestion(self, config: IngestionConfig | None = None) -> IngestionPipeline:
+        return IngestionPipeline(
+            parser=self.parser,
+            classifier=self.classifier,
+            chunker=self.chunker,
+            contextualizer=self.contextualizer,
+            embedder=self.embedder,
+            llm=self.llm,
+            vector_store=self.vector_store,
+            lexical_store=self.lexical_store,
+            document_store=self.document_store,
+            cache=self.cache,
+            tracer=self.tracer,
+            config=config,
+        )
+
+    def query_engine(self, config: QueryConfig | None = None) -> QueryEngine:
+        return QueryEngine(
+            embedder=self.embedder,
+            vector_store=self.vector_store,
+            lexical_store=self.lexical_store,
+            document_store=self.document_store,
+            llm=self.llm,
+            reranker=self.reranker,
+            rewriter=self.rewriter,
+            tracer=self.tracer,
+            config=config,
+        )
+
+    def snapshot(self) -> dict[str, Any]:
+        """The whole corpus as one JSON-able dict."""
+        return {
+            "version": SNAPSHOT_VERSION,
+            "embedding_model": self.embedder.model,
+            "vectors": self.vector_store.snapshot(),
+            "lexical": self.lexical_store.snapshot(),
+            "documents": self.document_store.snapshot(),
+        }
+
+    def restore(self, data: dict[str, Any]) -> None:
+        """Load a corpus written by :meth:`snapshot`; raises ValueError if it is not one."""
+        if not isinstance(data, dict) or data.get("version") != SNAPSHOT_VERSION:
+            raise ValueError("not a ragsage corpus snapshot (missing or unknown version)")
+        if data.get("embedding_model") != self.embedder.model:
+            raise ValueError(
+                f"the corpus was embedded with {data.get('embedding_model')!r}, "
+                f"not {self.embedder.model!r}"
+            )
+        try:
+            self.vector_store.restore(data["vectors"])
+            self.lexical_store.restore(data["lexical"])
+            self.document_store.restore(data["documents"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"corrupt corpus snapshot ({exc})") from exc
