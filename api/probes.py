@@ -44,7 +44,7 @@ class Probes:
 
     def queue_depth(self) -> dict[str, int]:
         try:
-            return queue_depths(self._broker, self.settings)
+            return queue_depths(self._broker, self.settings.queue())
         except (redis.RedisError, OSError):
             return {}
 

@@ -12,11 +12,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ragsage.adapters.parsing.languages import CODE_CHUNKING
 from ragsage.core.errors import ConfigurationError
 from ragsage.query.fusion import FUSION_METHODS
+
+if TYPE_CHECKING:
+    from ragsage.adapters.celery.broker import QueueSettings
 
 _T = TypeVar("_T")
 PREFIX = "RAGSAGE_"
@@ -207,6 +210,19 @@ class Settings:
                 )
             widths.add(int(part))
         return tuple(sorted({*widths, self.embedding_dim}))
+
+    def queue(self) -> QueueSettings:
+        """The part of these settings the job queue reads."""
+        from ragsage.adapters.celery.broker import QueueSettings
+
+        return QueueSettings(
+            redis_url=self.redis_url,
+            ingest_queue=self.ingest_queue,
+            reindex_queue=self.reindex_queue,
+            job_soft_time_limit=self.job_soft_time_limit,
+            job_time_limit=self.job_time_limit,
+            broker_visibility_timeout=self.broker_visibility_timeout,
+        )
 
     def to_env(self) -> dict[str, str]:
         """These settings as ``RAGSAGE_*`` variables, for processes this one starts."""

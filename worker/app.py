@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 settings = Settings.from_env()
-app = create_celery(settings)
+app = create_celery(settings.queue())
 
 
 @setup_logging.connect

@@ -42,7 +42,15 @@ def send_job(
     recovered: bool = False,
 ) -> None:
     """Publish a job's message to the queue of its kind (``recovered``: ahead of new work)."""
-    publish(app, settings, namespace, job_id, kind=kind, countdown=countdown, recovered=recovered)
+    publish(
+        app,
+        settings.queue(),
+        namespace,
+        job_id,
+        kind=kind,
+        countdown=countdown,
+        recovered=recovered,
+    )
 
 
 def send_recovered(namespace: str, job_id: UUID, kind: str) -> None:
@@ -135,7 +143,7 @@ def _worker_stopping(**_: object) -> None:
 @worker_ready.connect
 def _start_watchdog(**_: object) -> None:
     process.Watchdog(
-        process.current(settings), send_recovered, lambda: waiting_messages(settings)
+        process.current(settings), send_recovered, lambda: waiting_messages(settings.queue())
     ).start()
     # One endpoint for the whole worker, served by the main process.
     metrics.start(settings.worker_metrics_port, settings.worker_metrics_host)

@@ -56,7 +56,7 @@ class Enqueuer:
     ) -> None:
         """Own a database pool and loop, or share a process's (the API passes its own)."""
         self.settings = settings
-        self.celery = celery or create_celery(settings)
+        self.celery = celery or create_celery(settings.queue())
         self._owns = database is None
         self.database = database or build_database(settings)
         self._loop = loop or LoopThread("ragsage-enqueue")
@@ -145,11 +145,10 @@ class Enqueuer:
         noted even so.
         """
         sent: list[UUID] = []
+        queue = self.settings.queue()
         try:
             for job_id in job_ids:
-                publish(
-                    self.celery, self.settings, namespace, job_id, kind=kind, countdown=countdown
-                )
+                publish(self.celery, queue, namespace, job_id, kind=kind, countdown=countdown)
                 sent.append(job_id)
         except BROKER_DOWN as exc:
             _log.warning(

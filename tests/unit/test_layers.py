@@ -49,9 +49,6 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
 
 # Today's exceptions, by (importer, imported) module: (reason, what removes it).
 KNOWN: dict[tuple[str, str], str] = {
-    ("ragsage.adapters.celery.broker", "ragsage.settings"): (
-        "the broker's queues and limits come from Settings; pass them as values"
-    ),
     ("ragsage.evaluation.backends", "ragsage.runtime"): (
         "the evaluation's backends build stores: they belong with the entry points"
     ),

@@ -8,12 +8,27 @@ is made in :mod:`worker.app`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from uuid import UUID
 
 import redis
 from celery import Celery
 
-from ragsage.settings import Settings
+
+@dataclass(frozen=True)
+class QueueSettings:
+    """What the queue needs to know: the broker, the two queues, the time limits.
+
+    ``Settings.queue()`` makes one, so this module never reads the settings itself.
+    """
+
+    redis_url: str
+    ingest_queue: str
+    reindex_queue: str
+    job_soft_time_limit: float
+    job_time_limit: float
+    broker_visibility_timeout: float
+
 
 INGEST_TASK = "ragsage.ingest_document"
 REINDEX_TASK = "ragsage.reindex_document"
@@ -35,7 +50,7 @@ def queue_keys(queue: str) -> list[str]:
     ]
 
 
-def queue_depths(client: redis.Redis, settings: Settings) -> dict[str, int]:
+def queue_depths(client: redis.Redis, settings: QueueSettings) -> dict[str, int]:
     """Messages waiting in the ingest and re-index queues, summed over priority steps.
 
     Raises ``redis.RedisError`` (or ``OSError``) when the broker cannot answer.
@@ -50,7 +65,7 @@ def queue_depths(client: redis.Redis, settings: Settings) -> dict[str, int]:
     return {queue: sum(sizes[i * steps : (i + 1) * steps]) for i, queue in enumerate(queues)}
 
 
-def waiting_messages(settings: Settings) -> int | None:
+def waiting_messages(settings: QueueSettings) -> int | None:
     """All messages waiting in the broker's queues; None if the broker is away."""
     client = redis.Redis.from_url(settings.redis_url, socket_timeout=5)
     try:
@@ -63,7 +78,7 @@ def waiting_messages(settings: Settings) -> int | None:
 
 def publish(
     celery: Celery,
-    settings: Settings,
+    settings: QueueSettings,
     namespace: str,
     job_id: UUID,
     *,
@@ -89,7 +104,7 @@ def publish(
     )
 
 
-def create_celery(settings: Settings) -> Celery:
+def create_celery(settings: QueueSettings) -> Celery:
     """A Celery app whose delivery guarantees match the job bookkeeping."""
     app = Celery("ragsage", broker=settings.redis_url, include=["worker.tasks"])
     app.conf.update(
