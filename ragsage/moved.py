@@ -48,6 +48,10 @@ MOVED: dict[str, str] = {
     "ragsage.loop": "ragsage.runtime.loop",
     "ragsage.fakes": "ragsage.testing",
     "ragsage.shipit": "ragsage.library.shipit",
+    "ragsage.evaluation.backends": "ragsage.cli.evaluation.backends",
+    "ragsage.evaluation.api_backend": "ragsage.cli.evaluation.api_backend",
+    "ragsage.evaluation.disk_cache": "ragsage.cli.evaluation.disk_cache",
+    "ragsage.evaluation.cli": "ragsage.cli.evaluation.command",
 }
 
 

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from importlib.metadata import entry_points
 from typing import Any
 
+from ragsage.cli.evaluation.command import register as register_eval
 from ragsage.cli.local import ingest_command, query_command, search_command
 from ragsage.cli.service import migrate_command, register_keys
 from ragsage.core.errors import RagsageError
-from ragsage.evaluation.cli import register as register_eval
 from ragsage.query.options import DEFAULT_HYBRID_ALPHA
 
 

@@ -1,7 +1,7 @@
 """Retrieval evaluation: datasets, metrics, and the runs ``ragsage eval`` prints.
 
 The pieces are separable on purpose: :func:`load_dataset` reads a dataset,
-a backend (:mod:`ragsage.evaluation.backends`) indexes it, and :func:`evaluate`
+a backend (:mod:`ragsage.cli.evaluation.backends`) indexes it, and :func:`evaluate`
 scores any search callable — so a re-index gate can evaluate one generation
 that is already built without indexing anything.
 """

@@ -1,6 +1,6 @@
 """Evaluating retrieval over an already-indexed corpus through any search callable.
 
-Indexing is someone else's job (see :mod:`ragsage.evaluation.backends`): this
+Indexing is someone else's job (see :mod:`ragsage.cli.evaluation.backends`): this
 module only asks questions and scores the answers, so a re-index gate can point
 :func:`evaluate` at one specific generation, and the CLI at a fresh index.
 Questions are asked one at a time, in dataset order, so latencies are not

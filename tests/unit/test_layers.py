@@ -49,21 +49,6 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
 
 # Today's exceptions, by (importer, imported) module: (reason, what removes it).
 KNOWN: dict[tuple[str, str], str] = {
-    ("ragsage.evaluation.backends", "ragsage.runtime"): (
-        "the evaluation's backends build stores: they belong with the entry points"
-    ),
-    ("ragsage.evaluation.backends", "ragsage.settings"): "as above",
-    ("ragsage.evaluation.backends", "ragsage.adapters.memory"): "as above",
-    ("ragsage.evaluation.backends", "ragsage.adapters.offline"): "as above",
-    ("ragsage.evaluation.backends", "ragsage.adapters.parsing"): "as above",
-    ("ragsage.evaluation.backends", "ragsage.adapters.parsing.contextualizing"): "as above",
-    ("ragsage.evaluation.backends", "ragsage.adapters.postgres"): "as above",
-    ("ragsage.evaluation.cli", "ragsage.adapters.parsing.languages"): (
-        "the evaluation's command line is an entry point living in the service"
-    ),
-    ("ragsage.evaluation.disk_cache", "ragsage.adapters.embedding_cache"): (
-        "a disk cache of embeddings; an adapter of its own"
-    ),
     ("ragsage.evaluation.runner", "ragsage.adapters.parsing.tokens"): (
         "counts the tokens of the top results; take a counter as a port"
     ),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ragsage.evaluation.disk_cache import SqliteCache, cached_embedder
+from ragsage.cli.evaluation.disk_cache import SqliteCache, cached_embedder
 from ragsage.testing import FakeEmbedder
 
 

@@ -18,9 +18,9 @@ from typing import Any
 
 import httpx
 
+from ragsage.cli.evaluation.backends import IndexedCorpus, source_of
 from ragsage.core.types import Chunk
 from ragsage.core.urls import without_credentials
-from ragsage.evaluation.backends import IndexedCorpus, source_of
 from ragsage.evaluation.datasets import Dataset
 from ragsage.evaluation.errors import EvalBackendError
 from ragsage.query import RetrievalOptions, RetrievalResult, SearchHit

@@ -3,7 +3,7 @@
 Each backend is an async context manager yielding an :class:`IndexedCorpus` —
 a search callable plus the map from the engine's document ids back to the
 dataset's — and cleans up after itself on exit.  The API backend lives in
-:mod:`ragsage.evaluation.api_backend`.
+:mod:`ragsage.cli.evaluation.api_backend`.
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ async def _with_cache(stack: AsyncExitStack, inner: Embedder, config: IndexConfi
     # The hashing embedder is cheaper to recompute than to look up.
     if config.cache_dir is None or inner.model.startswith("ragsage-hashing-"):
         return inner
-    from ragsage.evaluation.disk_cache import cached_embedder
+    from ragsage.cli.evaluation.disk_cache import cached_embedder
 
     embedder, cache = cached_embedder(inner, config.cache_dir)
     stack.callback(cache.close)

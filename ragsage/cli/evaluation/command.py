@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ragsage.query.options import DEFAULT_HYBRID_ALPHA
 
 if TYPE_CHECKING:
-    from ragsage.evaluation.backends import IndexConfig, IndexedCorpus
+    from ragsage.cli.evaluation.backends import IndexConfig, IndexedCorpus
     from ragsage.evaluation.datasets import Dataset
 
 RETRIEVAL_ALPHA = {"hybrid": DEFAULT_HYBRID_ALPHA, "dense": 1.0, "lexical": 0.0}
@@ -154,7 +154,7 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _index_config(args: argparse.Namespace) -> IndexConfig:
-    from ragsage.evaluation.backends import IndexConfig
+    from ragsage.cli.evaluation.backends import IndexConfig
 
     return IndexConfig(
         embedder=args.embedder,
@@ -171,14 +171,14 @@ def _backend(
     args: argparse.Namespace, dataset: Dataset
 ) -> AbstractAsyncContextManager[IndexedCorpus]:
     if args.backend == "memory":
-        from ragsage.evaluation.backends import in_memory
+        from ragsage.cli.evaluation.backends import in_memory
 
         return in_memory(dataset, _index_config(args))
     if args.backend == "postgres":
-        from ragsage.evaluation.backends import in_postgres
+        from ragsage.cli.evaluation.backends import in_postgres
 
         return in_postgres(dataset, _index_config(args))
-    from ragsage.evaluation.api_backend import through_api
+    from ragsage.cli.evaluation.api_backend import through_api
 
     if not args.api_url:
         raise ValueError("--backend api needs --api-url")

@@ -1,0 +1,1 @@
+"""`ragsage eval`: the command, and the backends that index a dataset for it."""
