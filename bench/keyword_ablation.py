@@ -20,6 +20,7 @@ import statistics
 
 from sqlalchemy import text
 
+from ragsage.adapters.parsing.tokens import make_token_counter
 from ragsage.adapters.postgres import migrations
 from ragsage.adapters.postgres.config import PostgresConfig
 from ragsage.core.identity import content_hash
@@ -100,6 +101,7 @@ async def main() -> None:
             ks=(5, 10, 20),
             options=RetrievalOptions(hybrid_alpha=args.alpha, rerank=False),
             document_ids=mapping,
+            count_tokens=make_token_counter(),
         )
         metrics = report.metrics
         latency = statistics.median(q.latency_ms for q in report.questions)

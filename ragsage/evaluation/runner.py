@@ -14,7 +14,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ragsage.adapters.parsing.tokens import make_token_counter
 from ragsage.evaluation.datasets import Question
 from ragsage.evaluation.judging import RankedChunk, document_order, judge
 from ragsage.evaluation.metrics import aggregate, percentile, question_metrics
@@ -131,8 +130,12 @@ async def evaluate(
     mrr_depth: int | None = None,
     document_ids: Mapping[str, Sequence[str]] | None = None,
     config: Mapping[str, Any] | None = None,
+    count_tokens: Callable[[str], int],
 ) -> EvalReport:
     """Ask every question through ``search`` and score the rankings.
+
+    ``count_tokens`` measures the text a cut-off hands over (``tokens@k``); the
+    chunker's own counter makes the figures comparable with the chunk budget.
 
     ``options`` sets how to retrieve (alpha, rerank, filters); its ``top_k`` is
     raised to the deepest cut-off needed.  ``document_ids`` maps the engine's
@@ -143,7 +146,6 @@ async def evaluate(
     wanted = check_ks(ks)
     depth = retrieval_depth(wanted, mrr_depth)
     chosen = replace(options or RetrievalOptions(), top_k=depth)
-    count_tokens = make_token_counter()
     results: list[QuestionResult] = []
     started = time.perf_counter()
     for question in questions:

@@ -177,6 +177,7 @@ async def evaluate_generation(
         options=RetrievalOptions(hybrid_alpha=RETRIEVAL_ALPHA[retrieval], rerank=False),
         document_ids=match.document_ids,
         config={"generation": generation, "retrieval": retrieval},
+        count_tokens=runtime.count_tokens,
     )
 
 

@@ -14,6 +14,7 @@ from ragsage.adapters.offline import (
     OverlapReranker,
 )
 from ragsage.adapters.parsing.contextualizing import HeadingWindowContextualizer
+from ragsage.adapters.parsing.tokens import make_token_counter
 from ragsage.core.errors import ConfigurationError
 from ragsage.core.ports import (
     Cache,
@@ -72,6 +73,8 @@ class Runtime:
     tracer: Tracer
     embedder_factory: EmbedderFactory
     providers: _Providers | None = None
+    # Counts tokens as the chunker does, for whoever measures results (the re-index gate).
+    count_tokens: Callable[[str], int] = field(default_factory=make_token_counter)
     # How long :meth:`with_engine` trusts the active generation it last read
     # for a namespace; see there why a switch in between is still safe.
     active_embedder_seconds: float = 30.0

@@ -49,9 +49,6 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
 
 # Today's exceptions, by (importer, imported) module: (reason, what removes it).
 KNOWN: dict[tuple[str, str], str] = {
-    ("ragsage.evaluation.runner", "ragsage.adapters.parsing.tokens"): (
-        "counts the tokens of the top results; take a counter as a port"
-    ),
     ("ragsage.jobs.documents", "ragsage.runtime"): (
         "jobs run under a Runtime; give them the ports they use instead"
     ),

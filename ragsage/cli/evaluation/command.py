@@ -85,6 +85,7 @@ async def eval_command(args: argparse.Namespace) -> int:
         return _compare(args)
     if not args.dataset:
         raise ValueError("name a dataset folder, or --compare two saved runs")
+    from ragsage.adapters.parsing.tokens import make_token_counter
     from ragsage.evaluation.datasets import load_dataset
     from ragsage.evaluation.runner import check_ks, evaluate
     from ragsage.query import RetrievalOptions
@@ -114,6 +115,7 @@ async def eval_command(args: argparse.Namespace) -> int:
             mrr_depth=args.mrr_depth,
             document_ids=corpus.document_ids,
             config=_config(args, dataset, corpus),
+            count_tokens=make_token_counter(),
         )
     indexed = {"index_s": round(corpus.index_seconds, 3), "documents": len(dataset.documents)}
     if corpus.chunks is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from ragsage.adapters.parsing.tokens import make_token_counter
 from ragsage.core.types import Chunk
 from ragsage.evaluation import Question, evaluate
 from ragsage.query import RetrievalOptions, RetrievalResult, SearchHit
@@ -37,7 +38,11 @@ async def test_evaluate_scores_any_search_callable() -> None:
         return await search(query, options)
 
     report = await evaluate(
-        recording, QUESTIONS, ks=[1, 3], options=RetrievalOptions(hybrid_alpha=0.0)
+        recording,
+        QUESTIONS,
+        ks=[1, 3],
+        options=RetrievalOptions(hybrid_alpha=0.0),
+        count_tokens=make_token_counter(),
     )
     assert report.ks == (1, 3, 10)
     assert report.metrics["mrr"] == pytest.approx((1 / 2 + 1 + 0) / 3)
@@ -54,7 +59,9 @@ async def test_evaluate_scores_any_search_callable() -> None:
 async def test_document_ids_map_engine_ids_back_to_the_dataset() -> None:
     # The engine's ids differ from the dataset's: its d2 is the dataset's d1, at rank 3.
     renamed = {"d9": ("d9",), "d1": ("elsewhere",), "d2": ("d1",)}
-    report = await evaluate(search, QUESTIONS[:1], ks=[5], document_ids=renamed)
+    report = await evaluate(
+        search, QUESTIONS[:1], ks=[5], document_ids=renamed, count_tokens=make_token_counter()
+    )
     assert report.metrics["mrr"] == pytest.approx(1 / 3)
 
 
