@@ -151,10 +151,10 @@ class ReindexControls:
 
     def reindex_status(self, namespace: str) -> list[dict[str, Any]]:
         """Every generation of the namespace with its re-index progress."""
-        from ragsage.jobs import reindex
+        from ragsage.jobs.reindex_status import status
 
         async def read() -> list[dict[str, Any]]:
             async with self.database.session(Scope(namespace)) as session:
-                return [g.to_dict() for g in await reindex.status(session)]
+                return [g.to_dict() for g in await status(session)]
 
         return self._loop.run(read())

@@ -186,7 +186,7 @@ async def _check_v4(database: Database) -> None:
 
 
 async def _check_v5(database: Database) -> None:
-    # Plain SQL: today's reindex.status reads columns later versions added.
+    # Plain SQL: today's reindex_status.status reads columns later versions added.
     async with database.session(ACME) as session:
         row = (
             await session.execute(
@@ -346,7 +346,7 @@ async def _check_v11(database: Database) -> None:
 
 
 async def _check_v12(database: Database) -> None:
-    from ragsage.jobs import reindex
+    from ragsage.jobs import reindex, reindex_status
 
     async with database.session(ACME) as session:
         await session.execute(
@@ -356,9 +356,9 @@ async def _check_v12(database: Database) -> None:
                 "'hashing')"
             )
         )
-        assert all(g.gate is None for g in await reindex.status(session))  # none was judged
+        assert all(g.gate is None for g in await reindex_status.status(session))  # none was judged
         await reindex.record_gate(session, 7, {"passed": False, "drop": 0.1})
-        (judged,) = [g for g in await reindex.status(session) if g.id == 7]
+        (judged,) = [g for g in await reindex_status.status(session) if g.id == 7]
         assert judged.gate == {"passed": False, "drop": 0.1}
 
 
