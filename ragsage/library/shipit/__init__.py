@@ -15,13 +15,13 @@ from ragsage.library.shipit.components import (
     InMemoryBM25Store,
     InMemoryVectorStore,
     KeywordStore,
-    LLMReranker,
     Reranker,
     VectorStore,
 )
 from ragsage.library.shipit.extraction import RAGDependencyError, RAGIngestError, TextExtractor
 from ragsage.library.shipit.facade import RAG
 from ragsage.library.shipit.pipeline import HybridSearchPipeline
+from ragsage.library.shipit.reranking import LLMReranker
 from ragsage.library.shipit.tools import RAGFetchChunkTool, RAGListSourcesTool, RAGSearchTool
 from ragsage.library.shipit.types import (
     Chunk,
