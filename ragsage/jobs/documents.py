@@ -12,7 +12,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.core.types import Scope
-from ragsage.jobs import store
+from ragsage.jobs import page_store, store
 
 if TYPE_CHECKING:
     from ragsage.ingestion import IngestionPipeline, IngestResult, PreparedDocument
@@ -140,7 +140,7 @@ async def delete_document(session: AsyncSession, document_id: str) -> bool:
         text("DELETE FROM ragsage_jobs WHERE document_id = :id"), {"id": document_id}
     )
     for content_hash in hashes:
-        await store.delete_unreferenced(session, content_hash)
+        await page_store.delete_unreferenced(session, content_hash)
     return True
 
 
@@ -199,5 +199,7 @@ async def write_version(
     result = await pipeline.store(
         scope, prepared, vector_store=vectors, lexical_store=lexical, document_store=documents
     )
-    await store.save_pages(session, scope.namespace, prepared.document.content_hash, prepared.pages)
+    await page_store.save_pages(
+        session, scope.namespace, prepared.document.content_hash, prepared.pages
+    )
     return result

@@ -102,3 +102,13 @@ class UploadOutcome:
     state: JobState
     duplicate: bool
     needs_sending: bool
+
+
+def result_summary(chunks: int, pages: int, vision_pages: int, cache_hit: bool) -> dict[str, Any]:
+    """What a finished ingestion job records as its result."""
+    return {
+        "chunks": chunks,
+        "pages": pages,
+        "vision_pages": vision_pages,
+        "parse_cache_hit": cache_hit,
+    }

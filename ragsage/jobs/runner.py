@@ -26,9 +26,9 @@ from ragsage.adapters.postgres.document_store import PgDocumentStore
 from ragsage.adapters.postgres.generations import EmbeddingModelMismatch, live_generations
 from ragsage.core.errors import DocumentError, InputError, RagsageError
 from ragsage.core.types import Page, PageRoute, RawSource, Scope
-from ragsage.jobs import documents, memory, reindex, store
+from ragsage.jobs import documents, memory, page_store, reindex, store
 from ragsage.jobs.lease_keeper import LeaseHolder
-from ragsage.jobs.records import Job
+from ragsage.jobs.records import Job, result_summary
 from ragsage.runtime import Runtime
 
 _log = logging.getLogger(__name__)
@@ -237,7 +237,7 @@ async def _ingest(runtime: Runtime, scope: Scope, job: Job, progress: _Progress)
         previous = await store.current_hash(session, job.document_id)
         result = await documents.write_version(session, runtime, scope, pipeline, prepared)
         await store.finish_document(session, job, previous, warnings=result.warnings)
-        summary = store.result_summary(
+        summary = result_summary(
             result.chunks, result.pages, result.vision_pages, result.parse_cache_hit
         )
         if result.warnings:
@@ -272,7 +272,7 @@ async def _reindex(runtime: Runtime, scope: Scope, job: Job, progress: _Progress
     async with runtime.database.session(scope) as session:
         target = next((g for g in await live_generations(session) if g.id == job.generation), None)
         document = await PgDocumentStore(session).get(scope, job.document_id)
-        pages = await store.load_pages(session, job.content_hash)
+        pages = await page_store.load_pages(session, job.content_hash)
     if target is None or target.state != "building":
         return await _finish_skipped(runtime, scope, job, "its generation is no longer building")
     if document is None or document.content_hash != job.content_hash:
@@ -314,7 +314,7 @@ async def _reindex(runtime: Runtime, scope: Scope, job: Job, progress: _Progress
         vectors, _, _ = runtime.stores(session, embedder=embedder)
         await vectors.upsert(scope, prepared.records)
         if reread:
-            await store.save_pages(session, scope.namespace, job.content_hash, prepared.pages)
+            await page_store.save_pages(session, scope.namespace, job.content_hash, prepared.pages)
         summary: dict[str, object] = {
             "chunks": len(prepared.records),
             "pages_from": "bytes" if reread or not pages else "stored",
@@ -335,7 +335,7 @@ async def _reindex(runtime: Runtime, scope: Scope, job: Job, progress: _Progress
 async def _stored_source(runtime: Runtime, scope: Scope, job: Job, missing: str) -> RawSource:
     """The job's document version as uploaded, from the blob table."""
     async with runtime.database.session(scope) as session:
-        data = await store.load_blob(session, job.content_hash)
+        data = await page_store.load_blob(session, job.content_hash)
     if data is None:
         raise DocumentError(job.filename, missing)
     source = RawSource(

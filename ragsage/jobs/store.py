@@ -10,7 +10,7 @@ from psycopg.types.json import Jsonb
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ragsage.core.types import Page, PageRoute
+from ragsage.jobs.page_store import delete_unreferenced
 from ragsage.jobs.records import Job, JobState
 
 _JOB_COLUMNS = (
@@ -357,50 +357,6 @@ async def mark_processing(session: AsyncSession, document_id: str) -> None:
     )
 
 
-async def load_blob(session: AsyncSession, content_hash: str) -> bytes | None:
-    data = await session.scalar(
-        text("SELECT data FROM ragsage_blobs WHERE content_hash = :hash"), {"hash": content_hash}
-    )
-    return bytes(data) if data is not None else None
-
-
-async def save_pages(
-    session: AsyncSession, namespace: str, content_hash: str, pages: Sequence[Page]
-) -> None:
-    """Keep a version's resolved pages, so re-indexing never pays for vision again."""
-    await session.execute(
-        text("DELETE FROM ragsage_pages WHERE content_hash = :hash"), {"hash": content_hash}
-    )
-    if pages:
-        await session.execute(
-            text(
-                "INSERT INTO ragsage_pages (namespace, content_hash, number, text, route) "
-                "VALUES (:namespace, :hash, :number, :text, :route)"
-            ),
-            [
-                {
-                    "namespace": namespace,
-                    "hash": content_hash,
-                    "number": page.number,
-                    "text": page.text,
-                    "route": (page.route or PageRoute.TEXT).value,
-                }
-                for page in pages
-            ],
-        )
-
-
-async def load_pages(session: AsyncSession, content_hash: str) -> list[Page]:
-    rows = await session.execute(
-        text(
-            "SELECT number, text, route FROM ragsage_pages WHERE content_hash = :hash "
-            "ORDER BY number"
-        ),
-        {"hash": content_hash},
-    )
-    return [Page(number=row[0], text=row[1], route=PageRoute(row[2])) for row in rows]
-
-
 async def current_hash(
     session: AsyncSession, document_id: str, *, lock: bool = False
 ) -> str | None:
@@ -440,28 +396,3 @@ async def finish_document(
     )
     if previous_hash and previous_hash != job.content_hash:
         await delete_unreferenced(session, previous_hash)
-
-
-async def delete_unreferenced(session: AsyncSession, content_hash: str) -> None:
-    """Delete a version's blob and pages unless a document or open job still needs them."""
-    params = {"hash": content_hash}
-    in_use = await session.scalar(
-        text(
-            "SELECT EXISTS (SELECT 1 FROM ragsage_documents WHERE content_hash = :hash) "
-            "OR EXISTS (SELECT 1 FROM ragsage_jobs WHERE content_hash = :hash "
-            "AND state IN ('queued', 'running'))"
-        ),
-        params,
-    )
-    if not in_use:
-        await session.execute(text("DELETE FROM ragsage_blobs WHERE content_hash = :hash"), params)
-        await session.execute(text("DELETE FROM ragsage_pages WHERE content_hash = :hash"), params)
-
-
-def result_summary(chunks: int, pages: int, vision_pages: int, cache_hit: bool) -> dict[str, Any]:
-    return {
-        "chunks": chunks,
-        "pages": pages,
-        "vision_pages": vision_pages,
-        "parse_cache_hit": cache_hit,
-    }

@@ -112,14 +112,14 @@ class PostgresBackend:
         return self.runtime.pipeline(await self.runtime.embedder_for_scope(self.scope))
 
     async def write(self, pipeline: IngestionPipeline, prepared: PreparedDocument) -> None:
-        from ragsage.jobs import documents, reindex, store
+        from ragsage.jobs import documents, page_store, reindex, store
 
         document = prepared.document
         async with self.runtime.database.session(self.scope) as session:
             previous = await store.current_hash(session, document.id)
             await documents.write_version(session, self.runtime, self.scope, pipeline, prepared)
             if previous is not None and previous != document.content_hash:
-                await store.delete_unreferenced(session, previous)
+                await page_store.delete_unreferenced(session, previous)
             # Left queued, unsent: the workers' watchdog sends jobs nobody sent
             # (RAGSAGE_JOB_UNSENT_GRACE), as this process has no broker.
             await reindex.queue_for_building(
@@ -138,10 +138,10 @@ class PostgresBackend:
         return await PgDocumentStore(self.runtime.database).get(self.scope, document_id)
 
     async def pages(self, document: Document) -> list[Page]:
-        from ragsage.jobs import store
+        from ragsage.jobs import page_store
 
         async with self.runtime.database.session(self.scope) as session:
-            pages = await store.load_pages(session, document.content_hash)
+            pages = await page_store.load_pages(session, document.content_hash)
         if not pages:
             raise InvalidRequest(
                 f"document {document.id!r} has no stored pages to re-index from; "

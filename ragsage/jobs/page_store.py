@@ -1,0 +1,74 @@
+"""A version's bytes and its resolved pages, as Postgres keeps them for later jobs.
+
+The pages are stored once resolved (vision included), so a re-index or a
+reprocess reads them back instead of parsing, or paying for vision, again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ragsage.core.types import Page, PageRoute
+
+
+async def load_blob(session: AsyncSession, content_hash: str) -> bytes | None:
+    data = await session.scalar(
+        text("SELECT data FROM ragsage_blobs WHERE content_hash = :hash"), {"hash": content_hash}
+    )
+    return bytes(data) if data is not None else None
+
+
+async def save_pages(
+    session: AsyncSession, namespace: str, content_hash: str, pages: Sequence[Page]
+) -> None:
+    """Keep a version's resolved pages, so re-indexing never pays for vision again."""
+    await session.execute(
+        text("DELETE FROM ragsage_pages WHERE content_hash = :hash"), {"hash": content_hash}
+    )
+    if pages:
+        await session.execute(
+            text(
+                "INSERT INTO ragsage_pages (namespace, content_hash, number, text, route) "
+                "VALUES (:namespace, :hash, :number, :text, :route)"
+            ),
+            [
+                {
+                    "namespace": namespace,
+                    "hash": content_hash,
+                    "number": page.number,
+                    "text": page.text,
+                    "route": (page.route or PageRoute.TEXT).value,
+                }
+                for page in pages
+            ],
+        )
+
+
+async def load_pages(session: AsyncSession, content_hash: str) -> list[Page]:
+    rows = await session.execute(
+        text(
+            "SELECT number, text, route FROM ragsage_pages WHERE content_hash = :hash "
+            "ORDER BY number"
+        ),
+        {"hash": content_hash},
+    )
+    return [Page(number=row[0], text=row[1], route=PageRoute(row[2])) for row in rows]
+
+
+async def delete_unreferenced(session: AsyncSession, content_hash: str) -> None:
+    """Delete a version's blob and pages unless a document or open job still needs them."""
+    params = {"hash": content_hash}
+    in_use = await session.scalar(
+        text(
+            "SELECT EXISTS (SELECT 1 FROM ragsage_documents WHERE content_hash = :hash) "
+            "OR EXISTS (SELECT 1 FROM ragsage_jobs WHERE content_hash = :hash "
+            "AND state IN ('queued', 'running'))"
+        ),
+        params,
+    )
+    if not in_use:
+        await session.execute(text("DELETE FROM ragsage_blobs WHERE content_hash = :hash"), params)
+        await session.execute(text("DELETE FROM ragsage_pages WHERE content_hash = :hash"), params)
