@@ -81,3 +81,13 @@ def test_a_keyless_runtime_builds_the_offline_adapters_not_test_doubles() -> Non
     kinds = [HashingEmbedder, OverlapReranker, ExtractiveReader, TermRewriter]
     assert [type(adapter) for adapter in built] == kinds
     assert not any(type(adapter).__module__.startswith("ragsage.testing") for adapter in built)
+
+
+def test_the_same_check_catches_the_recording_doubles() -> None:
+    from ragsage.testing import FakeEmbedder, FakeLLMClient, FakeReranker
+
+    doubles = FakeEmbedder(dimension=64), FakeReranker(), FakeLLMClient(), TermRewriter()
+    before = [_state(double) for double in doubles]
+    asyncio.run(_use_each(*doubles, rounds=3))
+    after = [_state(double) for double in doubles]
+    assert [a != b for a, b in zip(after, before, strict=True)] == [True, True, True, False]
