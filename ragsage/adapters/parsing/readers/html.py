@@ -26,7 +26,7 @@ counts, so reading stays linear in the size of the page.
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from ragsage.adapters.parsing import markdown
@@ -37,6 +37,14 @@ from ragsage.adapters.parsing.readers.html_chrome import (
     is_chrome,
     is_data_table,
     rows,
+)
+from ragsage.adapters.parsing.readers.html_regions import (
+    Region,
+    Tally,
+    is_menu,
+    is_title,
+    is_title_box,
+    size_of,
 )
 from ragsage.core.errors import ParseError
 from ragsage.core.types import Page, ParsedDocument, RawSource
@@ -95,13 +103,10 @@ _BLOCKS = frozenset(
     | set(_HEADINGS)
 )
 _LISTS = frozenset({"ul", "ol", "dl", "menu"})
-# Link density above which a side cell of a layout table is a menu, and the
-# share of a list that must be links to this page for it to be a table of contents.
-_MENU_LINK_SHARE = 0.5
+# The share of a list that must be links to this page for it to be a table of contents.
 _TOC_LINK_SHARE = 0.8
 _DIRECTORY_LINKS = 10
 _DIRECTORY_LINK_SHARE = 0.95
-_TITLE_WORDS = 4
 
 
 def read_html(source: RawSource, limits: ParseLimits) -> ParsedDocument:
@@ -142,49 +147,6 @@ def _read(root: Any, filename: str, limits: ParseLimits, title: str) -> str:
     return text
 
 
-@dataclass(slots=True)
-class _Tally:
-    """Running counts of the words and links the walk has read."""
-
-    words: int = 0
-    link_words: int = 0
-    links: int = 0
-    page_links: int = 0
-    items: int = 0
-
-    def minus(self, other: _Tally) -> _Tally:
-        return _Tally(
-            self.words - other.words,
-            self.link_words - other.link_words,
-            self.links - other.links,
-            self.page_links - other.page_links,
-            self.items - other.items,
-        )
-
-    def plus(self, other: _Tally) -> _Tally:
-        return _Tally(
-            self.words + other.words,
-            self.link_words + other.link_words,
-            self.links + other.links,
-            self.page_links + other.page_links,
-            self.items + other.items,
-        )
-
-
-@dataclass(slots=True)
-class _Region:
-    """A subtree whose blocks may be taken back when the walk leaves it."""
-
-    first_block: int
-    opened: _Tally
-    dropped_before: _Tally
-    last_block: int = 0
-    tally: _Tally | None = None
-    # What was dropped inside the region before it closed, so a drop of the
-    # whole region counts only the rest.
-    dropped_inside: _Tally | None = None
-
-
 class _Walker:
     """Collects Markdown blocks from one pre-order pass over the tree."""
 
@@ -201,11 +163,11 @@ class _Walker:
         self.inline: list[str] = []
         self.list_depth = 0
         self.link_depth = 0
-        self.read = _Tally()
-        self.dropped = _Tally()
+        self.read = Tally()
+        self.dropped = Tally()
         # Open layout rows (their cells) and tables (their rows), innermost last.
-        self.boxes: list[list[_Region]] = []
-        self.regions: list[_Region] = []
+        self.boxes: list[list[Region]] = []
+        self.regions: list[Region] = []
 
     def walk(self, root: Any) -> str:
         # Each entry is (node, depth, closing); a closing entry flushes that element's text.
@@ -292,9 +254,7 @@ class _Walker:
         if tag in ("table", "tr"):
             self.boxes.append([])
         if tag in ("tr", "td", "th") or tag in _LISTS:
-            self.regions.append(
-                _Region(len(self.blocks), replace(self.read), replace(self.dropped))
-            )
+            self.regions.append(Region(len(self.blocks), replace(self.read), replace(self.dropped)))
 
     def _close(self, node: Any) -> None:
         tag = node.tag
@@ -331,7 +291,7 @@ class _Walker:
 
     # --- the link rules -----------------------------------------------------------------
 
-    def _is_page_contents(self, tally: _Tally) -> bool:
+    def _is_page_contents(self, tally: Tally) -> bool:
         return (
             self.drop_link_blocks
             and tally.links >= 3
@@ -339,7 +299,7 @@ class _Walker:
             and tally.page_links >= _TOC_LINK_SHARE * tally.links
         )
 
-    def _is_directory(self, tally: _Tally) -> bool:
+    def _is_directory(self, tally: Tally) -> bool:
         """A list of nothing but links, one an item: a site's list of its pages."""
         return (
             self.drop_link_blocks
@@ -348,7 +308,7 @@ class _Walker:
             and tally.links <= 1.5 * tally.items
         )
 
-    def _side_menus(self, regions: list[_Region]) -> list[_Region]:
+    def _side_menus(self, regions: list[Region]) -> list[Region]:
         """Of a layout row's cells (or a layout table's rows), those that are side menus.
 
         Every cell that is mostly links goes, unless all of them are: then the
@@ -360,21 +320,21 @@ class _Walker:
         filled = [r for r in regions if r.tally is not None and r.tally.words > 0]
         if len(filled) < 2:
             return []
-        menus = [r for r in filled if r.tally is not None and _is_menu(r.tally)]
+        menus = [r for r in filled if r.tally is not None and is_menu(r.tally)]
         if len(menus) == len(filled):
-            menus.remove(max(menus, key=_size))
+            menus.remove(max(menus, key=size_of))
         titles = [
             before
             for before, after in zip(filled, filled[1:], strict=False)
-            if after in menus and before not in menus and _is_title_box(before)
+            if after in menus and before not in menus and is_title_box(before)
         ]
         return menus + titles
 
-    def _drop(self, regions: list[_Region], *, with_title: bool = False) -> None:
+    def _drop(self, regions: list[Region], *, with_title: bool = False) -> None:
         # Later regions first, so the block positions of earlier ones stay valid.
         for region in sorted(regions, key=lambda r: r.first_block, reverse=True):
             first = region.first_block
-            if with_title and first > 0 and _is_title(self.blocks[first - 1]):
+            if with_title and first > 0 and is_title(self.blocks[first - 1]):
                 first -= 1  # the heading that only titled the dropped list goes with it
             del self.blocks[first : region.last_block]
             self.dropped_any = True
@@ -401,28 +361,6 @@ class _Walker:
         if flat:
             self._count_leaf(flat)
             self.blocks.append(("paragraph", flat))
-
-
-def _is_title(block: tuple[str, str]) -> bool:
-    kind, text = block
-    if kind == "heading":
-        return True
-    return kind == "paragraph" and len(text.split()) <= _TITLE_WORDS and text[-1:] not in ".!?:"
-
-
-def _is_title_box(region: _Region) -> bool:
-    tally = region.tally
-    return tally is not None and tally.links == 0 and 0 < tally.words <= _TITLE_WORDS
-
-
-def _is_menu(tally: _Tally) -> bool:
-    return tally.links >= 2 and tally.link_words >= _MENU_LINK_SHARE * tally.words
-
-
-def _size(region: _Region) -> tuple[int, int]:
-    """Words not in links first (an index's terms), then all words."""
-    tally = region.tally
-    return (0, 0) if tally is None else (tally.words - tally.link_words, tally.words)
 
 
 def _cell_text(cell: Any) -> str:
