@@ -22,6 +22,7 @@ class Probes:
         self.settings, self.loop, self.runtime = settings, loop, runtime
         timeouts = {"socket_timeout": 0.5, "socket_connect_timeout": 0.5}
         self._broker = redis.Redis.from_url(settings.redis_url, **timeouts)
+        self._queue = settings.queue()
         self._cache = (
             redis.Redis.from_url(settings.cache_redis_url, **timeouts)
             if settings.cache_redis_url
@@ -44,7 +45,7 @@ class Probes:
 
     def queue_depth(self) -> dict[str, int]:
         try:
-            return queue_depths(self._broker, self.settings.queue())
+            return queue_depths(self._broker, self._queue)
         except (redis.RedisError, OSError):
             return {}
 

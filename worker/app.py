@@ -9,30 +9,13 @@ from __future__ import annotations
 
 from celery.signals import setup_logging
 
-from ragsage.adapters.celery.broker import (
-    INGEST_TASK,
-    REINDEX_TASK,
-    create_celery,
-    publish,
-    queue_depths,
-    waiting_messages,
-)
+from ragsage.adapters.celery.broker import create_celery
 from ragsage.adapters.observability.logs import configure_logging
 from ragsage.settings import Settings
 
-__all__ = [
-    "INGEST_TASK",
-    "REINDEX_TASK",
-    "app",
-    "create_celery",
-    "publish",
-    "queue_depths",
-    "settings",
-    "waiting_messages",
-]
-
 settings = Settings.from_env()
-app = create_celery(settings.queue())
+queue = settings.queue()
+app = create_celery(queue)
 
 
 @setup_logging.connect

@@ -21,6 +21,7 @@ from celery.signals import (
     worker_shutdown,
 )
 
+from ragsage.adapters.celery.broker import INGEST_TASK, REINDEX_TASK, publish, waiting_messages
 from ragsage.adapters.observability import metrics_dir
 from ragsage.adapters.observability.logs import log_context
 from ragsage.core.offload import CallerThread, using
@@ -28,7 +29,7 @@ from ragsage.core.types import Scope
 from ragsage.jobs import store
 from ragsage.jobs.runner import is_transient, run_job
 from worker import metrics, process
-from worker.app import INGEST_TASK, REINDEX_TASK, app, publish, settings, waiting_messages
+from worker.app import app, queue, settings
 
 _log = logging.getLogger(__name__)
 
@@ -44,7 +45,7 @@ def send_job(
     """Publish a job's message to the queue of its kind (``recovered``: ahead of new work)."""
     publish(
         app,
-        settings.queue(),
+        queue,
         namespace,
         job_id,
         kind=kind,
@@ -143,7 +144,7 @@ def _worker_stopping(**_: object) -> None:
 @worker_ready.connect
 def _start_watchdog(**_: object) -> None:
     process.Watchdog(
-        process.current(settings), send_recovered, lambda: waiting_messages(settings.queue())
+        process.current(settings), send_recovered, lambda: waiting_messages(queue)
     ).start()
     # One endpoint for the whole worker, served by the main process.
     metrics.start(settings.worker_metrics_port, settings.worker_metrics_host)

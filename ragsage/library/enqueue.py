@@ -60,7 +60,8 @@ class Enqueuer(ReindexControls):
     ) -> None:
         """Own a database pool and loop, or share a process's (the API passes its own)."""
         self.settings = settings
-        self.celery = celery or create_celery(settings.queue())
+        self.queue = settings.queue()
+        self.celery = celery or create_celery(self.queue)
         self._owns = database is None
         self.database = database or build_database(settings)
         self._loop = loop or LoopThread("ragsage-enqueue")
@@ -149,10 +150,9 @@ class Enqueuer(ReindexControls):
         noted even so.
         """
         sent: list[UUID] = []
-        queue = self.settings.queue()
         try:
             for job_id in job_ids:
-                publish(self.celery, queue, namespace, job_id, kind=kind, countdown=countdown)
+                publish(self.celery, self.queue, namespace, job_id, kind=kind, countdown=countdown)
                 sent.append(job_id)
         except BROKER_DOWN as exc:
             _log.warning(
