@@ -25,11 +25,11 @@ if TYPE_CHECKING:
 from ragsage.runtime.container import EmbedderFactory, Runtime
 from ragsage.runtime.infrastructure import build_cache, build_database, build_tracer
 from ragsage.runtime.models import (
-    _contextualizer,
-    _llm,
-    _Providers,
-    _reranker,
-    _rewriter,
+    Providers,
+    build_contextualizer,
+    build_llm,
+    build_reranker,
+    build_rewriter,
     make_embedder,
 )
 
@@ -52,7 +52,7 @@ def build_runtime(
     backend's): for a custom format, or a test that needs a slow parser.
     """
     backend = HeuristicBackend(code_chunking=settings.code_chunking)
-    providers = _Providers(settings)
+    providers = Providers(settings)
 
     def default_factory(kind: str, model: str, dim: int | None) -> Embedder:
         return make_embedder(settings, kind, model, dim, providers)
@@ -75,11 +75,11 @@ def build_runtime(
         parser=parser or backend,
         chunker=backend,
         classifier=LayoutPageClassifier(),
-        contextualizer=_contextualizer(settings, providers),
+        contextualizer=build_contextualizer(settings, providers),
         embedder=built_embedder,
-        llm=llm or _llm(settings, providers),
-        reranker=reranker if reranker is not None else _reranker(settings, providers),
-        rewriter=_rewriter(settings, providers),
+        llm=llm or build_llm(settings, providers),
+        reranker=reranker if reranker is not None else build_reranker(settings, providers),
+        rewriter=build_rewriter(settings, providers),
         cache=built_cache,
         tracer=tracer or build_tracer(settings),
         embedder_factory=factory,

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from ragsage.adapters.postgres import Database, PgDocumentStore, PgLexicalStore, PgVectorStore
     from ragsage.adapters.postgres.vector_store import DensePaths
 
-from ragsage.runtime.models import _Providers
+from ragsage.runtime.models import Providers
 
 EmbedderFactory = Callable[[str, str, "int | None"], Embedder]
 # Namespaces whose active embedder one process remembers (least recent dropped).
@@ -72,7 +72,7 @@ class Runtime:
     cache: Cache | None
     tracer: Tracer
     embedder_factory: EmbedderFactory
-    providers: _Providers | None = None
+    providers: Providers | None = None
     # Counts tokens as the chunker does, for whoever measures results (the re-index gate).
     count_tokens: Callable[[str], int] = field(default_factory=make_token_counter)
     # How long :meth:`with_engine` trusts the active generation it last read

@@ -56,7 +56,7 @@ def provider_config(settings: Settings) -> ProviderConfig:
     )
 
 
-class _Providers:
+class Providers:
     """The provider clients, built on first need (no SDK is imported before)."""
 
     def __init__(self, settings: Settings) -> None:
@@ -95,7 +95,7 @@ def make_embedder(
         from ragsage.adapters.providers import LocalEmbedder, locate_local_model
 
         return LocalEmbedder(locate_local_model(settings.local_model_dir or None))
-    clients = (providers or _Providers(settings))()
+    clients = (providers or Providers(settings))()
     if kind == "voyage":
         from ragsage.adapters.providers import VoyageEmbedder
 
@@ -107,7 +107,7 @@ def make_embedder(
     raise ConfigurationError(f"unknown embedder kind {kind!r}")
 
 
-def _transcriber(settings: Settings, providers: _Providers) -> Transcriber:
+def _transcriber(settings: Settings, providers: Providers) -> Transcriber:
     choice = settings.transcriber
     if choice == "auto":
         if settings.generator == "openai":
@@ -125,14 +125,14 @@ def _transcriber(settings: Settings, providers: _Providers) -> Transcriber:
     return NoTranscriber()
 
 
-def _llm(settings: Settings, providers: _Providers) -> LLMClient:
+def build_llm(settings: Settings, providers: Providers) -> LLMClient:
     generator: LLMClient = (
         providers().openai_llm() if settings.generator == "openai" else ExtractiveReader()
     )
     return SplitLLMClient(generator, _transcriber(settings, providers))
 
 
-def _reranker(settings: Settings, providers: _Providers) -> Reranker | None:
+def build_reranker(settings: Settings, providers: Providers) -> Reranker | None:
     if settings.reranker == "none":
         return None
     if settings.reranker == "voyage":
@@ -140,7 +140,7 @@ def _reranker(settings: Settings, providers: _Providers) -> Reranker | None:
     return OverlapReranker()
 
 
-def _contextualizer(settings: Settings, providers: _Providers) -> Contextualizer | None:
+def build_contextualizer(settings: Settings, providers: Providers) -> Contextualizer | None:
     if settings.contextualizer == "none":
         return None
     if settings.contextualizer == "openai":
@@ -148,7 +148,7 @@ def _contextualizer(settings: Settings, providers: _Providers) -> Contextualizer
     return HeadingWindowContextualizer()
 
 
-def _rewriter(settings: Settings, providers: _Providers) -> QueryRewriter | None:
+def build_rewriter(settings: Settings, providers: Providers) -> QueryRewriter | None:
     if settings.rewriter == "none":
         return None
     if settings.rewriter == "openai":
