@@ -88,6 +88,9 @@ class _MovedFinder(importlib.abc.MetaPathFinder):
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
+        # Asked for every import no other finder answered, third-party ones too.
+        if not fullname.startswith("ragsage."):
+            return None
         moved = new_name(fullname)
         if moved is None:
             return None

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from ragsage.adapters.offline import DEFAULT_DIMENSION
 from ragsage.core.ports import Chunker, Contextualizer, DocumentParser, PageClassifier
-from ragsage.runtime.memory_kit import SNAPSHOT_VERSION, MemoryKit
+from ragsage.runtime.memory_kit import MemoryKit
 from ragsage.testing.models import FakeEmbedder, FakeLLMClient, FakeQueryRewriter, FakeReranker
 from ragsage.testing.parsing import (
     FakeChunker,
@@ -17,7 +17,7 @@ from ragsage.testing.parsing import (
 from ragsage.testing.stores import FakeCache, FakeDocumentStore, FakeLexicalStore, FakeVectorStore
 from ragsage.testing.tracing import FakeTracer
 
-__all__ = ["SNAPSHOT_VERSION", "FakeEngineKit", "all_fakes"]
+__all__ = ["FakeEngineKit", "all_fakes"]
 
 
 class FakeEngineKit(MemoryKit):
