@@ -8,10 +8,10 @@ API given other settings would then send with the environment's).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
+
+from .fresh_python import run_fresh
 
 
 def loaded_by(statement: str, prefix: str) -> list[str]:
@@ -21,9 +21,7 @@ def loaded_by(statement: str, prefix: str) -> list[str]:
         f"print(json.dumps(sorted(m for m in sys.modules if m == {prefix!r} "
         f"or m.startswith({prefix + '.'!r}))))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
-    )
+    out = run_fresh(probe)
     found: list[str] = json.loads(out.stdout)
     return found
 
@@ -56,9 +54,7 @@ def test_the_enqueue_interface_builds_its_app_from_the_settings_it_is_given() ->
         "database_url='postgresql://nobody@127.0.0.1:1/none'); "
         "e = Enqueuer(s); print(e.celery.conf.broker_url)"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
-    )
+    out = run_fresh(probe)
     assert out.stdout.strip() == "redis://given:2/0"
 
 
@@ -68,8 +64,6 @@ def test_the_old_enqueue_path_still_works_and_says_where_it_went() -> None:
         "from worker.enqueue import Enqueuer; "
         "from ragsage.library.enqueue import Enqueuer as moved; print(Enqueuer is moved)"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
-    )
+    out = run_fresh(probe)
     assert out.stdout.strip() == "True"
     assert "worker.enqueue has moved to ragsage.library.enqueue" in out.stderr

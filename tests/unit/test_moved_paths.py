@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from ragsage.moved import MOVED, new_name
+
+from .fresh_python import run_fresh
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,9 +20,7 @@ def test_an_old_path_is_the_moved_module_and_says_where_it_went(old: str) -> Non
         f"old = importlib.import_module({old!r}); new = importlib.import_module({MOVED[old]!r}); "
         "print(old is new, new.__spec__.name)"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
-    )
+    out = run_fresh(probe)
     assert out.stdout.split() == ["True", MOVED[old]]
     assert f"{old} has moved to {MOVED[old]}" in out.stderr
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+
+from ..fresh_python import run_fresh
 
 HEAVY = ["mcp", "httpx", "anyio", "uvicorn", "starlette", "sqlalchemy", "flask", "openai"]
 
@@ -14,7 +14,5 @@ def test_the_tools_and_the_command_load_no_sdk() -> None:
         "import sys, json; import ragsage.agent, ragsage.agent.tools, ragsage.agent.cli; "
         f"print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
-    )
+    out = run_fresh(probe)
     assert json.loads(out.stdout) == []

@@ -1,11 +1,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
+from ..fresh_python import run_fresh
 from ..import_guard import HEAVY
 
 
@@ -24,7 +23,5 @@ def test_the_engine_imports_without_the_heavy_stack(modules: str) -> None:
         f"import sys, json; import {modules}; "
         f"print(json.dumps(sorted(m for m in {list(HEAVY)!r} if m in sys.modules)))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
-    )
+    out = run_fresh(probe)
     assert json.loads(out.stdout) == []

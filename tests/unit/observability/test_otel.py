@@ -1,8 +1,6 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 from pathlib import PurePosixPath
 
 import pytest
@@ -22,6 +20,8 @@ from ragsage.core.types import RawSource, Scope, Turn
 from ragsage.ingestion import IngestionConfig
 from ragsage.query import DoneEvent
 from ragsage.testing import FakeEngineKit
+
+from ..fresh_python import run_fresh
 
 HANDBOOK = b"""# Handbook
 
@@ -326,9 +326,7 @@ def test_importing_ragsage_loads_no_opentelemetry() -> None:
         "import worker.metrics; "
         "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
-    )
+    out = run_fresh(probe)
     assert out.stdout.strip() == "[]"
 
 
@@ -343,7 +341,5 @@ def test_an_endpoint_without_the_sdk_installed_says_what_to_install() -> None:
         "except ConfigurationError as exc:\n"
         "    print(exc)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
-    )
+    out = run_fresh(probe)
     assert "pip install 'ragsage[otel]'" in out.stdout

@@ -1,6 +1,4 @@
-import subprocess
-import sys
-
+from ..fresh_python import run_fresh
 from ..import_guard import HEAVY as ENGINE_HEAVY
 
 # The engine's heavy stack, and the readers' own libraries, which load only when
@@ -22,9 +20,7 @@ def test_importing_parsing_loads_no_heavy_library():
         "import ragsage.adapters.parsing, ragsage.adapters.parsing.contextualizing, sys; "
         f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
-    )
+    result = run_fresh(probe)
     assert result.stdout.strip() == ""
 
 
@@ -38,7 +34,5 @@ def test_routing_a_source_file_loads_no_grammar():
         "print(route(RawSource(code, 'main.rs')), source_language(RawSource(code, 'x.txt')).name, "
         "[m for m in sys.modules if m.startswith('tree_sitter')])"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
-    )
+    result = run_fresh(probe)
     assert result.stdout.strip() == "code rust []"
