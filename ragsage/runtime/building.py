@@ -83,6 +83,7 @@ def build_runtime(
         cache=built_cache,
         tracer=tracer or build_tracer(settings),
         embedder_factory=factory,
+        count_tokens=backend.count_tokens,
         providers=providers,
     )
 

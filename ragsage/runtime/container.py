@@ -73,7 +73,7 @@ class Runtime:
     tracer: Tracer
     embedder_factory: EmbedderFactory
     providers: Providers | None = None
-    # Counts tokens as the chunker does, for whoever measures results (the re-index gate).
+    # The chunker's token counter, for whoever measures results (the re-index gate).
     count_tokens: Callable[[str], int] = field(default_factory=make_token_counter)
     # How long :meth:`with_engine` trusts the active generation it last read
     # for a namespace; see there why a switch in between is still safe.

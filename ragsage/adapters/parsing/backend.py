@@ -63,6 +63,11 @@ class HeuristicBackend:
         self._count = make_token_counter(encoding_name)
 
     @property
+    def count_tokens(self) -> Callable[[str], int]:
+        """The token counter chunk budgets are measured with."""
+        return self._count
+
+    @property
     def cache_version(self) -> str:
         """Parse output's version: cached parses of another version (or reading) miss."""
         return f"{self._VERSION}-{self.code_chunking}"
