@@ -213,6 +213,7 @@ class Settings:
 
     def queue(self) -> QueueSettings:
         """The part of these settings the job queue reads."""
+        # Here, not at the top: the broker module loads Celery, which the settings must not.
         from ragsage.adapters.celery.broker import QueueSettings
 
         return QueueSettings(
