@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ragsage.core.errors import RagsageError
 from ragsage.core.types import RawSource, Scope
-from ragsage.jobs.documents import write_version
+from ragsage.jobs.versions import write_version
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings
 

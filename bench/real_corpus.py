@@ -45,8 +45,8 @@ from sqlalchemy import Engine, create_engine, text
 from stack import Stack, local_stack
 
 from ragsage.adapters.parsing import make_token_counter
+from ragsage.core.jobs import UploadOutcome
 from ragsage.core.types import Scope
-from ragsage.jobs.records import UploadOutcome
 from ragsage.library.enqueue import Enqueuer, upload_from_path
 from ragsage.settings import Settings
 from worker.cli import celery_worker_argv

@@ -47,7 +47,7 @@ from sqlalchemy import Engine, create_engine, text
 from ragsage.adapters.embedded.postgres import EmbeddedPostgres
 from ragsage.adapters.embedded.redis import EmbeddedRedis
 from ragsage.core.identity import content_hash, document_id_for
-from ragsage.jobs.records import Upload, UploadOutcome
+from ragsage.core.jobs import Upload, UploadOutcome
 from ragsage.library.enqueue import Enqueuer
 from ragsage.settings import Settings
 from worker.cli import celery_worker_argv

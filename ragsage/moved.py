@@ -52,6 +52,14 @@ MOVED: dict[str, str] = {
     "ragsage.evaluation.api_backend": "ragsage.cli.evaluation.api_backend",
     "ragsage.evaluation.disk_cache": "ragsage.cli.evaluation.disk_cache",
     "ragsage.evaluation.cli": "ragsage.cli.evaluation.command",
+    "ragsage.jobs.records": "ragsage.core.jobs",
+    "ragsage.jobs.store": "ragsage.adapters.postgres.jobs.store",
+    "ragsage.jobs.page_store": "ragsage.adapters.postgres.jobs.page_store",
+    "ragsage.jobs.uploads": "ragsage.adapters.postgres.jobs.uploads",
+    "ragsage.jobs.reprocess": "ragsage.adapters.postgres.jobs.reprocess",
+    "ragsage.jobs.reindex": "ragsage.adapters.postgres.jobs.reindex",
+    "ragsage.jobs.reindex_status": "ragsage.adapters.postgres.jobs.reindex_status",
+    "ragsage.jobs.documents": "ragsage.adapters.postgres.jobs.documents",
 }
 
 

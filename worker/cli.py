@@ -18,7 +18,7 @@ from tqdm import tqdm
 
 from ragsage.cli.files import collect_files
 from ragsage.core.errors import RagsageError
-from ragsage.jobs.records import Job, JobState
+from ragsage.core.jobs import Job, JobState
 from worker.reindex_cli import GATE_MARGIN, reindex_command
 
 

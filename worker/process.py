@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from uuid import UUID
 
+from ragsage.adapters.postgres.jobs import store
 from ragsage.core.types import Scope
-from ragsage.jobs import store
 from ragsage.jobs.lease_keeper import LeaseKeeper
 from ragsage.jobs.watchdog import Send, run_round
 from ragsage.runtime import Runtime, adapter_overrides, build_runtime

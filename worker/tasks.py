@@ -24,9 +24,9 @@ from celery.signals import (
 from ragsage.adapters.celery.broker import INGEST_TASK, REINDEX_TASK, publish, waiting_messages
 from ragsage.adapters.observability import metrics_dir
 from ragsage.adapters.observability.logs import log_context
+from ragsage.adapters.postgres.jobs import store
 from ragsage.core.offload import CallerThread, using
 from ragsage.core.types import Scope
-from ragsage.jobs import store
 from ragsage.jobs.runner import is_transient, run_job
 from worker import metrics, process
 from worker.app import app, queue, settings

@@ -32,8 +32,8 @@ import httpx
 from ragsage.adapters.embedded.postgres import EmbeddedPostgres
 from ragsage.adapters.embedded.redis import EmbeddedRedis
 from ragsage.core.errors import RagsageError
+from ragsage.core.jobs import JobState
 from ragsage.core.types import Scope
-from ragsage.jobs.records import JobState
 from ragsage.settings import Settings
 
 NAMESPACE = "default"

@@ -22,8 +22,8 @@ from api.schemas import (
     UploadResponse,
 )
 from api.services import services
+from ragsage.adapters.postgres.jobs import documents
 from ragsage.adapters.postgres.keys import Role
-from ragsage.jobs import documents
 
 blueprint = Blueprint("documents", __name__)
 

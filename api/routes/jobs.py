@@ -15,9 +15,9 @@ from api.errors import ApiError
 from api.routes.common import int_arg
 from api.schemas import JobList, JobOut
 from api.services import services
+from ragsage.adapters.postgres.jobs import documents, store
 from ragsage.adapters.postgres.keys import Role
-from ragsage.jobs import documents, store
-from ragsage.jobs.records import Job, JobState
+from ragsage.core.jobs import Job, JobState
 
 blueprint = Blueprint("jobs", __name__)
 

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from sqlalchemy import text
-
+from ragsage.adapters.postgres.jobs import documents
 from ragsage.core.errors import InvalidRequest
 from ragsage.core.types import Scope
 from ragsage.evaluation.datasets import Dataset, Question
@@ -25,8 +24,6 @@ from ragsage.evaluation.runner import EvalReport, evaluate
 from ragsage.query import RetrievalOptions, RetrievalResult
 
 if TYPE_CHECKING:
-    from sqlalchemy.ext.asyncio import AsyncSession
-
     from ragsage.runtime import Runtime
 
 GATE_METRIC = "recall@10"
@@ -128,18 +125,10 @@ def _find(dataset_id: str, held: Mapping[str, str], *, unique_name: bool) -> str
     return None
 
 
-async def namespace_documents(session: AsyncSession) -> dict[str, str]:
-    """The namespace's ingested documents, external id → document id."""
-    rows = await session.execute(
-        text("SELECT external_id, id FROM ragsage_documents WHERE status = 'ready'")
-    )
-    return {str(external): str(identifier) for external, identifier in rows if external}
-
-
 async def match_namespace(runtime: Runtime, scope: Scope, dataset: Dataset) -> DatasetMatch:
     """:func:`match_documents` against what ``scope`` holds; refuses when nothing matches."""
     async with runtime.database.session(scope) as session:
-        held = await namespace_documents(session)
+        held = await documents.namespace_documents(session)
     match = match_documents(dataset, held)
     if not match.document_ids:
         raise InvalidRequest(

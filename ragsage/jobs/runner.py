@@ -18,17 +18,18 @@ from dataclasses import dataclass, field
 from uuid import UUID
 
 import psycopg
-from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from ragsage.adapters.observability.logs import bind_log_context, log_context
 from ragsage.adapters.postgres.document_store import PgDocumentStore
 from ragsage.adapters.postgres.generations import EmbeddingModelMismatch, live_generations
+from ragsage.adapters.postgres.jobs import page_store, reindex, store
 from ragsage.core.errors import DocumentError, InputError, RagsageError
+from ragsage.core.jobs import Job, result_summary
 from ragsage.core.types import Page, PageRoute, RawSource, Scope
-from ragsage.jobs import documents, memory, page_store, reindex, store
+from ragsage.jobs import memory
 from ragsage.jobs.lease_keeper import LeaseHolder
-from ragsage.jobs.records import Job, result_summary
+from ragsage.jobs.versions import write_version
 from ragsage.runtime import Runtime
 
 _log = logging.getLogger(__name__)
@@ -134,14 +135,7 @@ class _Heartbeat:
 
     async def _finished(self) -> bool:
         async with self.runtime.database.session(self.scope) as session:
-            state = await session.scalar(
-                text(
-                    "SELECT state FROM ragsage_jobs WHERE id = :id AND attempts = :attempt "
-                    "AND state IN ('succeeded', 'failed', 'superseded')"
-                ),
-                {"id": self.job.id, "attempt": self.job.attempts},
-            )
-        return state is not None
+            return await store.has_finished(session, self.job.id, self.job.attempts)
 
 
 async def run_job(
@@ -235,7 +229,7 @@ async def _ingest(runtime: Runtime, scope: Scope, job: Job, progress: _Progress)
             message = await store.supersede(session, job, stored or 0)
             return JobOutcome(job.id, "superseded", message)
         previous = await store.current_hash(session, job.document_id)
-        result = await documents.write_version(session, runtime, scope, pipeline, prepared)
+        result = await write_version(session, runtime, scope, pipeline, prepared)
         await store.finish_document(session, job, previous, warnings=result.warnings)
         summary = result_summary(
             result.chunks, result.pages, result.vision_pages, result.parse_cache_hit

@@ -18,14 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from uuid import UUID
 
-from sqlalchemy import text
-
+from ragsage.adapters.postgres.jobs import stale, store
 from ragsage.core.types import Scope
-from ragsage.jobs import store
 from ragsage.runtime import Runtime
 
 _log = logging.getLogger(__name__)
-_WATCHDOG_LOCK = 0x7261_6777  # "ragw"
 
 # (namespace, job id, kind): publish the job's message as a recovered one.
 Send = Callable[[str, UUID, str], None]
@@ -53,16 +50,10 @@ async def run_round(
     settings = runtime.settings
     requeue = settings.job_requeue_after if requeue_after is None else requeue_after
     async with runtime.database.system_session() as owner:
-        if not await owner.scalar(
-            text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": _WATCHDOG_LOCK}
-        ):
+        if not await stale.lock_round(owner):
             return None
-        rows = await owner.execute(
-            text("SELECT namespace, job_id FROM ragsage_stale_jobs(:grace, :requeue)"),
-            {"grace": settings.job_unsent_grace, "requeue": requeue},
-        )
         sent = 0
-        for namespace, job_id in [(str(row[0]), row[1]) for row in rows]:
+        for namespace, job_id in await stale.stale_jobs(owner, settings.job_unsent_grace, requeue):
             reclaimed = await reclaim(runtime, namespace, job_id, requeue)
             if reclaimed is None:
                 continue
@@ -84,25 +75,7 @@ async def reclaim(
     settings = runtime.settings
     after = settings.job_requeue_after if requeue_after is None else requeue_after
     async with runtime.database.session(Scope(namespace)) as session:
-        row = (
-            await session.execute(
-                text(
-                    "UPDATE ragsage_jobs SET state = 'queued', lease_expires_at = NULL, "
-                    "lost_deliveries = lost_deliveries + (state = 'running')::int, "
-                    "enqueued_at = NULL, stage = NULL, updated_at = now() WHERE id = :id AND ("
-                    "(state = 'running' AND lease_expires_at < now()) OR (state = 'queued' AND "
-                    "enqueued_at IS NULL AND updated_at < now() - make_interval(secs => :grace)) "
-                    "OR (state = 'queued' AND "
-                    "enqueued_at < now() - make_interval(secs => :after))) "
-                    "RETURNING kind, attempts"
-                ),
-                {
-                    "id": job_id,
-                    "grace": settings.job_unsent_grace,
-                    "after": after,
-                },
-            )
-        ).first()
+        row = await stale.requeue_if_stale(session, job_id, settings.job_unsent_grace, after)
     if row is None:
         return None
     _log.warning(
@@ -110,4 +83,5 @@ async def reclaim(
         job_id,
         namespace,
     )
-    return Reclaimed(kind=str(row[0]), attempts=int(row[1]))
+    kind, attempts = row
+    return Reclaimed(kind=kind, attempts=attempts)

@@ -112,12 +112,13 @@ class PostgresBackend:
         return self.runtime.pipeline(await self.runtime.embedder_for_scope(self.scope))
 
     async def write(self, pipeline: IngestionPipeline, prepared: PreparedDocument) -> None:
-        from ragsage.jobs import documents, page_store, reindex, store
+        from ragsage.adapters.postgres.jobs import page_store, reindex, store
+        from ragsage.jobs.versions import write_version
 
         document = prepared.document
         async with self.runtime.database.session(self.scope) as session:
             previous = await store.current_hash(session, document.id)
-            await documents.write_version(session, self.runtime, self.scope, pipeline, prepared)
+            await write_version(session, self.runtime, self.scope, pipeline, prepared)
             if previous is not None and previous != document.content_hash:
                 await page_store.delete_unreferenced(session, previous)
             # Left queued, unsent: the workers' watchdog sends jobs nobody sent
@@ -138,7 +139,7 @@ class PostgresBackend:
         return await PgDocumentStore(self.runtime.database).get(self.scope, document_id)
 
     async def pages(self, document: Document) -> list[Page]:
-        from ragsage.jobs import page_store
+        from ragsage.adapters.postgres.jobs import page_store
 
         async with self.runtime.database.session(self.scope) as session:
             pages = await page_store.load_pages(session, document.content_hash)
@@ -150,7 +151,7 @@ class PostgresBackend:
         return pages
 
     async def delete(self, document_id: str) -> bool:
-        from ragsage.jobs.documents import delete_document
+        from ragsage.adapters.postgres.jobs.documents import delete_document
 
         async with self.runtime.database.session(self.scope) as session:
             return await delete_document(session, document_id)

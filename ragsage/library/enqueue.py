@@ -28,11 +28,11 @@ from sqlalchemy import text
 
 from ragsage.adapters.celery.broker import create_celery, publish
 from ragsage.adapters.postgres import Database
+from ragsage.adapters.postgres.jobs import store
+from ragsage.adapters.postgres.jobs.uploads import create_upload
 from ragsage.core.errors import InputError, InvalidRequest
+from ragsage.core.jobs import Job, JobState, Upload, UploadOutcome
 from ragsage.core.types import Scope
-from ragsage.jobs import store
-from ragsage.jobs.records import Job, JobState, Upload, UploadOutcome
-from ragsage.jobs.uploads import create_upload
 from ragsage.library.reindexing import ReindexControls
 from ragsage.runtime import build_database
 from ragsage.runtime.loop import LoopThread

@@ -52,7 +52,7 @@ class ReindexControls:
         ``ragsage migrate``): a request never runs DDL.  A ``held`` generation
         does not switch when complete; see :meth:`activate_held`.
         """
-        from ragsage.jobs import reindex
+        from ragsage.adapters.postgres.jobs import reindex
         from ragsage.runtime import make_embedder
 
         try:
@@ -83,7 +83,7 @@ class ReindexControls:
     def activate_held(self, namespace: str, generation: int) -> Generation:
         """Switch a namespace to its complete building generation (a gate's decision)."""
         from ragsage.adapters.postgres import active_generation
-        from ragsage.jobs import reindex
+        from ragsage.adapters.postgres.jobs import reindex
 
         scope = Scope(namespace)
 
@@ -104,7 +104,7 @@ class ReindexControls:
         previous generation lacks documents uploaded or replaced since the
         switch, unless ``force``.
         """
-        from ragsage.jobs import reindex
+        from ragsage.adapters.postgres.jobs import reindex
 
         scope = Scope(namespace)
 
@@ -117,7 +117,7 @@ class ReindexControls:
 
     def reprocess(self, namespace: str, *, only_skipped_pages: bool = False) -> list[UUID]:
         """Read the namespace's documents again from their stored bytes; returns the jobs."""
-        from ragsage.jobs import reprocess
+        from ragsage.adapters.postgres.jobs import reprocess
 
         scope = Scope(namespace)
 
@@ -131,7 +131,7 @@ class ReindexControls:
 
     def drop_previous(self, namespace: str) -> int:
         """Delete the namespace's retired generations; returns the chunks freed."""
-        from ragsage.jobs import reindex
+        from ragsage.adapters.postgres.jobs import reindex
 
         async def act() -> int:
             async with self.database.session(Scope(namespace)) as session:
@@ -141,7 +141,7 @@ class ReindexControls:
 
     def record_gate(self, namespace: str, generation: int, verdict: dict[str, Any]) -> None:
         """Keep an evaluation gate's verdict on the generation it judged."""
-        from ragsage.jobs import reindex
+        from ragsage.adapters.postgres.jobs import reindex
 
         async def act() -> None:
             async with self.database.session(Scope(namespace)) as session:
@@ -151,7 +151,7 @@ class ReindexControls:
 
     def reindex_status(self, namespace: str) -> list[dict[str, Any]]:
         """Every generation of the namespace with its re-index progress."""
-        from ragsage.jobs.reindex_status import status
+        from ragsage.adapters.postgres.jobs.reindex_status import status
 
         async def read() -> list[dict[str, Any]]:
             async with self.database.session(Scope(namespace)) as session:

@@ -11,9 +11,9 @@ import httpx
 import pytest
 
 from ragsage.adapters.postgres import Database
+from ragsage.adapters.postgres.jobs import documents
 from ragsage.adapters.postgres.keys import Role, revoke_key
 from ragsage.core.types import Scope
-from ragsage.jobs import documents
 
 from . import helpers
 from .api_harness import ApiServer, make_key, with_database

@@ -159,8 +159,8 @@ async def test_the_role_switch_fallback_isolates_but_reset_role_undoes_it(
 
 
 async def test_the_privileged_functions_cross_namespaces_without_leaking(db: Database) -> None:
-    from ragsage.jobs.records import Upload
-    from ragsage.jobs.uploads import create_upload
+    from ragsage.adapters.postgres.jobs.uploads import create_upload
+    from ragsage.core.jobs import Upload
 
     for scope, body in ((ACME, ACME_TEXT), (GLOBEX, GLOBEX_TEXT)):
         async with db.session(scope) as session:

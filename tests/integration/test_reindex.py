@@ -10,8 +10,8 @@ from sqlalchemy import text
 
 from ragsage.adapters.embedded.redis import EmbeddedRedis
 from ragsage.core.identity import document_id_for
+from ragsage.core.jobs import Job, JobState
 from ragsage.core.types import Scope
-from ragsage.jobs.records import Job, JobState
 from ragsage.query import QueryEngine
 from ragsage.runtime import build_runtime
 from ragsage.runtime.loop import LoopThread
@@ -228,7 +228,7 @@ def test_a_document_failing_in_the_new_model_holds_the_switch(deployment: Deploy
 
 
 def _rollback(deployment: Deployment) -> None:
-    from ragsage.jobs import reindex
+    from ragsage.adapters.postgres.jobs import reindex
 
     async def act() -> None:
         async with deployment.enqueuer.database.session(Scope(ACME)) as session:
@@ -238,7 +238,7 @@ def _rollback(deployment: Deployment) -> None:
 
 
 def _drop(deployment: Deployment) -> int:
-    from ragsage.jobs import reindex
+    from ragsage.adapters.postgres.jobs import reindex
 
     async def act() -> int:
         async with deployment.enqueuer.database.session(Scope(ACME)) as session:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from ragsage.core.jobs import JobState
 from ragsage.core.types import Scope
-from ragsage.jobs.records import JobState
 from ragsage.query import RetrievalOptions
 from ragsage.runtime import build_runtime
 

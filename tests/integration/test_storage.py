@@ -137,8 +137,8 @@ async def _seed_v2(database: Database) -> None:
 
 
 async def _check_v3(database: Database) -> None:
+    from ragsage.adapters.postgres.jobs import store
     from ragsage.adapters.postgres.keys import Role, authenticate, create_key
-    from ragsage.jobs import store
 
     await database.migrate()  # today's job and key code reads the latest schema
     async with database.session(ACME) as session:
@@ -301,7 +301,7 @@ async def _check_v9(database: Database) -> None:
 async def _check_v10(database: Database) -> None:
     from types import SimpleNamespace
 
-    from ragsage.jobs import store
+    from ragsage.adapters.postgres.jobs import store
     from ragsage.jobs.watchdog import reclaim
     from ragsage.settings import Settings
 
@@ -324,9 +324,9 @@ async def _check_v10(database: Database) -> None:
 
 
 async def _check_v11(database: Database) -> None:
-    from ragsage.jobs import store
-    from ragsage.jobs.records import JobState, Upload
-    from ragsage.jobs.uploads import create_upload
+    from ragsage.adapters.postgres.jobs import store
+    from ragsage.adapters.postgres.jobs.uploads import create_upload
+    from ragsage.core.jobs import JobState, Upload
 
     async with database.session(ACME) as session:
         (old,) = await store.list_jobs(session)
@@ -346,7 +346,7 @@ async def _check_v11(database: Database) -> None:
 
 
 async def _check_v12(database: Database) -> None:
-    from ragsage.jobs import reindex, reindex_status
+    from ragsage.adapters.postgres.jobs import reindex, reindex_status
 
     async with database.session(ACME) as session:
         await session.execute(

@@ -17,10 +17,10 @@ from uuid import UUID
 
 import pytest
 
+from ragsage.adapters.postgres.jobs import store
+from ragsage.adapters.postgres.jobs.uploads import create_upload
+from ragsage.core.jobs import Upload
 from ragsage.core.types import Scope
-from ragsage.jobs import store
-from ragsage.jobs.records import Upload
-from ragsage.jobs.uploads import create_upload
 from ragsage.jobs.watchdog import run_round
 from ragsage.runtime import Runtime, build_runtime
 

@@ -12,9 +12,9 @@ from ragsage.adapters.embedded.redis import EmbeddedRedis
 from ragsage.adapters.parsing import HeuristicBackend
 from ragsage.adapters.postgres import Database, PostgresConfig
 from ragsage.core.identity import content_hash
+from ragsage.core.jobs import JobState
 from ragsage.core.types import Scope
 from ragsage.ingestion.parse_cache import parse_cache_key
-from ragsage.jobs.records import JobState
 from ragsage.library.enqueue import Enqueuer
 from ragsage.runtime import build_runtime
 
@@ -164,8 +164,8 @@ def test_a_corrupt_cache_entry_is_reparsed(
 
 
 def test_a_job_committed_but_never_sent_is_sent_by_the_watchdog(deployment: Deployment) -> None:
-    from ragsage.jobs.records import Upload
-    from ragsage.jobs.uploads import create_upload
+    from ragsage.adapters.postgres.jobs.uploads import create_upload
+    from ragsage.core.jobs import Upload
 
     async def record_without_sending() -> str:
         database = Database(

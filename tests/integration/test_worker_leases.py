@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from ragsage.jobs.records import Job, JobState
+from ragsage.core.jobs import Job, JobState
 
 from .worker_harness import Deployment
 

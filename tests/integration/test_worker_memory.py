@@ -5,7 +5,7 @@ Real worker processes on real Postgres and Redis.
 
 from __future__ import annotations
 
-from ragsage.jobs.records import JobState
+from ragsage.core.jobs import JobState
 
 from .worker_harness import Deployment
 

@@ -12,11 +12,11 @@ import time
 
 from sqlalchemy import text
 
+from ragsage.adapters.postgres.jobs import store
+from ragsage.adapters.postgres.jobs.uploads import create_upload
 from ragsage.core.identity import content_hash
+from ragsage.core.jobs import JobState, Upload, UploadOutcome
 from ragsage.core.types import Scope
-from ragsage.jobs import store
-from ragsage.jobs.records import JobState, Upload, UploadOutcome
-from ragsage.jobs.uploads import create_upload
 from ragsage.runtime import build_runtime
 
 from .worker_harness import Deployment

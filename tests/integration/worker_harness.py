@@ -17,8 +17,8 @@ import pytest
 from sqlalchemy import text
 
 from ragsage.adapters.embedded.redis import EmbeddedRedis
+from ragsage.core.jobs import Job
 from ragsage.core.types import Scope
-from ragsage.jobs.records import Job
 from ragsage.library.enqueue import Enqueuer
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings

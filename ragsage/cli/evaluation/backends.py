@@ -230,7 +230,7 @@ async def in_postgres(
         pipeline = runtime.pipeline(embedder)
 
         async def write(prepared: PreparedDocument) -> None:
-            from ragsage.jobs.documents import write_version
+            from ragsage.jobs.versions import write_version
 
             async with runtime.database.session(scope) as session:
                 await write_version(session, runtime, scope, pipeline, prepared)

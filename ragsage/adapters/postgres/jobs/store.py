@@ -10,8 +10,8 @@ from psycopg.types.json import Jsonb
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ragsage.jobs.page_store import delete_unreferenced
-from ragsage.jobs.records import Job, JobState
+from ragsage.adapters.postgres.jobs.page_store import delete_unreferenced
+from ragsage.core.jobs import Job, JobState
 
 _JOB_COLUMNS = (
     "id, namespace, document_id, kind, state, stage, content_hash, filename, media_type, "
@@ -204,6 +204,18 @@ async def lock_running(session: AsyncSession, job_id: UUID, attempt: int) -> boo
         )
     ).first()
     return row is not None and row[0] == "running" and row[1] == attempt
+
+
+async def has_finished(session: AsyncSession, job_id: UUID, attempt: int) -> bool:
+    """Whether this attempt of the job has reached an end state (another worker may have)."""
+    state = await session.scalar(
+        text(
+            "SELECT state FROM ragsage_jobs WHERE id = :id AND attempts = :attempt "
+            "AND state IN ('succeeded', 'failed', 'superseded')"
+        ),
+        {"id": job_id, "attempt": attempt},
+    )
+    return state is not None
 
 
 async def stored_version(

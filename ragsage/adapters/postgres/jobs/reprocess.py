@@ -4,7 +4,7 @@ Ingestion keeps each version's bytes, so a document can be read again when the
 deployment learns to read it better: a transcriber configured after scans were
 skipped for want of one, or a better parser.  Each document read again is a
 new ingest job of the same bytes, numbered as a new version, so an upload that
-arrives meanwhile still wins (see :mod:`ragsage.jobs.uploads`).
+arrives meanwhile still wins (see :mod:`ragsage.adapters.postgres.jobs.uploads`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from uuid import UUID, uuid4
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ragsage.adapters.postgres.jobs import store
 from ragsage.core.types import Scope
-from ragsage.jobs import store
 
 # A scan no transcriber read is kept as an empty vision page.
 _HAS_SKIPPED_SCAN = (

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ragsage.jobs.reindex import missing_documents
+from ragsage.adapters.postgres.jobs.reindex import missing_documents
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,18 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from uuid import UUID
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ragsage.core.types import Scope
-from ragsage.jobs import page_store, store
-
-if TYPE_CHECKING:
-    from ragsage.ingestion import IngestionPipeline, IngestResult, PreparedDocument
-    from ragsage.runtime import Runtime
+from ragsage.adapters.postgres.jobs import page_store, store
 
 _COLUMNS = (
     "id, external_id, filename, title, media_type, size_bytes, status, error, content_hash, "
@@ -183,23 +178,9 @@ async def retry_job(session: AsyncSession, job_id: UUID) -> bool:
     return True
 
 
-async def write_version(
-    session: AsyncSession,
-    runtime: Runtime,
-    scope: Scope,
-    pipeline: IngestionPipeline,
-    prepared: PreparedDocument,
-) -> IngestResult:
-    """Write a prepared document version in the caller's transaction.
-
-    Chunks, registry row and the resolved pages a later re-index starts from go
-    in together: a chunk row refers to its document's, a check deferred to commit.
-    """
-    vectors, lexical, documents = runtime.stores(session, embedder=pipeline.embedder)
-    result = await pipeline.store(
-        scope, prepared, vector_store=vectors, lexical_store=lexical, document_store=documents
+async def namespace_documents(session: AsyncSession) -> dict[str, str]:
+    """The namespace's ingested documents, external id → document id."""
+    rows = await session.execute(
+        text("SELECT external_id, id FROM ragsage_documents WHERE status = 'ready'")
     )
-    await page_store.save_pages(
-        session, scope.namespace, prepared.document.content_hash, prepared.pages
-    )
-    return result
+    return {str(external): str(identifier) for external, identifier in rows if external}

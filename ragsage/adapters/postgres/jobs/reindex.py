@@ -25,9 +25,9 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.postgres.generations import Generation, live_generations
+from ragsage.adapters.postgres.jobs import store
 from ragsage.core.errors import Conflict
 from ragsage.core.types import Scope
-from ragsage.jobs import store
 
 
 async def start(

@@ -1,7 +1,7 @@
 """The upload path: store the bytes, the document and a job in one transaction.
 
 The caller sends the job's message only after this commits (DESIGN rule 4), and
-then calls :func:`~ragsage.jobs.store.mark_enqueued`.  If the process dies in
+then calls :func:`~ragsage.adapters.postgres.jobs.store.mark_enqueued`.  If the process dies in
 between, the job sits ``queued`` with no ``enqueued_at`` and the watchdog sends
 it, so an accepted upload is never lost.
 """
@@ -17,12 +17,12 @@ from psycopg.types.json import Jsonb
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ragsage.adapters.postgres.jobs import store
 from ragsage.core.errors import EmptyDocument, InvalidRequest
 from ragsage.core.identity import content_hash, document_id_for
+from ragsage.core.jobs import JobState, Upload, UploadOutcome
 from ragsage.core.text import clean
 from ragsage.core.types import Scope
-from ragsage.jobs import store
-from ragsage.jobs.records import JobState, Upload, UploadOutcome
 
 MAX_FILENAME = 255
 
