@@ -23,7 +23,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from ragsage.adapters.observability.logs import bind_log_context, log_context
 from ragsage.adapters.postgres.document_store import PgDocumentStore
 from ragsage.adapters.postgres.generations import EmbeddingModelMismatch, live_generations
-from ragsage.adapters.postgres.jobs import page_store, reindex, store
+from ragsage.adapters.postgres.jobs import document_rows, page_store, reindex, store
 from ragsage.core.errors import DocumentError, InputError, RagsageError
 from ragsage.core.jobs import Job, result_summary
 from ragsage.core.types import Page, PageRoute, RawSource, Scope
@@ -162,7 +162,7 @@ async def _run_job(
             return JobOutcome(job_id, "skipped", f"job is {state}; nothing to do")
         if job.kind == "ingest":
             # A newer upload already stored: this version's work would be thrown away.
-            stored = await store.stored_version(session, job.document_id)
+            stored = await document_rows.stored_version(session, job.document_id)
             if store.is_superseded(job, stored):
                 message = await store.supersede(session, job, stored or 0)
                 return JobOutcome(job_id, "superseded", message)
@@ -176,7 +176,7 @@ async def _run_job(
             await store.fail(session, job, message)
             return JobOutcome(job_id, "failed", message)
         if job.kind == "ingest":
-            await store.mark_processing(session, job.document_id)
+            await document_rows.mark_processing(session, job.document_id)
 
     # Undone with the rest when run_job's log_context exits.
     bind_log_context(document_id=job.document_id, kind=job.kind)
@@ -224,13 +224,13 @@ async def _ingest(runtime: Runtime, scope: Scope, job: Job, progress: _Progress)
             raise LeaseLost(str(job.id))
         # The document row's lock serialises writers of its chunks; under it the
         # stored version says whether a newer upload got there first.
-        stored = await store.stored_version(session, job.document_id, lock=True)
+        stored = await document_rows.stored_version(session, job.document_id, lock=True)
         if store.is_superseded(job, stored):
             message = await store.supersede(session, job, stored or 0)
             return JobOutcome(job.id, "superseded", message)
-        previous = await store.current_hash(session, job.document_id)
+        previous = await document_rows.current_hash(session, job.document_id)
         result = await write_version(session, runtime, scope, pipeline, prepared)
-        await store.finish_document(session, job, previous, warnings=result.warnings)
+        await document_rows.finish_document(session, job, previous, warnings=result.warnings)
         summary = result_summary(
             result.chunks, result.pages, result.vision_pages, result.parse_cache_hit
         )
@@ -298,7 +298,10 @@ async def _reindex(runtime: Runtime, scope: Scope, job: Job, progress: _Progress
     async with runtime.database.session(scope) as session:
         if not await store.lock_running(session, job.id, job.attempts):
             raise LeaseLost(str(job.id))
-        if await store.current_hash(session, job.document_id, lock=True) != job.content_hash:
+        if (
+            await document_rows.current_hash(session, job.document_id, lock=True)
+            != job.content_hash
+        ):
             # Replaced while this ran; the newer version's own job fills the generation.
             await store.succeed(
                 session, job.id, timings={}, result={"skipped": "the document changed"}

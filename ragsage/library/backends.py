@@ -112,12 +112,12 @@ class PostgresBackend:
         return self.runtime.pipeline(await self.runtime.embedder_for_scope(self.scope))
 
     async def write(self, pipeline: IngestionPipeline, prepared: PreparedDocument) -> None:
-        from ragsage.adapters.postgres.jobs import page_store, reindex, store
+        from ragsage.adapters.postgres.jobs import document_rows, page_store, reindex
         from ragsage.jobs.versions import write_version
 
         document = prepared.document
         async with self.runtime.database.session(self.scope) as session:
-            previous = await store.current_hash(session, document.id)
+            previous = await document_rows.current_hash(session, document.id)
             await write_version(session, self.runtime, self.scope, pipeline, prepared)
             if previous is not None and previous != document.content_hash:
                 await page_store.delete_unreferenced(session, previous)

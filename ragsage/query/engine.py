@@ -1,44 +1,31 @@
 """The query engine: from a question to ranked passages and a cited, streamed answer.
 
-rewrite against history → dense and lexical retrieval in parallel → weighted
-fusion (reciprocal-rank or scaled-score) → optional recency bias → rerank → relevance floor →
-context expansion → grounded prompt → streamed tokens → the citations used.
-
-When the stores can rank by chunk id and nothing downstream needs every
-candidate's text (no rerank, no recency bias), retrieval ranks by id and reads
-rows only for the results it returns.
+Retrieval (rewrite, dense and lexical search, fusion, rerank, the relevance
+floor, context expansion) is :mod:`ragsage.query.retrieval`; this module turns
+its passages into a grounded prompt, streams the tokens and keeps the
+citations the answer used.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from dataclasses import replace
-from datetime import UTC, datetime
-from typing import Protocol, TypeVar, cast
+from collections.abc import AsyncGenerator, Sequence
 
-from ragsage.core.errors import InvalidRequest
 from ragsage.core.ports import (
     DocumentStore,
     Embedder,
-    FetchesChunks,
     LexicalStore,
     LLMClient,
     QueryRewriter,
-    RanksText,
-    RanksVectors,
     Reranker,
-    Span,
     Tracer,
     VectorStore,
 )
 from ragsage.core.prompts import PromptSource, cited_numbers, grounded_prompt, small_talk_prompt
 from ragsage.core.text import clean
 from ragsage.core.tracing import NullTracer
-from ragsage.core.types import Chunk, Scope, ScoredChunk, Turn
-from ragsage.query.fusion import FusedRank, fuse, fuse_ranked
-from ragsage.query.options import MAX_QUERY_CHARS, QueryConfig, RetrievalOptions
+from ragsage.core.types import Chunk, Scope, Turn
+from ragsage.query.options import QueryConfig, RetrievalOptions
 from ragsage.query.results import (
     Answer,
     AnswerEvent,
@@ -50,14 +37,8 @@ from ragsage.query.results import (
     SearchHit,
     TokenEvent,
 )
+from ragsage.query.retrieval import Retriever, elapsed_ms
 from ragsage.query.smalltalk import is_small_talk
-
-_DAY_SECONDS = 86_400.0
-_Found = TypeVar("_Found")
-
-
-class _RanksAndFetches(RanksVectors, FetchesChunks, Protocol):
-    """A vector store that ranks by id and reads the chunks it ranked."""
 
 
 class QueryEngine:
@@ -81,7 +62,15 @@ class QueryEngine:
         self.llm, self.reranker, self.rewriter = llm, reranker, rewriter
         self.tracer: Tracer = tracer or NullTracer()
         self.config = config or QueryConfig()
-        self._by_id = self._ranks_by_id()
+        self._retriever = Retriever(
+            embedder=embedder,
+            vector_store=vector_store,
+            lexical_store=lexical_store,
+            document_store=document_store,
+            reranker=reranker,
+            rewriter=rewriter,
+            config=self.config,
+        )
 
     # ------------------------------------------------------------------ retrieval
 
@@ -95,315 +84,9 @@ class QueryEngine:
     ) -> RetrievalResult:
         """Ranked passages for ``query`` that pass the relevance floor (maybe none)."""
         with self.tracer.span("search", tenant=scope.namespace) as root:
-            return await self._retrieve(
+            return await self._retriever.retrieve(
                 root, scope, query, options or RetrievalOptions(), history, answering=False
             )
-
-    async def _retrieve(
-        self,
-        root: Span,
-        scope: Scope,
-        query: str,
-        options: RetrievalOptions,
-        history: Sequence[Turn],
-        *,
-        answering: bool,
-    ) -> RetrievalResult:
-        timing: dict[str, float] = {}
-        started = time.perf_counter()
-        query = clean(query)
-        _check_query(query)
-        if not query.strip():
-            # Nothing to look for: an honest empty result rather than an error.
-            return RetrievalResult(query=query, hits=(), total_found=0, timing_ms={"total_ms": 0.0})
-        history = [Turn(turn.role, clean(turn.content)) for turn in history]
-        standalone = await self._rewrite(root, query, history, timing)
-        rerank = options.rerank
-        if rerank is None:
-            rerank = answering or self.config.rerank_searches
-        reranking = rerank and self.reranker is not None
-        by_id = self._by_id
-        passing: Sequence[ScoredChunk | FusedRank]
-        carried: dict[str, Chunk] = {}
-        if by_id is not None and not reranking and not options.recency_bias:
-            passing, carried = await self._ranked_by_id(
-                root, scope, standalone, options, timing, by_id
-            )
-            reranked = False
-        else:
-            passing, reranked = await self._ranked_rows(
-                root, scope, standalone, options, timing, reranking
-            )
-        if answering:
-            passing = [c for c in passing if self._passes_floor(c, reranked)]
-        else:
-            passing = [c for c in passing if _has_signal(c, options.min_score)]
-        root.set(passing=len(passing), reranked=reranked)
-        chosen = await self._rows_of(root, scope, passing[: options.top_k], timing, by_id, carried)
-
-        stage = time.perf_counter()
-        with root.child("expand", above=options.chunks_above, below=options.chunks_below):
-            hits = [await self._expand(scope, candidate, options) for candidate in chosen]
-        timing["expand_ms"] = _ms(stage)
-        timing["total_ms"] = _ms(started)
-        return RetrievalResult(
-            query=standalone, hits=tuple(hits), total_found=len(passing), timing_ms=timing
-        )
-
-    def _ranks_by_id(self) -> tuple[_RanksAndFetches, RanksText] | None:
-        """The stores, when they can rank by id and read rows for the winners alone."""
-        vectors, text = self.vector_store, self.lexical_store
-        if isinstance(vectors, RanksVectors) and isinstance(vectors, FetchesChunks):
-            if isinstance(text, RanksText):
-                return cast(_RanksAndFetches, vectors), text
-        return None
-
-    async def _ranked_rows(
-        self,
-        root: Span,
-        scope: Scope,
-        query: str,
-        options: RetrievalOptions,
-        timing: dict[str, float],
-        reranking: bool,
-    ) -> tuple[list[ScoredChunk], bool]:
-        """Fused (and maybe reranked) candidates, each read whole: what a reranker needs."""
-        k, filters = options.candidate_count, options.filters
-        lexical, dense = await asyncio.gather(  # keyword first, as in _ranked_by_id
-            self._lexical(
-                root,
-                options,
-                timing,
-                lambda: self.lexical_store.search(scope, query, k=k, filters=filters),
-            ),
-            self._dense(
-                root,
-                scope,
-                query,
-                options,
-                timing,
-                lambda v: self.vector_store.search(scope, v, k=k, filters=filters),
-            ),
-        )
-
-        def fused_whole() -> list[ScoredChunk]:
-            fused = fuse(
-                self.config.fusion,
-                dense,
-                lexical,
-                alpha=options.hybrid_alpha,
-                rrf_k=self.config.rrf_k,
-            )
-            if options.recency_bias:
-                fused = _apply_recency(fused, options.recency_half_life_days)
-            return fused
-
-        fused = self._fuse(root, timing, len(dense), len(lexical), fused_whole)
-        if not (reranking and self.reranker is not None and fused):
-            return fused, False
-        stage = time.perf_counter()
-        with root.child("rerank", candidates=len(fused)) as span:
-            fused = list(await self.reranker.rerank(query, fused, top_k=options.candidate_count))
-            span.set(kept=len(fused))
-        timing["rerank_ms"] = _ms(stage)
-        return fused, True
-
-    async def _ranked_by_id(
-        self,
-        root: Span,
-        scope: Scope,
-        query: str,
-        options: RetrievalOptions,
-        timing: dict[str, float],
-        stores: tuple[_RanksAndFetches, RanksText],
-    ) -> tuple[list[FusedRank], dict[str, Chunk]]:
-        """Fused candidates known by id, and the chunks the stores read on the way.
-
-        Each store reads the rows of its own first ``top_k`` only: the likely
-        winners, so that usually no other row is read at all.
-        """
-        vectors, text = stores
-        k, filters, rows = options.candidate_count, options.filters, options.top_k
-        # Keyword first: its statement is the slower one on the server, so it
-        # goes out before the query is embedded (measured: 0.35 ms off p50).
-        lexical, dense = await asyncio.gather(
-            self._lexical(
-                root,
-                options,
-                timing,
-                lambda: text.rank_text(scope, query, k=k, filters=filters, rows=rows),
-            ),
-            self._dense(
-                root,
-                scope,
-                query,
-                options,
-                timing,
-                lambda v: vectors.rank_vectors(scope, v, k=k, filters=filters, rows=rows),
-            ),
-        )
-        fused = self._fuse(
-            root,
-            timing,
-            len(dense),
-            len(lexical),
-            lambda: fuse_ranked(
-                self.config.fusion,
-                dense,
-                lexical,
-                alpha=options.hybrid_alpha,
-                rrf_k=self.config.rrf_k,
-            ),
-        )
-        carried = {r.chunk_id: r.chunk for r in (*dense, *lexical) if r.chunk is not None}
-        return fused, carried
-
-    @staticmethod
-    def _fuse(
-        root: Span,
-        timing: dict[str, float],
-        dense: int,
-        lexical: int,
-        fusing: Callable[[], list[_Found]],
-    ) -> list[_Found]:
-        """Run one of the fusions as the traced, timed ``fuse`` stage."""
-        stage = time.perf_counter()
-        with root.child("fuse", dense=dense, lexical=lexical) as span:
-            fused = fusing()
-            span.set(candidates=len(fused))
-        timing["fusion_ms"] = _ms(stage)
-        return fused
-
-    async def _rows_of(
-        self,
-        root: Span,
-        scope: Scope,
-        chosen: Sequence[ScoredChunk | FusedRank],
-        timing: dict[str, float],
-        by_id: tuple[_RanksAndFetches, RanksText] | None,
-        carried: dict[str, Chunk],
-    ) -> list[ScoredChunk]:
-        """The chosen candidates as chunks: those ranked by id and not carried are read now."""
-        if by_id is None or not chosen or not isinstance(chosen[0], FusedRank):
-            return [c for c in chosen if isinstance(c, ScoredChunk)]
-        ids = [c.chunk_id for c in chosen if isinstance(c, FusedRank)]
-        found = {key: carried[key] for key in ids if key in carried}
-        missing = [key for key in ids if key not in found]
-        if missing:
-            stage = time.perf_counter()
-            with root.child("fetch", chunks=len(missing)):
-                found.update((c.id, c) for c in await by_id[0].fetch_chunks(scope, missing))
-            timing["fetch_ms"] = _ms(stage)
-        # A chunk re-indexed away between ranking and reading is left out.
-        return [
-            ScoredChunk(
-                chunk=found[c.chunk_id],
-                score=c.score,
-                vector_score=c.vector_score,
-                keyword_score=c.keyword_score,
-            )
-            for c in chosen
-            if isinstance(c, FusedRank) and c.chunk_id in found
-        ]
-
-    async def _rewrite(
-        self, root: Span, query: str, history: Sequence[Turn], timing: dict[str, float]
-    ) -> str:
-        if not history or self.rewriter is None:
-            return query
-        stage = time.perf_counter()
-        with root.child("rewrite", turns=len(history)) as span:
-            recent = list(history)[-self.config.max_history_turns :]
-            rewritten = (await self.rewriter.rewrite(query, recent)).strip() or query
-            span.set(changed=rewritten != query)
-        timing["rewrite_ms"] = _ms(stage)
-        return rewritten
-
-    async def _dense(
-        self,
-        root: Span,
-        scope: Scope,
-        query: str,
-        options: RetrievalOptions,
-        timing: dict[str, float],
-        search: Callable[[tuple[float, ...]], Awaitable[Sequence[_Found]]],
-    ) -> Sequence[_Found]:
-        if options.hybrid_alpha == 0.0:
-            return []
-        stage = time.perf_counter()
-        with root.child("embed", model=self.embedder.model):
-            vectors = await self.embedder.embed([query], input_type="query")
-        timing["embed_ms"] = _ms(stage)
-        stage = time.perf_counter()
-        with root.child("dense", k=options.candidate_count) as span:
-            found = await search(tuple(vectors[0]))
-            span.set(found=len(found))
-        timing["vector_ms"] = _ms(stage)
-        return found
-
-    async def _lexical(
-        self,
-        root: Span,
-        options: RetrievalOptions,
-        timing: dict[str, float],
-        search: Callable[[], Awaitable[Sequence[_Found]]],
-    ) -> Sequence[_Found]:
-        if options.hybrid_alpha == 1.0:
-            return []
-        stage = time.perf_counter()
-        with root.child("lexical", k=options.candidate_count) as span:
-            found = await search()
-            span.set(found=len(found))
-        timing["keyword_ms"] = _ms(stage)
-        return found
-
-    def _passes_floor(self, candidate: ScoredChunk | FusedRank, reranked: bool) -> bool:
-        # Fused scores are rank arithmetic and carry no relevance; only the raw
-        # per-stage scores can say "this passage is about the question".
-        if reranked:
-            return (candidate.rerank_score or 0.0) >= self.config.min_rerank_score
-        floor = self.config.min_vector_score
-        if floor is None:
-            floor = self.embedder.similarity_floor
-        if candidate.vector_score is not None and candidate.vector_score >= floor:
-            return True
-        return (
-            candidate.keyword_score is not None
-            and candidate.keyword_score > self.config.min_keyword_score
-        )
-
-    async def _expand(
-        self, scope: Scope, candidate: ScoredChunk, options: RetrievalOptions
-    ) -> SearchHit:
-        above: tuple[Chunk, ...] = ()
-        below: tuple[Chunk, ...] = ()
-        if options.chunks_above or options.chunks_below:
-            context = await self._neighbours(
-                scope, candidate.chunk, options.chunks_above, options.chunks_below
-            )
-            above, below = context.above, context.below
-        return SearchHit(
-            chunk=candidate.chunk,
-            score=candidate.score,
-            vector_score=candidate.vector_score,
-            keyword_score=candidate.keyword_score,
-            rerank_score=candidate.rerank_score,
-            above=above,
-            below=below,
-        )
-
-    async def _neighbours(self, scope: Scope, chunk: Chunk, above: int, below: int) -> ChunkContext:
-        around = await self.document_store.chunks(
-            scope,
-            chunk.document_id,
-            first=max(0, chunk.ordinal - above),
-            last=chunk.ordinal + below,
-        )
-        return ChunkContext(
-            chunk=chunk,
-            above=tuple(c for c in around if c.ordinal < chunk.ordinal),
-            below=tuple(c for c in around if c.ordinal > chunk.ordinal),
-        )
 
     # ------------------------------------------------------------------ answering
 
@@ -427,10 +110,12 @@ class QueryEngine:
                         text += token
                         yield TokenEvent(token)
                 yield CitationsEvent(())
-                yield DoneEvent(text.strip(), False, True, question, {"total_ms": _ms(started)})
+                yield DoneEvent(
+                    text.strip(), False, True, question, {"total_ms": elapsed_ms(started)}
+                )
                 return
 
-            result = await self._retrieve(
+            result = await self._retriever.retrieve(
                 root, scope, question, options or RetrievalOptions(), history, answering=True
             )
             timing = dict(result.timing_ms)
@@ -439,7 +124,7 @@ class QueryEngine:
                 message = self.config.not_found_message
                 yield TokenEvent(message)
                 yield CitationsEvent(())
-                timing["total_ms"] = _ms(started)
+                timing["total_ms"] = elapsed_ms(started)
                 yield DoneEvent(message, True, False, result.query, timing)
                 return
 
@@ -452,9 +137,9 @@ class QueryEngine:
                     yield TokenEvent(token)
                 citations = self._citations(text, result.hits)
                 span.set(cited=len(citations))
-            timing["generate_ms"] = _ms(stage)
+            timing["generate_ms"] = elapsed_ms(stage)
             yield CitationsEvent(citations)
-            timing["total_ms"] = _ms(started)
+            timing["total_ms"] = elapsed_ms(started)
             yield DoneEvent(text.strip(), False, False, result.query, timing)
 
     async def answer(
@@ -524,7 +209,7 @@ class QueryEngine:
             return None
         if not (chunks_above or chunks_below):
             return ChunkContext(chunk=chunk)
-        return await self._neighbours(scope, chunk, chunks_above, chunks_below)
+        return await self._retriever.neighbours(scope, chunk, chunks_above, chunks_below)
 
     async def list_sources(self, scope: Scope) -> list[str]:
         """The distinct source names of the namespace's documents, sorted."""
@@ -535,45 +220,9 @@ class QueryEngine:
         return await self.document_store.count_chunks(scope)
 
 
-def _has_signal(candidate: ScoredChunk | FusedRank, min_score: float | None) -> bool:
-    """A search result: it shares a term with the query or points its way, and clears min_score."""
-    if min_score is not None and candidate.score < min_score:
-        return False
-    return (
-        (candidate.keyword_score or 0.0) > 0.0
-        or (candidate.vector_score or 0.0) > 0.0
-        or (candidate.rerank_score is not None and candidate.rerank_score > 0.0)
-    )
-
-
-def _check_query(query: str) -> None:
-    if len(query) > MAX_QUERY_CHARS:
-        raise InvalidRequest(
-            f"the question is {len(query):,} characters long; the limit is {MAX_QUERY_CHARS:,}"
-        )
-
-
-def _apply_recency(candidates: list[ScoredChunk], half_life_days: float) -> list[ScoredChunk]:
-    now = datetime.now(UTC)
-    biased = []
-    for candidate in candidates:
-        created = candidate.chunk.created_at
-        if created is None:
-            factor = 0.5  # unknown age is treated as very old, never as brand new
-        else:
-            age_days = max(0.0, (now - created).total_seconds() / _DAY_SECONDS)
-            factor = 0.5 + 0.5 * 2.0 ** (-age_days / half_life_days)
-        biased.append(replace(candidate, score=candidate.score * factor))
-    return sorted(biased, key=lambda c: (-c.score, c.chunk.id))
-
-
 def _title(chunk: Chunk) -> str:
     title = str(chunk.metadata.get("title") or chunk.source)
     path = list(chunk.heading_path)
     if path and path[0] == title:
         path.pop(0)  # a Markdown file's first heading is usually its title too
     return " > ".join((title, *path))
-
-
-def _ms(started: float) -> float:
-    return round((time.perf_counter() - started) * 1000, 3)

@@ -324,7 +324,7 @@ async def _check_v10(database: Database) -> None:
 
 
 async def _check_v11(database: Database) -> None:
-    from ragsage.adapters.postgres.jobs import store
+    from ragsage.adapters.postgres.jobs import document_rows, store
     from ragsage.adapters.postgres.jobs.uploads import create_upload
     from ragsage.core.jobs import JobState, Upload
 
@@ -332,7 +332,9 @@ async def _check_v11(database: Database) -> None:
         (old,) = await store.list_jobs(session)
         # A job from before versions were numbered is never superseded ...
         assert old.version is None
-        assert not store.is_superseded(old, await store.stored_version(session, old.document_id))
+        assert not store.is_superseded(
+            old, await document_rows.stored_version(session, old.document_id)
+        )
         # ... and the document's next upload is its version 1.
         outcome = await create_upload(
             session, ACME, Upload("v2.md", b"# Version three"), max_bytes=10**6

@@ -11,7 +11,7 @@ from uuid import UUID
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ragsage.adapters.postgres.jobs import page_store, store
+from ragsage.adapters.postgres.jobs import document_rows, page_store
 
 _COLUMNS = (
     "id, external_id, filename, title, media_type, size_bytes, status, error, content_hash, "
@@ -153,7 +153,7 @@ async def cancel_job(session: AsyncSession, job_id: UUID) -> bool:
     ).first()
     if row is None:
         return False
-    await store.set_pending_status(session, row[0], "failed", "ingestion was cancelled")
+    await document_rows.set_pending_status(session, row[0], "failed", "ingestion was cancelled")
     return True
 
 
@@ -174,7 +174,7 @@ async def retry_job(session: AsyncSession, job_id: UUID) -> bool:
     ).first()
     if row is None:
         return False
-    await store.set_pending_status(session, row[0], "queued", None)
+    await document_rows.set_pending_status(session, row[0], "queued", None)
     return True
 
 
