@@ -10,6 +10,11 @@ from typing import Self
 _log = logging.getLogger("ragsage.trace")
 
 
+def elapsed_ms(started: float) -> float:
+    """Milliseconds since ``started`` (a ``perf_counter`` reading), as stage timings report them."""
+    return round((time.perf_counter() - started) * 1000, 3)
+
+
 class NullSpan:
     """A span that records nothing; the default when no tracer is wired."""
 

@@ -4,11 +4,8 @@ Parse, classify each page, read scans, chunk, contextualize, embed and store,
 on ports only; :mod:`.parse_cache` keeps parse results by content hash.
 """
 
-from ragsage.ingestion.pipeline import (
-    IngestionConfig,
-    IngestionPipeline,
-    IngestResult,
-    PreparedDocument,
-)
+from ragsage.ingestion.config import IngestionConfig
+from ragsage.ingestion.pipeline import IngestionPipeline
+from ragsage.ingestion.results import IngestResult, PreparedDocument
 
 __all__ = ["IngestResult", "IngestionConfig", "IngestionPipeline", "PreparedDocument"]

@@ -8,17 +8,15 @@ on the in-memory fakes, in a Celery worker against Postgres, or in a notebook.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import PurePath
-from typing import TypeVar
 
 from ragsage.core.cache_writes import cache_write
-from ragsage.core.errors import DocumentError, EmptyDocument, ParseError, PermanentProviderError
+from ragsage.core.errors import DocumentError, EmptyDocument, ParseError
 from ragsage.core.identity import content_hash, document_id_for
 from ragsage.core.offload import run_cpu
 from ragsage.core.ports import (
@@ -36,7 +34,7 @@ from ragsage.core.ports import (
     Tracer,
     VectorStore,
 )
-from ragsage.core.tracing import NullTracer
+from ragsage.core.tracing import NullTracer, elapsed_ms
 from ragsage.core.transcribing import TranscriptionUnavailable
 from ragsage.core.types import (
     Chunk,
@@ -48,7 +46,10 @@ from ragsage.core.types import (
     RawSource,
     Scope,
 )
+from ragsage.ingestion.batching import bounded, embed_in_batches
+from ragsage.ingestion.config import IngestionConfig
 from ragsage.ingestion.parse_cache import decode_parsed, encode_parsed, parse_cache_key
+from ragsage.ingestion.results import IngestResult, PreparedDocument
 
 _log = logging.getLogger(__name__)
 StageListener = Callable[[str], None]
@@ -58,90 +59,9 @@ def _ignore_stage(name: str) -> None:
     return None
 
 
-_T = TypeVar("_T")
-_R = TypeVar("_R")
-
-
-@dataclass(frozen=True, slots=True)
-class IngestionConfig:
-    """How documents are cut and embedded; sizes are in tokens."""
-
-    chunk_size: int = 512
-    chunk_overlap: int = 64
-    contextualize: bool = True
-    embed_batch_size: int = 64
-    concurrency: int = 8
-    parse_cache_ttl_seconds: int | None = 30 * 24 * 3600
-
-    def __post_init__(self) -> None:
-        if self.chunk_size < 16:
-            raise ValueError(f"chunk_size must be at least 16 tokens, got {self.chunk_size}")
-        if not 0 <= self.chunk_overlap < self.chunk_size // 2:
-            raise ValueError(
-                f"chunk_overlap must be between 0 and half of chunk_size, got {self.chunk_overlap}"
-            )
-        if self.embed_batch_size < 1 or self.concurrency < 1:
-            raise ValueError("embed_batch_size and concurrency must be positive")
-
-
-@dataclass(frozen=True, slots=True)
-class IngestResult:
-    """What ingesting one source did."""
-
-    document: Document
-    chunks: int
-    pages: int
-    vision_pages: int
-    duplicate: bool = False
-    parse_cache_hit: bool = False
-    timing_ms: dict[str, float] = field(default_factory=dict)
-    warnings: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class PreparedDocument:
-    """A document ready to write: its resolved pages and embedded chunks."""
-
-    document: Document
-    pages: tuple[Page, ...]
-    records: tuple[EmbeddedChunk, ...]
-    vision_pages: int
-    parse_cache_hit: bool
-    timing_ms: dict[str, float]
-    warnings: tuple[str, ...] = ()
-
-    @property
-    def chunks(self) -> tuple[Chunk, ...]:
-        return tuple(record.chunk for record in self.records)
-
-    def result(self) -> IngestResult:
-        return IngestResult(
-            document=self.document,
-            chunks=len(self.records),
-            pages=len(self.pages),
-            vision_pages=self.vision_pages,
-            parse_cache_hit=self.parse_cache_hit,
-            timing_ms=dict(self.timing_ms),
-            warnings=self.warnings,
-        )
-
-
 def _require_content(source: RawSource) -> None:
     if not source.content:
         raise EmptyDocument(source.filename, "the file is empty (0 bytes)")
-
-
-async def _bounded(
-    limit: int, items: Sequence[_T], work: Callable[[_T], Awaitable[_R]]
-) -> list[_R]:
-    """Run ``work`` over ``items`` with at most ``limit`` in flight, keeping order."""
-    gate = asyncio.Semaphore(limit)
-
-    async def one(item: _T) -> _R:
-        async with gate:
-            return await work(item)
-
-    return list(await asyncio.gather(*(one(item) for item in items)))
 
 
 class IngestionPipeline:
@@ -287,7 +207,7 @@ class IngestionPipeline:
         with root.child("parse") as span:
             parsed, cache_hit = await self._parse(scope, source, digest)
             span.set(pages=len(parsed.pages), cache_hit=cache_hit)
-        timings["parse_ms"] = _elapsed(started)
+        timings["parse_ms"] = elapsed_ms(started)
 
         document = Document(
             id=document_id or document_id_for(scope.namespace, source.filename),
@@ -301,7 +221,7 @@ class IngestionPipeline:
         started = time.perf_counter()
         warnings: list[str] = []
         pages, vision_pages = await self._resolve_pages(root, parsed, warnings)
-        timings["pages_ms"] = _elapsed(started)
+        timings["pages_ms"] = elapsed_ms(started)
         if not any(page.text.strip() for page in pages):
             reason = f" ({warnings[0]})" if warnings else ""
             raise EmptyDocument(
@@ -344,7 +264,7 @@ class IngestionPipeline:
                 self.config.chunk_overlap,
             )
             span.set(chunks=len(chunks))
-        timings["chunk_ms"] = _elapsed(started)
+        timings["chunk_ms"] = elapsed_ms(started)
         if not chunks:
             raise EmptyDocument(document.source, empty)
         if self.config.contextualize:
@@ -352,13 +272,13 @@ class IngestionPipeline:
             started = time.perf_counter()
             with root.child("contextualize", chunks=len(chunks)):
                 chunks = await self._contextualize(document, chunks, pages)
-            timings["contextualize_ms"] = _elapsed(started)
+            timings["contextualize_ms"] = elapsed_ms(started)
         stage("embed")
         started = time.perf_counter()
         with root.child("embed", model=self.embedder.model) as span:
             records = await self._embed(chunks)
             span.set(vectors=len(records))
-        timings["embed_ms"] = _elapsed(started)
+        timings["embed_ms"] = elapsed_ms(started)
         return records
 
     @staticmethod
@@ -375,7 +295,7 @@ class IngestionPipeline:
             await vector_store.upsert(scope, prepared.records)
             await lexical_store.index(scope, prepared.chunks)
             await document_store.save(scope, prepared.document, prepared.chunks)
-        prepared.timing_ms["store_ms"] = _elapsed(started)
+        prepared.timing_ms["store_ms"] = elapsed_ms(started)
 
     async def _parse(
         self, scope: Scope, source: RawSource, digest: str
@@ -432,7 +352,7 @@ class IngestionPipeline:
                         warnings.append(f"page {page.number} is a scan and was skipped: {exc}")
                         return ""
 
-                texts = await _bounded(self.config.concurrency, vision, read)
+                texts = await bounded(self.config.concurrency, vision, read)
                 transcripts = {page.number: text for page, text in zip(vision, texts, strict=True)}
         resolved = []
         for page in parsed.pages:
@@ -459,32 +379,12 @@ class IngestionPipeline:
             text = await self.contextualizer.contextualize(document, chunk, full_text=full_text)
             return replace(chunk, embed_text=text or chunk.text)
 
-        return await _bounded(self.config.concurrency, chunks, one)
+        return await bounded(self.config.concurrency, chunks, one)
 
     async def _embed(self, chunks: Sequence[Chunk]) -> list[EmbeddedChunk]:
-        size = self.config.embed_batch_size
-        batches = [chunks[start : start + size] for start in range(0, len(chunks), size)]
-
-        async def one(batch: Sequence[Chunk]) -> list[EmbeddedChunk]:
-            vectors = await self.embedder.embed([chunk.embed_text for chunk in batch])
-            if len(vectors) != len(batch):
-                raise PermanentProviderError(
-                    f"embedder {self.embedder.model} returned {len(vectors)} vectors "
-                    f"for {len(batch)} texts"
-                )
-            for vector in vectors:
-                if len(vector) != self.embedder.dimension:
-                    raise PermanentProviderError(
-                        f"embedder {self.embedder.model} returned a {len(vector)}-wide vector; "
-                        f"expected {self.embedder.dimension}"
-                    )
-            return [
-                EmbeddedChunk(chunk=chunk, vector=tuple(vector))
-                for chunk, vector in zip(batch, vectors, strict=True)
-            ]
-
-        results = await _bounded(self.config.concurrency, batches, one)
-        return [record for batch in results for record in batch]
+        return await embed_in_batches(
+            self.embedder, chunks, self.config.embed_batch_size, self.config.concurrency
+        )
 
 
 def _chunk_all(
@@ -495,7 +395,3 @@ def _chunk_all(
 
 def _classify_all(classifier: PageClassifier, pages: Sequence[Page]) -> list[PageRoute]:
     return [classifier.classify(page) for page in pages]
-
-
-def _elapsed(started: float) -> float:
-    return round((time.perf_counter() - started) * 1000, 3)

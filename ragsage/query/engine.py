@@ -23,7 +23,7 @@ from ragsage.core.ports import (
 )
 from ragsage.core.prompts import PromptSource, cited_numbers, grounded_prompt, small_talk_prompt
 from ragsage.core.text import clean
-from ragsage.core.tracing import NullTracer
+from ragsage.core.tracing import NullTracer, elapsed_ms
 from ragsage.core.types import Chunk, Scope, Turn
 from ragsage.query.options import QueryConfig, RetrievalOptions
 from ragsage.query.results import (
@@ -37,7 +37,7 @@ from ragsage.query.results import (
     SearchHit,
     TokenEvent,
 )
-from ragsage.query.retrieval import Retriever, elapsed_ms
+from ragsage.query.retrieval import Retriever
 from ragsage.query.smalltalk import is_small_talk
 
 

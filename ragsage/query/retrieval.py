@@ -30,6 +30,7 @@ from ragsage.core.ports import (
     VectorStore,
 )
 from ragsage.core.text import clean
+from ragsage.core.tracing import elapsed_ms
 from ragsage.core.types import Chunk, Scope, ScoredChunk, Turn
 from ragsage.query.fusion import FusedRank, fuse, fuse_ranked
 from ragsage.query.options import MAX_QUERY_CHARS, QueryConfig, RetrievalOptions
@@ -374,8 +375,3 @@ def _check_query(query: str) -> None:
         raise InvalidRequest(
             f"the question is {len(query):,} characters long; the limit is {MAX_QUERY_CHARS:,}"
         )
-
-
-def elapsed_ms(started: float) -> float:
-    """Milliseconds since ``started`` (a ``perf_counter`` reading), as timings report them."""
-    return round((time.perf_counter() - started) * 1000, 3)

@@ -1,0 +1,56 @@
+"""Bounded parallel work on one document: vision pages, contexts, embedding batches."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
+
+from ragsage.core.errors import PermanentProviderError
+from ragsage.core.ports import Embedder
+from ragsage.core.types import Chunk, EmbeddedChunk
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+async def bounded(limit: int, items: Sequence[_T], work: Callable[[_T], Awaitable[_R]]) -> list[_R]:
+    """Run ``work`` over ``items`` with at most ``limit`` in flight, keeping order."""
+    gate = asyncio.Semaphore(limit)
+
+    async def one(item: _T) -> _R:
+        async with gate:
+            return await work(item)
+
+    return list(await asyncio.gather(*(one(item) for item in items)))
+
+
+async def embed_in_batches(
+    embedder: Embedder, chunks: Sequence[Chunk], size: int, concurrency: int
+) -> list[EmbeddedChunk]:
+    """Embed the chunks' ``embed_text`` in batches of ``size``, ``concurrency`` at a time.
+
+    A provider that answers with the wrong number or width of vectors fails the
+    document permanently: storing such vectors would corrupt its search.
+    """
+    batches = [chunks[start : start + size] for start in range(0, len(chunks), size)]
+
+    async def one(batch: Sequence[Chunk]) -> list[EmbeddedChunk]:
+        vectors = await embedder.embed([chunk.embed_text for chunk in batch])
+        if len(vectors) != len(batch):
+            raise PermanentProviderError(
+                f"embedder {embedder.model} returned {len(vectors)} vectors for {len(batch)} texts"
+            )
+        for vector in vectors:
+            if len(vector) != embedder.dimension:
+                raise PermanentProviderError(
+                    f"embedder {embedder.model} returned a {len(vector)}-wide vector; "
+                    f"expected {embedder.dimension}"
+                )
+        return [
+            EmbeddedChunk(chunk=chunk, vector=tuple(vector))
+            for chunk, vector in zip(batch, vectors, strict=True)
+        ]
+
+    results = await bounded(concurrency, batches, one)
+    return [record for batch in results for record in batch]
