@@ -43,7 +43,7 @@ from ragsage.adapters.postgres import (
     PgVectorStore,
     PostgresConfig,
 )
-from ragsage.adapters.postgres.vector_store import vector_literal
+from ragsage.adapters.postgres.dense_statements import vector_literal
 from ragsage.core.types import Chunk, Document, EmbeddedChunk, Scope, SearchFilters
 
 MODEL = "bench-random"

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
 
     from ragsage.adapters.postgres import Database, PgDocumentStore, PgLexicalStore, PgVectorStore
-    from ragsage.adapters.postgres.vector_store import DensePaths
+    from ragsage.adapters.postgres.dense_statements import DensePaths
 
 from ragsage.runtime.models import Providers
 
@@ -150,7 +150,7 @@ class Runtime:
         of the active one.
         """
         from ragsage.adapters.postgres import PgDocumentStore, PgLexicalStore, PgVectorStore
-        from ragsage.adapters.postgres.vector_store import DensePaths
+        from ragsage.adapters.postgres.dense_statements import DensePaths
 
         where = target if target is not None else self.database
         chosen = embedder or self.embedder

@@ -8,8 +8,8 @@ import random
 from sqlalchemy import text
 
 from ragsage.adapters.postgres import Database, PgDocumentStore, PgVectorStore
+from ragsage.adapters.postgres.dense_statements import dense_statement, vector_literal
 from ragsage.adapters.postgres.isolation import isolation_preamble
-from ragsage.adapters.postgres.vector_store import dense_statement, vector_literal
 from ragsage.core.types import Chunk, Document, EmbeddedChunk, Scope
 
 DIM = 128

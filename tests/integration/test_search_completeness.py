@@ -10,7 +10,7 @@ from sqlalchemy import text
 from ragsage.adapters.postgres import Database, PgDocumentStore, PgVectorStore
 from ragsage.adapters.postgres.config import PostgresConfig
 from ragsage.adapters.postgres.dense_function import dense_function_signature
-from ragsage.adapters.postgres.vector_store import DensePaths
+from ragsage.adapters.postgres.dense_statements import DensePaths
 from ragsage.core.types import Chunk, Document, EmbeddedChunk, Scope
 
 DIM = 16

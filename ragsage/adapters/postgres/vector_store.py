@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 from pgvector import Vector
@@ -16,18 +15,24 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.postgres.dense_function import dense_function_name
+from ragsage.adapters.postgres.dense_statements import (
+    KEY_COLUMNS,
+    DensePath,
+    DensePaths,
+    dense_statement,
+    vector_literal,
+    with_nearest_rows,
+)
 from ragsage.adapters.postgres.generations import (
     EmbeddingModelMismatch,
     Generation,
     write_generation,
 )
 from ragsage.adapters.postgres.isolation import to_driver_style
-from ragsage.adapters.postgres.migrations import TERM_COUNT_LIFETIME_SECONDS
 from ragsage.adapters.postgres.rows import (
     ACTIVE_GENERATION,
     CHUNK_COLUMNS,
     chunk_from_row,
-    filter_sql,
 )
 from ragsage.adapters.postgres.sessions import read_rows, scoped, translate
 from ragsage.core.errors import InvalidRequest
@@ -82,167 +87,6 @@ _COPY_TYPES = (
     "int4",
 )
 _MOVE = f"INSERT INTO ragsage_chunks ({_COLUMNS}) SELECT {_COLUMNS} FROM ragsage_chunk_staging"
-
-
-# Below this many rows of a generation, a namespace is ranked exactly: at most
-# this many distances cost about what one graph walk does.
-EXACT_BELOW = 1000
-# Up to this many rows, a namespace that is a small share of the table is
-# ranked exactly too: the walk must step over every other namespace's rows it
-# meets, about k / share of them, and one step of the walk costs about as much
-# as SHARE_FACTOR / k exact distances.  So rows * rows < SHARE_FACTOR * table
-# rows says the exact ranking is the cheaper.  (1,859 chunks beside 8,000: the
-# walk read 178 rows to keep 40, and at an evaluation's depth of 400 it was
-# four times slower than ranking the 1,859 exactly; a namespace holding most of
-# the table walks.)  The factor is a rule of thumb from that one case.
-EXACT_CAP = 20_000
-SHARE_FACTOR = 400
-# The chunk columns a ranking by id reads.
-_KEY_COLUMNS = "c.document_id, c.ordinal"
-
-
-def _with_nearest_rows(sql: str) -> str:
-    """``sql`` (a key-only :func:`dense_statement`) with the nearest ``:carried`` rows' chunks.
-
-    Each of ``exact``'s two sets is numbered by similarity; the caller keeps
-    one set, so its first rows are the nearest either way.
-    """
-    return (
-        f"WITH ranked AS ({sql}) SELECT r.id, r.embedding_model, r.embedding_dim, r.small, "
-        "r.exact, "
-        f"r.document_id, r.ordinal, r.similarity, {CHUNK_COLUMNS} FROM (SELECT *, "
-        "row_number() OVER (PARTITION BY exact ORDER BY similarity DESC, document_id, "
-        "ordinal) AS place FROM ranked) r LEFT JOIN ragsage_chunks c "
-        "ON r.place <= :carried AND c.generation = r.id AND c.document_id = r.document_id "
-        "AND c.ordinal = r.ordinal"
-    )
-
-
-# How a dense statement finds its rows: ``choose`` decides from the namespace's
-# size (and reports the choice), ``walk`` walks the HNSW graph and ranks
-# exactly only when the walk came back short, ``exact`` ranks exactly.
-DensePath = Literal["choose", "walk", "exact"]
-
-
-def dense_statement(
-    dim: int,
-    filters: SearchFilters | None,
-    *,
-    generation: int | None = None,
-    columns: str = CHUNK_COLUMNS,
-    path: DensePath = "choose",
-) -> tuple[str, dict[str, Any]]:
-    """The one statement of a dense search, and the parameters its filters bind.
-
-    Its rows are ``(generation id, model, width, small, exact, chunk
-    columns..., similarity)``: the searched generation comes back on every row
-    (a single row with null chunk columns when it holds nothing), so no second
-    round trip reads it.
-
-    ``near`` walks the width's HNSW index; ``hnsw.iterative_scan`` lets the walk
-    go on past ``ef_search`` while filters or other namespaces' rows reject what
-    it meets, up to ``hnsw.max_scan_tuples``.  A namespace that is a sliver of a
-    big table can exhaust that budget before it meets ``k`` of its rows, and a
-    namespace with fewer than ``k`` rows always would.  So ``exact`` ranks the
-    generation's rows by computing every distance, through the primary key,
-    when the namespace is *small* — it holds fewer than :data:`EXACT_BELOW`
-    rows, or is so small a share of the table that the walk would step over
-    more rows than it has (see :data:`SHARE_FACTOR`; a count that stops at
-    :data:`EXACT_CAP`, cached with the keyword term counts of migration 13,
-    against the table's row estimate) — or when the walk came back short.
-    Those conditions hold no column, so Postgres evaluates them once and skips
-    the scan they guard: a big namespace never starts the exact scan, a small
-    one never walks the graph.  The exact branch orders by the uncast column,
-    which no HNSW index matches.
-
-    Deciding "small" costs more than the walk it guards (planning the count
-    and share: about 0.7 of a 2 ms search on 8,000 chunks), so only the
-    ``choose`` path decides it, and says what it decided in ``small``; a
-    caller that remembers the answer sends ``walk`` or ``exact``, which skip
-    the decision and stay correct whatever the namespace has become since
-    (``walk`` still falls back to the exact ranking when it comes back short).
-
-    ``generation`` names a live generation to search instead of the active one
-    (bound as ``:generation``); the query vector is ``:query`` and the count ``:k``.
-    ``columns`` are the chunk columns returned (by default every one a
-    :class:`Chunk` needs; a ranking by id asks for the key alone).
-    """
-    where, params = filter_sql(filters)
-    if generation is None:
-        chosen = "g.state = 'active'"
-    else:
-        chosen = "g.id = CAST(:generation AS integer) AND g.state IN ('active', 'building')"
-    cast = f"CAST(:query AS vector({dim}))"
-    distance = f"c.embedding::vector({dim}) <=> {cast}"
-    rows = (
-        "FROM ragsage_chunks c WHERE c.generation = (SELECT id FROM g) "
-        f"AND c.embedding_dim = {dim}{where}"
-    )
-    deciding = ""
-    small = {"walk": "false", "exact": "true"}.get(path, "(SELECT yes FROM small)")
-    if path == "choose":
-        deciding = (
-            "n AS MATERIALIZED (SELECT coalesce((SELECT s.chunks FROM ragsage_term_stats s "
-            "WHERE s.generation = (SELECT id FROM g) AND s.term = '' "
-            f"AND (s.chunks < s.cap OR s.cap >= {EXACT_CAP}) "
-            f"AND s.counted_at > now() - make_interval(secs => {TERM_COUNT_LIFETIME_SECONDS})), "
-            "(SELECT n.chunks FROM ragsage_term_counts("
-            f"(SELECT id FROM g), ARRAY[''], {EXACT_CAP}) n), 0)::float8 AS rows), "
-            f"small AS MATERIALIZED (SELECT n.rows < {EXACT_BELOW} OR (n.rows < {EXACT_CAP} "
-            f"AND n.rows * n.rows < {SHARE_FACTOR} * (SELECT t.reltuples FROM pg_class t "
-            "WHERE t.oid = 'ragsage_chunks'::regclass)) AS yes FROM n), "
-        )
-    sql = (
-        "WITH g AS MATERIALIZED (SELECT g.id, g.embedding_model, g.embedding_dim "
-        f"FROM ragsage_generations g WHERE {chosen}), {deciding}"
-        f"near AS (SELECT {columns}, 1 - ({distance}) AS similarity {rows} "
-        f"AND NOT {small} ORDER BY {distance} LIMIT :k), "
-        f"exact AS (SELECT {columns}, 1 - (c.embedding <=> {cast}) AS similarity {rows} "
-        f"AND ({small} OR (SELECT count(*) FROM near) < :k) "
-        f"ORDER BY c.embedding <=> {cast} LIMIT :k) "
-        f"SELECT g.id, g.embedding_model, g.embedding_dim, {small} AS small, r.* FROM g "
-        "LEFT JOIN (SELECT false AS exact, * FROM near UNION ALL SELECT true, * FROM exact) r "
-        "ON true"
-    )
-    return sql, params
-
-
-class DensePaths:
-    """What the last ``choose`` statement decided for each namespace, for a while.
-
-    One per process (the runtime shares it between the stores it builds), so
-    most searches send the lean ``walk`` or ``exact`` statement.  A choice
-    expires after ``seconds``; a stale one is never wrong, only slower, since
-    ``walk`` falls back to the exact ranking and ``exact`` ranks every row.
-    At most ``limit`` namespaces are remembered (the oldest go first).
-
-    ``unplanned`` holds the widths found to have no search function of their
-    own (:mod:`ragsage.adapters.postgres.dense_function`; a database not yet migrated
-    by this version): those are searched by the statement alone.
-    """
-
-    def __init__(self, seconds: float = 60.0, limit: int = 10_000) -> None:
-        self.seconds, self.limit = seconds, limit
-        self._chosen: dict[tuple[str, int | None], tuple[DensePath, float]] = {}
-        self.unplanned: set[int] = set()
-
-    def path(self, namespace: str, generation: int | None) -> DensePath:
-        remembered = self._chosen.get((namespace, generation))
-        if remembered is None or remembered[1] < time.monotonic():
-            return "choose"
-        return remembered[0]
-
-    def remember(self, namespace: str, generation: int | None, small: bool) -> None:
-        key = (namespace, generation)
-        self._chosen.pop(key, None)
-        if len(self._chosen) >= self.limit:
-            del self._chosen[next(iter(self._chosen))]
-        self._chosen[key] = ("exact" if small else "walk", time.monotonic() + self.seconds)
-
-
-def vector_literal(vector: Sequence[float]) -> str:
-    """pgvector's text form; ``repr`` keeps every float exactly."""
-    return "[" + ",".join(repr(float(value)) for value in vector) + "]"
 
 
 class PgVectorStore:
@@ -393,7 +237,7 @@ class PgVectorStore:
 
     async def vectors(self, scope: Scope, chunk_ids: Sequence[str]) -> dict[str, tuple[float, ...]]:
         """The stored vectors of the searched generation's chunks among ``chunk_ids``."""
-        columns = f"{_KEY_COLUMNS}, CAST(c.embedding AS real[])"
+        columns = f"{KEY_COLUMNS}, CAST(c.embedding AS real[])"
         rows = await self._rows_by_id(scope, chunk_ids, columns)
         return {chunk_id(str(d), int(o)): tuple(map(float, v)) for d, o, v in rows if v}
 
@@ -505,12 +349,12 @@ class PgVectorStore:
         column dropped.
         """
         sql, params = dense_statement(
-            self.embedding_dim, filters, generation=self.generation, columns=_KEY_COLUMNS, path=path
+            self.embedding_dim, filters, generation=self.generation, columns=KEY_COLUMNS, path=path
         )
         params.update(
             query=vector_literal(query_vector), k=k, generation=self.generation, carried=carried
         )
-        statement = (to_driver_style(_with_nearest_rows(sql)), params)
+        statement = (to_driver_style(with_nearest_rows(sql)), params)
         rows = await read_rows(self._target, scope, [*self._tuning(), statement])
         if path == "choose" and rows and rows[0][3] is not None:
             self.paths.remember(scope.namespace, self.generation, bool(rows[0][3]))
