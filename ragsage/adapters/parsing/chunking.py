@@ -27,15 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ragsage.adapters.parsing.blocks import Block, HeadingStack, split_blocks
-from ragsage.adapters.parsing.splitting import (
-    Piece,
-    TokenCounter,
-    fit_text,
-    split_code,
-    split_list,
-    split_prose,
-    split_table,
-)
+from ragsage.adapters.parsing.prose import Piece, TokenCounter, fit_text, split_prose
+from ragsage.adapters.parsing.splitting import split_code, split_list, split_table
 from ragsage.adapters.parsing.tokens import count_within
 from ragsage.core.errors import InvalidRequest
 from ragsage.core.types import Chunk, Document, Page, make_chunk
