@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from copy import deepcopy
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ragsage.adapters.offline import hashed_vector
 from ragsage.adapters.parsing import HeuristicBackend
@@ -328,3 +328,18 @@ class DocumentChunker:
 
     def chunk_many(self, documents: Iterable[Document]) -> list[Chunk]:
         return [chunk for document in documents for chunk in self.chunk(document)]
+
+
+def as_embedder(value: Any) -> Embedder:
+    """An embedder from one, or from a plain ``fn(list[str]) -> vectors`` (width probed once)."""
+    if isinstance(value, Embedder):
+        return value
+    if callable(value):
+        probe = list(value(["probe"]))
+        if len(probe) != 1 or not len(probe[0]):
+            raise TypeError("the embedding function must return one non-empty vector per text")
+        return CallableEmbedder(fn=value, dimension=len(probe[0]))
+    raise TypeError(
+        f"embedder must have dimension and embed(texts, kind=...), or be a function; "
+        f"got {type(value).__name__}"
+    )

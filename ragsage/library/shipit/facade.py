@@ -21,16 +21,16 @@ from typing import TYPE_CHECKING, Any, Self
 from ragsage.core.errors import InvalidRequest
 from ragsage.library.inputs import text_document
 from ragsage.library.shipit.components import (
-    CallableEmbedder,
     DocumentChunker,
-    Embedder,
     HashingEmbedder,
     InMemoryBM25Store,
     InMemoryVectorStore,
     KeywordStore,
     Reranker,
     VectorStore,
+    as_embedder,
 )
+from ragsage.library.shipit.engine_backed import EngineBacked
 from ragsage.library.shipit.extraction import TextExtractor
 from ragsage.library.shipit.pipeline import HybridSearchPipeline
 from ragsage.library.shipit.types import (
@@ -40,17 +40,13 @@ from ragsage.library.shipit.types import (
     RAGContext,
     RAGSource,
     SearchQuery,
-    context_from,
     from_chunk_context,
-    from_engine_chunk,
     source_from,
     to_engine_chunk,
-    to_engine_filters,
 )
 from ragsage.library.tracking import SourceTracker
 
 if TYPE_CHECKING:
-    from ragsage.library.facade import RAG as EngineRAG
     from ragsage.library.shipit.tools import RAGTool
     from ragsage.settings import Settings
 
@@ -58,23 +54,6 @@ if TYPE_CHECKING:
 EMBED_BATCH = 64
 # Chunk metadata the chunker adds, not the document's own.
 _DERIVED = frozenset({"title", "heading_path", "page_numbers"})
-# Document titles whose vectors one Postgres-backed RAG keeps (least recent dropped).
-_TITLE_VECTORS = 1024
-
-
-def as_embedder(value: Any) -> Embedder:
-    """An embedder from one, or from a plain ``fn(list[str]) -> vectors`` (width probed once)."""
-    if isinstance(value, Embedder):
-        return value
-    if callable(value):
-        probe = list(value(["probe"]))
-        if len(probe) != 1 or not len(probe[0]):
-            raise TypeError("the embedding function must return one non-empty vector per text")
-        return CallableEmbedder(fn=value, dimension=len(probe[0]))
-    raise TypeError(
-        f"embedder must have dimension and embed(texts, kind=...), or be a function; "
-        f"got {type(value).__name__}"
-    )
 
 
 class RAG:
@@ -97,9 +76,8 @@ class RAG:
         self.chunker = chunker or DocumentChunker()
         self.auto_embed_on_add = auto_embed_on_add
         self._documents: dict[str, Document] = {}
-        self._titles: dict[str, list[float]] = {}
         self._tracker = SourceTracker(f"ragsage-shipit-run-{id(self)}")
-        self._engine: EngineRAG | None = None
+        self._engine: EngineBacked | None = None
         self.pipeline: HybridSearchPipeline | None = HybridSearchPipeline(
             vector_store, self.embedder, keyword_store, reranker
         )
@@ -133,16 +111,16 @@ class RAG:
         # The page fuses by reciprocal rank; the service's default is scaled scores.
         chosen = (settings or Settings.from_env()).replace(fusion="rrf")
         rag = cls.__new__(cls)
-        rag._engine = EngineRAG.from_settings(chosen, namespace=namespace, migrate=migrate, **ports)
+        engine = EngineRAG.from_settings(chosen, namespace=namespace, migrate=migrate, **ports)
+        rag._engine = EngineBacked(engine)
         # The page's components do not exist here: ragsage's own stores stand in.
         rag.vector_store = rag.keyword_store = rag.reranker = None  # type: ignore[assignment]
         rag.embedder = rag.chunker = None  # type: ignore[assignment]
         rag.auto_embed_on_add = True
         rag.pipeline = None
         rag._documents = {}
-        rag._titles = {}
         rag._tracker = SourceTracker(f"ragsage-shipit-run-{id(rag)}")
-        weakref.finalize(rag, rag._engine.close)
+        weakref.finalize(rag, engine.close)
         return rag
 
     # ------------------------------------------------------------------ lifecycle
@@ -199,10 +177,7 @@ class RAG:
     ) -> list[Chunk]:
         """Index a file of any format ragsage reads; its name is the chunks' source."""
         if self._engine is not None:
-            found = self._engine.index_file(
-                path, document_id=document_id, title=title, metadata=metadata
-            )
-            return self._with_vectors([from_engine_chunk(chunk) for chunk in found])
+            return self._engine.index_file(path, document_id, title, metadata)
         text = TextExtractor().extract(path)
         location = Path(path)
         return self.index_text(
@@ -223,18 +198,7 @@ class RAG:
             if not isinstance(document, Document):
                 raise TypeError(f"expected a Document, got {type(document).__name__}")
         if self._engine is not None:
-            found = self._engine.index_documents(
-                {
-                    "id": d.id,
-                    "content": d.content,
-                    "metadata": dict(d.metadata),
-                    "source": d.source,
-                    "title": d.title,
-                    "created_at": d.created_at,
-                }
-                for d in given
-            )
-            return self._with_vectors([from_engine_chunk(chunk) for chunk in found])
+            return self._engine.index_documents(given)
         stored: list[Chunk] = []
         for document in given:
             chunks = self.chunker.chunk(document)
@@ -263,8 +227,7 @@ class RAG:
     def reindex(self, document_id: str, *, content: str | None = None) -> list[Chunk]:
         """Chunk and embed a document again: as it was indexed, or with new ``content``."""
         if self._engine is not None:
-            found = self._engine.reindex(document_id, content=content)
-            return self._with_vectors([from_engine_chunk(c) for c in found])
+            return self._engine.reindex(document_id, content)
         document = self._documents.get(document_id)
         if document is None and content is not None:
             # Indexed by another process: the stored chunks still say where it came from.
@@ -323,25 +286,16 @@ class RAG:
         defaults to 0.3, which measured better on its evaluation sets.
         """
         if self._engine is not None:
-            found = self._engine.search(
+            return self._engine.search(
                 query,
                 top_k=top_k,
-                filters=to_engine_filters(filters),
+                filters=filters,
                 hybrid_alpha=hybrid_alpha,
-                rerank=enable_reranking,
-                recency_bias=enable_recency_bias,
+                enable_reranking=enable_reranking,
+                enable_recency_bias=enable_recency_bias,
                 chunks_above=chunks_above,
                 chunks_below=chunks_below,
             )
-            context = context_from(found)
-            self._with_vectors(
-                [
-                    chunk
-                    for r in context.results
-                    for chunk in (r.chunk, *r.expanded_above, *r.expanded_below)
-                ]
-            )
-            return context
         assert self.pipeline is not None
         context = self.pipeline.search(
             SearchQuery(
@@ -374,42 +328,17 @@ class RAG:
         """A chunk by id, or None; asked-for neighbours ride in ``metadata["context_above"]``
         and ``metadata["context_below"]``."""
         if self._engine is not None:
-            found = self._engine.fetch_chunk(
-                chunk_id, chunks_above=chunks_above, chunks_below=chunks_below
-            )
-        else:
-            assert self.pipeline is not None
-            found = self.pipeline.fetch(chunk_id, chunks_above, chunks_below)
-            if found is not None:
-                self._tracker.record(found.chunk, 0.0)
+            return self._engine.fetch_chunk(chunk_id, chunks_above, chunks_below)
+        assert self.pipeline is not None
+        found = self.pipeline.fetch(chunk_id, chunks_above, chunks_below)
         if found is None:
             return None
+        self._tracker.record(found.chunk, 0.0)
         fetched = from_chunk_context(found)
-        original = self.vector_store.get(chunk_id) if self._engine is None else None
+        original = self.vector_store.get(chunk_id)
         if original is not None:
             fetched = replace(original, metadata={**original.metadata, **fetched.metadata})
-        elif self._engine is not None:
-            around = [
-                *fetched.metadata.get("context_above", []),
-                *fetched.metadata.get("context_below", []),
-            ]
-            self._with_vectors([fetched, *around])
         return fetched
-
-    def _with_vectors(self, chunks: list[Chunk]) -> list[Chunk]:
-        """Chunks from Postgres with their stored vectors, and their title's embedded."""
-        if self._engine is None or not chunks:
-            return chunks
-        stored = self._engine.chunk_vectors([c.id for c in chunks])
-        titles = sorted({str(c.metadata["title"]) for c in chunks if c.metadata.get("title")})
-        embedded = (
-            dict(zip(titles, self._engine.embed_texts(titles), strict=True)) if titles else {}
-        )
-        for chunk in chunks:
-            chunk.embedding = stored.get(chunk.id)
-            title = chunk.metadata.get("title")
-            chunk.title_embedding = embedded.get(str(title)) if title else None
-        return chunks
 
     def list_sources(self) -> list[str]:
         if self._engine is not None:
@@ -433,14 +362,14 @@ class RAG:
 
     def end_run(self) -> list[RAGSource]:
         """Close the run; its sources, numbered 1..n in the order first seen."""
-        found = self._engine.end_run() if self._engine is not None else self._tracker.end()
-        return [source_from(source) for source in found]
+        if self._engine is not None:
+            return self._engine.end_run()
+        return [source_from(source) for source in self._tracker.end()]
 
     def current_sources(self) -> list[RAGSource]:
-        found = (
-            self._engine.current_sources() if self._engine is not None else self._tracker.current()
-        )
-        return [source_from(source) for source in found]
+        if self._engine is not None:
+            return self._engine.current_sources()
+        return [source_from(source) for source in self._tracker.current()]
 
     # ------------------------------------------------------------------ agent tools
 
