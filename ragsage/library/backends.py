@@ -10,10 +10,26 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from ragsage.adapters.offline import ExtractiveReader
+from ragsage.adapters.parsing import HeuristicBackend, LayoutPageClassifier
+from ragsage.adapters.parsing.contextualizing import HeadingWindowContextualizer
 from ragsage.core.errors import InvalidRequest
+from ragsage.core.ports import (
+    Chunker,
+    Contextualizer,
+    DocumentParser,
+    DocumentStore,
+    Embedder,
+    LexicalStore,
+    LLMClient,
+    PageClassifier,
+    Reranker,
+    Tracer,
+    VectorStore,
+)
 from ragsage.core.types import Document, Page, Scope
-from ragsage.ingestion import IngestionPipeline, PreparedDocument
-from ragsage.query import QueryEngine
+from ragsage.ingestion import IngestionConfig, IngestionPipeline, PreparedDocument
+from ragsage.query import QueryConfig, QueryEngine
 
 if TYPE_CHECKING:
     from ragsage.runtime import Runtime
@@ -52,6 +68,53 @@ class LocalBackend:
         self._pipeline, self._engine = pipeline, engine
         # Resolved pages per document, so reindex() needs neither the file nor vision.
         self._pages: dict[str, tuple[Page, ...]] = {}
+
+    @classmethod
+    def from_ports(
+        cls,
+        scope: Scope,
+        *,
+        embedder: Embedder,
+        vector_store: VectorStore,
+        lexical_store: LexicalStore,
+        document_store: DocumentStore,
+        reranker: Reranker | None,
+        parser: DocumentParser | None,
+        chunker: Chunker | None,
+        classifier: PageClassifier | None,
+        contextualizer: Contextualizer | None,
+        llm: LLMClient | None,
+        tracer: Tracer | None,
+        ingestion_config: IngestionConfig | None,
+        query_config: QueryConfig | None,
+    ) -> LocalBackend:
+        """Both pipelines over the given ports; the ones left out are the offline defaults."""
+        backend = HeuristicBackend()
+        model = llm or ExtractiveReader()
+        pipeline = IngestionPipeline(
+            parser=parser or backend,
+            classifier=classifier or LayoutPageClassifier(),
+            chunker=chunker or backend,
+            contextualizer=contextualizer or HeadingWindowContextualizer(),
+            embedder=embedder,
+            llm=model,
+            vector_store=vector_store,
+            lexical_store=lexical_store,
+            document_store=document_store,
+            tracer=tracer,
+            config=ingestion_config,
+        )
+        engine = QueryEngine(
+            embedder=embedder,
+            vector_store=vector_store,
+            lexical_store=lexical_store,
+            document_store=document_store,
+            llm=model,
+            reranker=reranker,
+            tracer=tracer,
+            config=query_config,
+        )
+        return cls(scope, pipeline, engine)
 
     @property
     def has_reranker(self) -> bool:

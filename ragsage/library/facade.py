@@ -1,8 +1,9 @@
 """``ragsage.RAG``: index and search documents from a script, a notebook or an agent.
 
 The engine is async; the facade gives every operation a plain method for
-scripts and notebooks and an ``a``-prefixed coroutine for async code.  Both run
-the work on an event loop in a private thread owned by the instance: a sync call
+scripts and notebooks and an ``a``-prefixed coroutine for async code, both
+made from one definition (:mod:`ragsage.library.twins`).  Both run the work on
+an event loop in a private thread owned by the instance: a sync call
 then works even where the calling thread already runs a loop (Jupyter), and a
 Postgres pool is only ever used from the one loop it was opened on.  Source
 tracking is recorded back in the caller's context, so runs stay per thread and
@@ -11,23 +12,14 @@ per task.
 
 from __future__ import annotations
 
-import asyncio
-import mimetypes
-import threading
-import weakref
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from ragsage.adapters.memory import MemoryDocumentStore, MemoryLexicalStore, MemoryVectorStore
-from ragsage.adapters.offline import ExtractiveReader, HashingEmbedder
-from ragsage.adapters.parsing import HeuristicBackend, LayoutPageClassifier
-from ragsage.adapters.parsing.contextualizing import HeadingWindowContextualizer
-from ragsage.core.errors import DocumentError, InvalidRequest, RagsageError
-from ragsage.core.identity import document_id_for, legacy_document_id_for
+from ragsage.adapters.offline import HashingEmbedder
+from ragsage.core.errors import InvalidRequest
 from ragsage.core.ports import (
     Chunker,
     Contextualizer,
@@ -41,27 +33,30 @@ from ragsage.core.ports import (
     Tracer,
     VectorStore,
 )
-from ragsage.core.types import Chunk, RawSource, Scope, SearchFilters
-from ragsage.ingestion import IngestionConfig, IngestionPipeline, PreparedDocument
+from ragsage.core.types import Chunk, Scope, SearchFilters
+from ragsage.ingestion import IngestionConfig
+from ragsage.library import indexing
 from ragsage.library.backends import Backend, LocalBackend, PostgresBackend
 from ragsage.library.context import RAGContext
 from ragsage.library.inputs import TextDocument, as_text_document, text_document
+from ragsage.library.private_loop import LoopOwner
 from ragsage.library.search_args import search_filters
-from ragsage.library.tracking import RAGSource, SourceTracker, chunk_title
+from ragsage.library.tool_payloads import chunk_payload, search_payload
+from ragsage.library.tracking import SourceTracker
+from ragsage.library.tracking_runs import TracksSources
+from ragsage.library.twins import Work, awaiting, blocking
 from ragsage.query import QueryConfig, QueryEngine, RetrievalOptions
 from ragsage.query.options import DEFAULT_HYBRID_ALPHA
 from ragsage.query.results import ChunkContext
-from ragsage.runtime.loop import LoopThread
 
 if TYPE_CHECKING:
     from ragsage.agent.tools import Tool
     from ragsage.settings import Settings
 
-_T = TypeVar("_T")
 FiltersArg = SearchFilters | Mapping[str, Any] | None
 
 
-class RAG:
+class RAG(LoopOwner, TracksSources):
     """A knowledge base in one object: index text and files, search, cite.
 
     Build it with :meth:`default` (in memory, offline), :meth:`from_settings`
@@ -87,39 +82,28 @@ class RAG:
         query_config: QueryConfig | None = None,
         namespace: str = "default",
     ) -> None:
-        backend = HeuristicBackend()
-        model = llm or ExtractiveReader()
-        pipeline = IngestionPipeline(
-            parser=parser or backend,
-            classifier=classifier or LayoutPageClassifier(),
-            chunker=chunker or backend,
-            contextualizer=contextualizer or HeadingWindowContextualizer(),
-            embedder=embedder,
-            llm=model,
-            vector_store=vector_store,
-            lexical_store=lexical_store,
-            document_store=document_store,
-            tracer=tracer,
-            config=ingestion_config,
-        )
-        engine = QueryEngine(
+        local = LocalBackend.from_ports(
+            _scope(namespace),
             embedder=embedder,
             vector_store=vector_store,
             lexical_store=lexical_store,
             document_store=document_store,
-            llm=model,
             reranker=reranker,
+            parser=parser,
+            chunker=chunker,
+            classifier=classifier,
+            contextualizer=contextualizer,
+            llm=llm,
             tracer=tracer,
-            config=query_config,
+            ingestion_config=ingestion_config,
+            query_config=query_config,
         )
-        self._attach(LocalBackend(_scope(namespace), pipeline, engine))
+        self._attach(local)
 
     def _attach(self, backend: Backend) -> None:
         self._backend = backend
         self._tracker = SourceTracker(f"ragsage-run-{id(self)}")
-        self._loop_thread: LoopThread | None = None
-        self._loop_lock = threading.Lock()
-        self._closed = False
+        self._open_loop(f"ragsage-rag-{backend.scope.namespace}")
 
     @classmethod
     def default(
@@ -183,77 +167,12 @@ class RAG:
         """Whether ``rerank=True`` can be asked for."""
         return self._backend.has_reranker
 
-    # ------------------------------------------------------------------ lifecycle
-
-    def _loop(self) -> LoopThread:
-        with self._loop_lock:
-            if self._closed:
-                raise RagsageError("this RAG is closed")
-            if self._loop_thread is None:
-                self._loop_thread = LoopThread(name=f"ragsage-rag-{self.namespace}")
-                # A RAG dropped without close() must not leave its thread behind.
-                weakref.finalize(self, self._loop_thread.stop)
-            return self._loop_thread
-
-    def _run(self, coroutine: Coroutine[Any, Any, _T]) -> _T:
-        try:
-            loop = self._loop()
-        except BaseException:
-            coroutine.close()
-            raise
-        return loop.run(coroutine)
-
-    async def _arun(self, coroutine: Coroutine[Any, Any, _T]) -> _T:
-        try:
-            loop = self._loop()
-        except BaseException:
-            coroutine.close()
-            raise
-        return await asyncio.wrap_future(loop.submit(coroutine))
-
-    def close(self) -> None:
-        """Release connections and stop the loop thread; later calls raise."""
-        with self._loop_lock:
-            if self._closed:
-                return
-            self._closed = True
-            loop, self._loop_thread = self._loop_thread, None
-        if loop is None:
-            loop = LoopThread(name="ragsage-rag-close")
-        try:
-            loop.run(self._backend.aclose())
-        finally:
-            loop.stop()
-
-    async def aclose(self) -> None:
-        """:meth:`close` for async code (the blocking part runs in a thread)."""
-        await asyncio.to_thread(self.close)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
+    async def _release(self) -> None:
+        await self._backend.aclose()
 
     # ------------------------------------------------------------------ indexing
 
-    def index_text(
+    def _index_text(
         self,
         text: str,
         *,
@@ -262,171 +181,67 @@ class RAG:
         source: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         created_at: datetime | None = None,
-    ) -> list[Chunk]:
+    ) -> Work[list[Chunk]]:
         """Index ``text`` (read as Markdown) as one document; returns its stored chunks.
 
         Indexing again under the same ``document_id`` replaces the earlier version.
         """
-        return self._run(
-            self._index_many(
-                [text_document(text, document_id, title, source, metadata, created_at)]
-            )
-        )
+        document = text_document(text, document_id, title, source, metadata, created_at)
+        return Work(indexing.index_documents(self._backend, [document]))
 
-    async def aindex_text(
-        self,
-        text: str,
-        *,
-        document_id: str | None = None,
-        title: str | None = None,
-        source: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        created_at: datetime | None = None,
-    ) -> list[Chunk]:
-        return await self._arun(
-            self._index_many(
-                [text_document(text, document_id, title, source, metadata, created_at)]
-            )
-        )
+    index_text = blocking(_index_text)
+    aindex_text = awaiting(_index_text)
 
-    def index_file(
+    def _index_file(
         self,
         path: str | Path,
         *,
         document_id: str | None = None,
         title: str | None = None,
         metadata: Mapping[str, Any] | None = None,
-    ) -> list[Chunk]:
+    ) -> Work[list[Chunk]]:
         """Index a file of any format the parser reads (PDF, DOCX, PPTX, HTML, Markdown, text)."""
-        source, chosen = _read_file(self.namespace, path, document_id, metadata)
-        return self._run(self._index_file_source(source, chosen, title, path, document_id))
+        return Work(indexing.index_file(self._backend, path, document_id, title, metadata))
 
-    async def aindex_file(
-        self,
-        path: str | Path,
-        *,
-        document_id: str | None = None,
-        title: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-    ) -> list[Chunk]:
-        source, chosen = await asyncio.to_thread(
-            _read_file, self.namespace, path, document_id, metadata
-        )
-        return await self._arun(self._index_file_source(source, chosen, title, path, document_id))
+    index_file = blocking(_index_file)
+    aindex_file = awaiting(_index_file)
 
-    async def _index_file_source(
-        self,
-        source: RawSource,
-        chosen: str,
-        title: str | None,
-        path: str | Path,
-        given: str | None,
-    ) -> list[Chunk]:
-        if given is None:
-            # A file indexed before ids included the namespace keeps its old id, so
-            # indexing it again replaces it rather than colliding with it.
-            legacy = legacy_document_id_for(str(Path(path).resolve()))
-            if await self._backend.document(legacy) is not None:
-                chosen = legacy
-        return await self._index_source(source, chosen, title)
-
-    def index_document(self, document: TextDocument | Mapping[str, Any] | object) -> list[Chunk]:
-        """Index one :class:`TextDocument` (or a mapping / object with its fields)."""
-        return self._run(self._index_many([as_text_document(document)]))
-
-    async def aindex_document(
+    def _index_document(
         self, document: TextDocument | Mapping[str, Any] | object
-    ) -> list[Chunk]:
-        return await self._arun(self._index_many([as_text_document(document)]))
+    ) -> Work[list[Chunk]]:
+        """Index one :class:`TextDocument` (or a mapping / object with its fields)."""
+        return Work(indexing.index_documents(self._backend, [as_text_document(document)]))
 
-    def index_documents(
+    index_document = blocking(_index_document)
+    aindex_document = awaiting(_index_document)
+
+    def _index_documents(
         self, documents: Iterable[TextDocument | Mapping[str, Any] | object]
-    ) -> list[Chunk]:
+    ) -> Work[list[Chunk]]:
         """Index several documents; all are chunked and embedded before any is stored."""
-        return self._run(self._index_many([as_text_document(d) for d in documents]))
+        given = [as_text_document(d) for d in documents]
+        return Work(indexing.index_documents(self._backend, given))
 
-    async def aindex_documents(
-        self, documents: Iterable[TextDocument | Mapping[str, Any] | object]
-    ) -> list[Chunk]:
-        return await self._arun(self._index_many([as_text_document(d) for d in documents]))
+    index_documents = blocking(_index_documents)
+    aindex_documents = awaiting(_index_documents)
 
-    def reindex(self, document_id: str, *, content: str | None = None) -> list[Chunk]:
+    def _reindex(self, document_id: str, *, content: str | None = None) -> Work[list[Chunk]]:
         """Re-chunk and re-embed a document: from its kept pages, or from new ``content``."""
-        return self._run(self._reindex(document_id, content))
+        return Work(indexing.reindex(self._backend, document_id, content))
 
-    async def areindex(self, document_id: str, *, content: str | None = None) -> list[Chunk]:
-        return await self._arun(self._reindex(document_id, content))
+    reindex = blocking(_reindex)
+    areindex = awaiting(_reindex)
 
-    def delete_document(self, document_id: str) -> bool:
+    def _delete_document(self, document_id: str) -> Work[bool]:
         """Remove a document's vectors, keyword entries and registry rows; False if absent."""
-        return self._run(self._backend.delete(document_id))
+        return Work(self._backend.delete(document_id))
 
-    async def adelete_document(self, document_id: str) -> bool:
-        return await self._arun(self._backend.delete(document_id))
-
-    async def _index_many(self, documents: Sequence[TextDocument]) -> list[Chunk]:
-        pipeline = await self._backend.pipeline()
-        prepared = [
-            await self._prepare(
-                pipeline, _text_source(document), document.id, document.title, document.created_at
-            )
-            for document in documents
-        ]
-        return await self._write_all(pipeline, prepared)
-
-    async def _index_source(
-        self, source: RawSource, document_id: str, title: str | None
-    ) -> list[Chunk]:
-        pipeline = await self._backend.pipeline()
-        prepared = await self._prepare(pipeline, source, document_id, title, None)
-        return await self._write_all(pipeline, [prepared])
-
-    async def _prepare(
-        self,
-        pipeline: IngestionPipeline,
-        source: RawSource,
-        document_id: str,
-        title: str | None,
-        created_at: datetime | None,
-    ) -> PreparedDocument:
-        prepared = await pipeline.prepare(
-            self._backend.scope, source, document_id=document_id, created_at=created_at
-        )
-        return _retitled(prepared, title) if title else prepared
-
-    async def _write_all(
-        self, pipeline: IngestionPipeline, prepared: Sequence[PreparedDocument]
-    ) -> list[Chunk]:
-        for one in prepared:
-            await self._backend.write(pipeline, one)
-        return [chunk for one in prepared for chunk in one.chunks]
-
-    async def _reindex(self, document_id: str, content: str | None) -> list[Chunk]:
-        document = await self._backend.document(document_id)
-        if document is None:
-            raise InvalidRequest(f"no document {document_id!r} in namespace {self.namespace!r}")
-        pipeline = await self._backend.pipeline()
-        if content is not None:
-            metadata = {k: v for k, v in document.metadata.items() if k != "title"}
-            replacement = TextDocument(
-                id=document.id,
-                content=content,
-                metadata=metadata,
-                source=document.source,
-                title=document.title,
-                created_at=None,
-            )
-            prepared = await self._prepare(
-                pipeline, _text_source(replacement), document.id, document.title, None
-            )
-        else:
-            pages = await self._backend.pages(document)
-            prepared = await pipeline.prepare_from_pages(self._backend.scope, document, pages)
-        return await self._write_all(pipeline, [prepared])
+    delete_document = blocking(_delete_document)
+    adelete_document = awaiting(_delete_document)
 
     # ------------------------------------------------------------------ retrieval
 
-    def search(
+    def _search(
         self,
         query: str,
         *,
@@ -439,7 +254,7 @@ class RAG:
         chunks_above: int = 0,
         chunks_below: int = 0,
         min_score: float | None = None,
-    ) -> RAGContext:
+    ) -> Work[RAGContext]:
         """The best passages for ``query``, with scores, timings and citation numbers.
 
         ``filters`` is a :class:`~ragsage.core.types.SearchFilters` or a mapping with
@@ -449,64 +264,14 @@ class RAG:
         those whose score is below it.  Inside a run (:meth:`begin_run`) the hits
         are recorded as the run's sources.
         """
-        options = self._options(
-            top_k,
-            filters,
-            hybrid_alpha,
-            rerank,
-            recency_bias,
-            recency_half_life_days,
-            chunks_above,
-            chunks_below,
-            min_score,
-        )
-        return self._tracked(self._run(self._search(query, options)))
-
-    async def asearch(
-        self,
-        query: str,
-        *,
-        top_k: int = 5,
-        filters: FiltersArg = None,
-        hybrid_alpha: float = DEFAULT_HYBRID_ALPHA,
-        rerank: bool = False,
-        recency_bias: bool = False,
-        recency_half_life_days: float = 30.0,
-        chunks_above: int = 0,
-        chunks_below: int = 0,
-        min_score: float | None = None,
-    ) -> RAGContext:
-        options = self._options(
-            top_k,
-            filters,
-            hybrid_alpha,
-            rerank,
-            recency_bias,
-            recency_half_life_days,
-            chunks_above,
-            chunks_below,
-            min_score,
-        )
-        return self._tracked(await self._arun(self._search(query, options)))
-
-    def _options(
-        self,
-        top_k: int,
-        filters: FiltersArg,
-        hybrid_alpha: float,
-        rerank: bool,
-        recency_bias: bool,
-        recency_half_life_days: float,
-        chunks_above: int,
-        chunks_below: int,
-        min_score: float | None = None,
-    ) -> RetrievalOptions:
+        if not isinstance(query, str):
+            raise InvalidRequest(f"query must be a string, got {type(query).__name__}")
         if rerank and not self._backend.has_reranker:
             raise InvalidRequest(
                 "rerank=True needs a reranker; build the RAG with reranker=... "
                 "(for example LLMReranker(llm))"
             )
-        return RetrievalOptions(
+        options = RetrievalOptions(
             top_k=top_k,
             filters=search_filters(filters),
             hybrid_alpha=hybrid_alpha,
@@ -517,13 +282,10 @@ class RAG:
             chunks_below=chunks_below,
             min_score=min_score,
         )
-
-    async def _search(self, query: str, options: RetrievalOptions) -> RAGContext:
-        if not isinstance(query, str):
-            raise InvalidRequest(f"query must be a string, got {type(query).__name__}")
+        scope = self._backend.scope
 
         async def call(engine: QueryEngine) -> RAGContext:
-            found = await engine.search(self._backend.scope, query, options)
+            found = await engine.search(scope, query, options)
             return RAGContext(
                 query=query,
                 results=found.hits,
@@ -531,48 +293,28 @@ class RAG:
                 timing_ms=dict(found.timing_ms),
             )
 
-        return await self._backend.query(call)
+        return Work(self._backend.query(call), self._tracked)
 
-    def _tracked(self, context: RAGContext) -> RAGContext:
-        if not self._tracker.active:
-            return context
-        numbers = tuple(self._tracker.record(hit.chunk, hit.score) or 0 for hit in context.results)
-        return RAGContext(
-            query=context.query,
-            results=context.results,
-            total_found=context.total_found,
-            timing_ms=context.timing_ms,
-            citations=numbers,
-        )
+    search = blocking(_search)
+    asearch = awaiting(_search)
 
-    def fetch_chunk(
+    def _fetch_chunk(
         self, chunk_id: str, *, chunks_above: int = 0, chunks_below: int = 0
-    ) -> ChunkContext | None:
+    ) -> Work[ChunkContext | None]:
         """A chunk by id with up to the given number of neighbours each side, or None."""
-        _check_neighbours(chunks_above, chunks_below)
-        found = self._run(self._fetch(chunk_id, chunks_above, chunks_below))
-        return self._tracked_fetch(found)
-
-    async def afetch_chunk(
-        self, chunk_id: str, *, chunks_above: int = 0, chunks_below: int = 0
-    ) -> ChunkContext | None:
-        _check_neighbours(chunks_above, chunks_below)
-        found = await self._arun(self._fetch(chunk_id, chunks_above, chunks_below))
-        return self._tracked_fetch(found)
-
-    async def _fetch(self, chunk_id: str, above: int, below: int) -> ChunkContext | None:
+        # RetrievalOptions owns the bounds; building one checks them with its messages.
+        RetrievalOptions(chunks_above=chunks_above, chunks_below=chunks_below)
         scope = self._backend.scope
 
         async def call(engine: QueryEngine) -> ChunkContext | None:
-            return await engine.fetch_chunk(scope, chunk_id, chunks_above=above, chunks_below=below)
+            return await engine.fetch_chunk(
+                scope, chunk_id, chunks_above=chunks_above, chunks_below=chunks_below
+            )
 
-        return await self._backend.query(call)
+        return Work(self._backend.query(call), self._tracked_fetch)
 
-    def _tracked_fetch(self, found: ChunkContext | None) -> ChunkContext | None:
-        if found is not None:
-            # A passage read by id was not ranked; it enters the run unscored.
-            self._tracker.record(found.chunk, 0.0)
-        return found
+    fetch_chunk = blocking(_fetch_chunk)
+    afetch_chunk = awaiting(_fetch_chunk)
 
     def chunk_vectors(self, chunk_ids: Sequence[str]) -> dict[str, list[float]]:
         """The stored embedding of each chunk among ``chunk_ids`` the store can read back."""
@@ -584,7 +326,7 @@ class RAG:
             found = await read(self._backend.scope, list(chunk_ids))
             return {key: list(vector) for key, vector in found.items()}
 
-        return self._run(self._engine_call(call))
+        return self._run(self._backend.query(call))
 
     def embed_texts(self, texts: Sequence[str]) -> list[list[float]]:
         """``texts`` embedded as passages by the embedder this namespace searches with."""
@@ -592,79 +334,35 @@ class RAG:
         async def call(engine: QueryEngine) -> list[list[float]]:
             return [list(v) for v in await engine.embedder.embed(list(texts))]
 
-        return self._run(self._engine_call(call))
+        return self._run(self._backend.query(call))
 
-    def list_sources(self) -> list[str]:
+    def _list_sources(self) -> Work[list[str]]:
         """The distinct source names in this namespace, sorted."""
-        return self._run(self._engine_call(lambda e: e.list_sources(self._backend.scope)))
+        return Work(self._backend.query(lambda e: e.list_sources(self._backend.scope)))
 
-    async def alist_sources(self) -> list[str]:
-        return await self._arun(self._engine_call(lambda e: e.list_sources(self._backend.scope)))
+    list_sources = blocking(_list_sources)
+    alist_sources = awaiting(_list_sources)
 
-    def count(self) -> int:
+    def _count(self) -> Work[int]:
         """How many chunks this namespace holds."""
-        return self._run(self._engine_call(lambda e: e.count(self._backend.scope)))
+        return Work(self._backend.query(lambda e: e.count(self._backend.scope)))
 
-    async def acount(self) -> int:
-        return await self._arun(self._engine_call(lambda e: e.count(self._backend.scope)))
-
-    async def _engine_call(self, call: Callable[[QueryEngine], Awaitable[_T]]) -> _T:
-        return await self._backend.query(call)
-
-    # ------------------------------------------------------------------ source tracking
-
-    def begin_run(self) -> None:
-        """Start collecting what searches and fetches in this thread or task retrieve."""
-        self._tracker.begin()
-
-    def end_run(self) -> list[RAGSource]:
-        """Close the run and return its sources, numbered 1..n in first-seen order."""
-        return self._tracker.end()
-
-    def current_sources(self) -> list[RAGSource]:
-        """The open run's sources so far (empty outside a run)."""
-        return self._tracker.current()
+    count = blocking(_count)
+    acount = awaiting(_count)
 
     # ------------------------------------------------------------------ agent tools
 
     def tool_search(self, query: str, *, top_k: int, rerank: bool) -> dict[str, Any]:
         """The ``rag_search`` tool's payload; reranks only when a reranker exists."""
-        context = self.search(query, top_k=top_k, rerank=rerank and self._backend.has_reranker)
-        return {
-            "query": context.query,
-            "total_found": context.total_found,
-            "results": [
-                {
-                    "citation": number,
-                    "chunk_id": hit.chunk.id,
-                    "document_id": hit.chunk.document_id,
-                    "source": hit.chunk.source,
-                    "title": chunk_title(hit.chunk),
-                    "heading_path": list(hit.chunk.heading_path),
-                    "score": hit.score,
-                    "text": hit.context_text,
-                }
-                for number, hit in zip(context.citations, context.results, strict=True)
-            ],
-        }
+        rerank = rerank and self._backend.has_reranker
+        return search_payload(self.search(query, top_k=top_k, rerank=rerank))
 
     def tool_fetch_chunk(
         self, chunk_id: str, *, chunks_above: int, chunks_below: int
     ) -> dict[str, Any] | None:
         """The ``rag_fetch_chunk`` tool's payload, or None when there is no such chunk."""
         found = self.fetch_chunk(chunk_id, chunks_above=chunks_above, chunks_below=chunks_below)
-        if found is None:
-            return None
-        chunk = found.chunk
-        return {
-            "chunk_id": chunk.id,
-            "document_id": chunk.document_id,
-            "source": chunk.source,
-            "title": chunk_title(chunk),
-            "text": chunk.text,
-            "context_above": [{"chunk_id": c.id, "text": c.text} for c in found.above],
-            "context_below": [{"chunk_id": c.id, "text": c.text} for c in found.below],
-        }
+        return None if found is None else chunk_payload(found)
 
     def tool_list_sources(self) -> list[str]:
         return self.list_sources()
@@ -687,45 +385,3 @@ def _scope(namespace: str) -> Scope:
         return Scope(namespace)
     except ValueError as exc:
         raise InvalidRequest(str(exc)) from exc
-
-
-def _check_neighbours(above: int, below: int) -> None:
-    # RetrievalOptions owns the bounds; building one checks them with its messages.
-    RetrievalOptions(chunks_above=above, chunks_below=below)
-
-
-def _text_source(document: TextDocument) -> RawSource:
-    # Read as Markdown whatever the name, so headings structure the chunks.
-    return RawSource(
-        content=document.content.encode("utf-8"),
-        filename=document.source or document.title or document.id,
-        media_type="text/markdown",
-        metadata=dict(document.metadata),
-    )
-
-
-def _read_file(
-    namespace: str, path: str | Path, document_id: str | None, metadata: Mapping[str, Any] | None
-) -> tuple[RawSource, str]:
-    location = Path(path)
-    try:
-        data = location.read_bytes()
-    except OSError as exc:
-        raise DocumentError(str(location), f"cannot be read ({exc.strerror or exc})") from exc
-    media_type, _ = mimetypes.guess_type(location.name)
-    source = RawSource(
-        content=data, filename=location.name, media_type=media_type, metadata=dict(metadata or {})
-    )
-    # The full path, not the name: two README.md files in different folders are two documents.
-    return source, document_id or document_id_for(namespace, str(location.resolve()))
-
-
-def _retitled(prepared: PreparedDocument, title: str) -> PreparedDocument:
-    records = tuple(
-        replace(
-            record,
-            chunk=replace(record.chunk, metadata={**record.chunk.metadata, "title": title}),
-        )
-        for record in prepared.records
-    )
-    return replace(prepared, document=replace(prepared.document, title=title), records=records)
