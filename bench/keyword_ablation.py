@@ -37,7 +37,7 @@ WITH_IDENTIFIERS = "ragsage_identifier_words(query_text)"
 
 
 def variant_statements(config: PostgresConfig, variant: str) -> list[str]:
-    """Migration 7's keyword column and migration 19's search function, edited into ``variant``.
+    """Migration 7's keyword column and today's keyword search function, edited into ``variant``.
 
     The function is made again whole, so ``shipped`` puts the shipped form back.
     """
@@ -46,7 +46,11 @@ def variant_statements(config: PostgresConfig, variant: str) -> list[str]:
         for s in migrations.migration_statements(config, from_version=6, to_version=7)
         if "lexical" in s and "ragsage_lexical_search" not in s
     ]
-    function = list(migrations.migration_statements(config, from_version=18, to_version=19))
+    function = [
+        s
+        for s in migrations.function_statements(config, version=migrations.LATEST_VERSION)
+        if "ragsage_keyword_search(" in s
+    ]
     edited = []
     for statement in [*column, *function]:
         if variant in ("headings-x10", "before"):

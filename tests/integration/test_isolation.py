@@ -170,8 +170,8 @@ async def test_the_privileged_functions_cross_namespaces_without_leaking(db: Dat
         # Keyword search scopes itself to the caller's namespace: none here, so nothing.
         found = await session.execute(
             text(
-                "SELECT * FROM ragsage_lexical_search('zirconium anvils', false, 10, 500, 500, "
-                "NULL, NULL, NULL, NULL, NULL)"
+                "SELECT * FROM ragsage_keyword_search('zirconium anvils', false, 10, 500, 500, "
+                "NULL, NULL, NULL, NULL, NULL, true, NULL, 10)"
             )
         )
         assert found.all() == []

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import os
+from dataclasses import replace
+
 import pytest
 from sqlalchemy import text
 
@@ -27,6 +30,8 @@ from ragsage.testing import FakeEngineKit
 
 from ..unit.engine.conftest import HANDBOOK
 from . import helpers
+from .conftest import PostgresServer, as_user
+from .schema_snapshot import schema_snapshot
 
 ACME, GLOBEX = Scope("acme"), Scope("globex")
 
@@ -166,21 +171,42 @@ async def _seed_v3(database: Database) -> None:
             await session.execute(text(statement), {"v": vector})
 
 
+# The keyword function called with every argument spelled out, so a check does
+# not depend on what today's PgLexicalStore passes; a schema holds it from 13 on.
+_KEYWORD_SEARCH = (
+    "ragsage_keyword_search({query}, false, 3, 500, 500, NULL, NULL, NULL, NULL, NULL, true, "
+    "NULL, 3)"
+)
+
+
 async def _keyword_hits(database: Database, scope: Scope, query: str) -> list[tuple[str, int]]:
-    # The ten-argument form every version from 4 on accepts, so the check does
-    # not depend on what today's PgLexicalStore passes.
     async with database.session(scope) as session:
         rows = await session.execute(
-            text(
-                "SELECT document_id, ordinal FROM ragsage_lexical_search(:q, false, 3, 500, 500, "
-                "NULL, NULL, NULL, NULL, NULL)"
-            ),
+            text(f"SELECT document_id, ordinal FROM {_KEYWORD_SEARCH.format(query=':q')}"),
             {"q": query},
         )
         return [(row[0], row[1]) for row in rows]
 
 
+async def _keyword_rank(database: Database, query: str) -> float:
+    async with database.session(ACME) as session:
+        rank = await session.scalar(
+            text(f"SELECT rank FROM {_KEYWORD_SEARCH.format(query=':q')}"), {"q": query}
+        )
+    return float(rank)
+
+
 async def _check_v4(database: Database) -> None:
+    # What 4 leaves of its day: the system role reads chunks and generations.
+    async with database.owner_connection() as connection:
+        policies = set(
+            await connection.scalars(
+                text("SELECT policyname FROM pg_policies WHERE roles @> '{ragsage_system}'")
+            )
+        )
+    assert {"ragsage_chunks_system", "ragsage_generations_system"} <= policies
+    # The keyword search those reads are for, once the schema is today's.
+    await database.migrate()
     assert await _keyword_hits(database, ACME, "zirconium") == [("doc_v3", 0)]
     assert await _keyword_hits(database, GLOBEX, "zirconium") == []
 
@@ -385,13 +411,10 @@ async def _check_v14(database: Database) -> None:
     # The cache still fills per namespace, and the function hands back the chunk itself.
     await _check_v13(database)
     async with database.session(ACME) as session:
+        call = _KEYWORD_SEARCH.format(query="'zirconium ledger'")
         rows = (
             await session.execute(
-                text(
-                    "SELECT document_id, ordinal, chunk_text, source, rank FROM "
-                    "ragsage_lexical_search('zirconium ledger', false, 3, 500, 500, "
-                    "NULL, NULL, NULL, NULL, NULL)"
-                )
+                text(f"SELECT document_id, ordinal, chunk_text, source, rank FROM {call}")
             )
         ).all()
     assert [tuple(row[:4]) for row in rows] == [("doc_v3", 0, "zirconium ledger", "v3.md")]
@@ -406,21 +429,10 @@ async def _check_v15(database: Database) -> None:
 
 async def _check_v16(database: Database) -> None:
     await _check_v15(database)
-
-    async def rank(query: str) -> float:
-        async with database.session(ACME) as session:
-            return float(
-                await session.scalar(
-                    text(
-                        "SELECT rank FROM ragsage_lexical_search(:query, false, 3, 500, 500, "
-                        "NULL, NULL, NULL, NULL, NULL)"
-                    ),
-                    {"query": query},
-                )
-            )
-
     # The same chunk, the same words: in the text's order they count twice.
-    assert await rank("zirconium ledger") == 2 * await rank("ledger zirconium")
+    assert await _keyword_rank(database, "zirconium ledger") == 2 * await _keyword_rank(
+        database, "ledger zirconium"
+    )
 
 
 async def _check_v17(database: Database) -> None:
@@ -446,25 +458,24 @@ async def _check_v18(database: Database) -> None:
 async def _check_v19(database: Database) -> None:
     await _check_v18(database)
     async with database.session(ACME) as session:
+        call = _KEYWORD_SEARCH.format(query="'zirconium ledger'").replace("NULL, 3)", "NULL, 1)")
         rows = (
             await session.execute(
-                text(
-                    "SELECT document_id, ordinal, chunk_text, rank FROM ragsage_keyword_search("
-                    "'zirconium ledger', false, 3, 500, 500, NULL, NULL, NULL, NULL, NULL, true, "
-                    "NULL, 1)"
-                )
+                text(f"SELECT document_id, ordinal, chunk_text, rank FROM {call}")
             )
         ).all()
-        # The previous version's function answers alike while a rolling upgrade runs.
-        before = await session.scalar(
-            text(
-                "SELECT rank FROM ragsage_lexical_search('zirconium ledger', false, 3, 500, "
-                "500, NULL, NULL, NULL, NULL, NULL)"
-            )
-        )
     assert [tuple(row[:3]) for row in rows] == [("doc_v3", 0, "zirconium ledger")]
-    assert rows[0][3] == before
+    assert rows[0][3] > 0
     assert await _keyword_hits(database, GLOBEX, "zirconium") == []
+
+
+async def _check_v20(database: Database) -> None:
+    async with database.owner_connection() as connection:
+        retired = await connection.scalar(
+            text("SELECT count(*) FROM pg_proc WHERE proname = 'ragsage_lexical_search'")
+        )
+    assert retired == 0
+    await _check_v19(database)
 
 
 UPGRADES = {
@@ -486,6 +497,7 @@ UPGRADES = {
     17: (_seed_v3, _check_v17),
     18: (_seed_v3, _check_v18),
     19: (_seed_v3, _check_v19),
+    20: (_seed_v3, _check_v20),
 }
 
 
@@ -601,3 +613,33 @@ async def test_delete_removes_the_document_and_its_chunks(db: Database) -> None:
     assert await pg.documents.get(ACME, result.document.id) is None
     assert await pg.documents.count_chunks(ACME) == 0
     assert await pg.lexical.search(ACME, "holiday", k=5) == []
+
+
+async def test_an_upgrade_from_every_earlier_version_ends_in_the_fresh_schema(
+    postgres_server: PostgresServer, pg_config: PostgresConfig
+) -> None:
+    fresh = Database(pg_config)
+    try:
+        await fresh.migrate()
+        async with fresh.owner_connection() as connection:
+            expected = await schema_snapshot(connection)
+    finally:
+        await fresh.dispose()
+    assert expected["functions"] and expected["policies"]
+    for version in range(1, LATEST_VERSION):
+        url = postgres_server.create_database()
+        app_url = as_user(url, "ragsage_app", os.environ.get("RAGSAGE_TEST_APP_PASSWORD"))
+        database = Database(replace(pg_config, dsn=url, app_dsn=app_url))
+        try:
+            await database.migrate(to_version=version)
+            await database.migrate()
+            async with database.owner_connection() as connection:
+                upgraded = await schema_snapshot(connection)
+        finally:
+            await database.dispose()
+            postgres_server.drop_database(url)
+        differing = {
+            kind: sorted(set(upgraded[kind].items()) ^ set(expected[kind].items()))
+            for kind in expected
+        }
+        assert {kind: rows for kind, rows in differing.items() if rows} == {}, version

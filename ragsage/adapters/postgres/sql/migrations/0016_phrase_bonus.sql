@@ -1,0 +1,16 @@
+-- Migration 16: keyword ranking rewards the query's words in the query's order.
+--
+-- Keyword search that rewards the query's words in the query's order.
+--
+-- A sentence copied from a page, a quoted error message, a name of several
+-- words: the chunk holding them in that order is the one asked for, yet
+-- migration 14 ranked it like any chunk holding the same words scattered,
+-- and when all of them were common it could miss it altogether (its
+-- candidates were then a random sample of one common word's chunks).  On
+-- 200 sentences sampled from 242 real pages, 5 were in none of the hybrid
+-- top 10; with the phrase, 1 (a sentence that four changelog tables repeat
+-- word for word).  Questions, whose words seldom stand in the answer's
+-- order, rank as before.  The phrase also counts under search syntax, where
+-- it adds no candidates of its own.
+--
+-- This step also defined ragsage_lexical_search, retired by migration 20.
