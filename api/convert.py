@@ -1,46 +1,13 @@
-"""Between request models and engine values, and from engine values to responses."""
+"""From engine values to response models (requests turn into options themselves)."""
 
 from __future__ import annotations
 
 from flask import Response
 from pydantic import BaseModel
 
-from api.schemas import (
-    ChunkOut,
-    CitationOut,
-    Filters,
-    RetrievalOptionsBody,
-    SearchResponse,
-    SearchResultOut,
-)
-from ragsage.core.types import Chunk, SearchFilters
-from ragsage.query import Citation, RetrievalOptions, RetrievalResult
-
-
-def options(body: RetrievalOptionsBody) -> RetrievalOptions:
-    return RetrievalOptions(
-        top_k=body.top_k,
-        filters=filters(body.filters),
-        hybrid_alpha=body.hybrid_alpha,
-        rerank=body.rerank,
-        min_score=body.min_score,
-        recency_bias=body.recency_bias,
-        recency_half_life_days=body.recency_half_life_days,
-        chunks_above=body.chunks_above,
-        chunks_below=body.chunks_below,
-    )
-
-
-def filters(body: Filters | None) -> SearchFilters | None:
-    if body is None:
-        return None
-    return SearchFilters(
-        document_ids=frozenset(body.document_ids) if body.document_ids is not None else None,
-        sources=frozenset(body.sources) if body.sources is not None else None,
-        metadata=dict(body.metadata) if body.metadata else None,
-        created_after=body.created_after,
-        created_before=body.created_before,
-    )
+from api.schemas import ChunkOut, CitationOut, SearchResponse, SearchResultOut
+from ragsage.core.types import Chunk
+from ragsage.query import Citation, RetrievalResult
 
 
 def chunk(value: Chunk) -> ChunkOut:

@@ -2,7 +2,8 @@
 
 The same models validate what arrives and describe it in ``/openapi.json``, so
 the published schema cannot drift from what the server accepts.  Unknown fields
-are refused by name.
+are refused by name.  The search options and filters are the contract the
+facade and the agent tools share (:mod:`ragsage.query.requests`).
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
-from ragsage.query.options import DEFAULT_HYBRID_ALPHA, MAX_EXPANSION, MAX_QUERY_CHARS, MAX_TOP_K
+from ragsage.query.options import MAX_QUERY_CHARS
+from ragsage.query.requests import SearchOptions, Strict, json_integer
 
 # The longest document-list cursor accepted: cursors are document ids, never this long.
 MAX_CURSOR_CHARS = 512
@@ -25,67 +27,8 @@ PATH_ID_PATTERN = r"^[^\x00-\x1f\x7f]*$"
 MIN_DIM = 16
 
 
-class Strict(BaseModel):
-    """A request body: unknown fields refused, and no coercion between JSON types.
-
-    ``0`` is not a boolean and ``false`` is not a number, whatever Python thinks.
-    """
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-def _timestamp_text(value: Any) -> Any:
-    if not isinstance(value, str):
-        raise ValueError("a timestamp is an ISO 8601 string")
-    return value
-
-
-def _json_integer(value: Any) -> Any:
-    # JSON Schema counts 10.0 as an integer; neither it nor Python counts true as one here.
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError("an integer is required")
-    return value
-
-
-# Strict mode refuses every string for a datetime; JSON has no other way to send one.
-Timestamp = Annotated[datetime, BeforeValidator(_timestamp_text), Field(strict=False)]
-Integer = Annotated[int, Field(strict=False), BeforeValidator(_json_integer)]
-
-
-class Filters(Strict):
-    """Restrictions applied before ranking; every given field must match."""
-
-    document_ids: list[str] | None = Field(default=None, max_length=1000)
-    sources: list[str] | None = Field(default=None, max_length=1000)
-    metadata: dict[str, str | int | float | bool] | None = None
-    created_after: Timestamp | None = None
-    created_before: Timestamp | None = None
-
-
-class RetrievalOptionsBody(Strict):
+class RetrievalOptionsBody(SearchOptions):
     """How to retrieve; defaults suit most questions."""
-
-    top_k: Integer = Field(default=5, ge=1, le=MAX_TOP_K)
-    filters: Filters | None = None
-    hybrid_alpha: float = Field(default=DEFAULT_HYBRID_ALPHA, ge=0.0, le=1.0)
-    rerank: bool | None = Field(
-        default=None,
-        description="Rerank the candidates. Unset: searches rerank with a provider's reranker "
-        "but not with the offline one; answers rerank whenever a reranker is configured.",
-    )
-    min_score: float | None = Field(
-        default=None,
-        ge=-1e6,
-        le=1e6,
-        description="Searches only: drop results whose final score is below this. Without it "
-        "a search returns top_k results whenever that many candidates match at all.",
-    )
-    recency_bias: bool = False
-    recency_half_life_days: float = Field(default=30.0, gt=0, le=36500)
-    chunks_above: Integer = Field(default=0, ge=0, le=MAX_EXPANSION)
-    chunks_below: Integer = Field(default=0, ge=0, le=MAX_EXPANSION)
 
 
 class SearchRequest(RetrievalOptionsBody):
@@ -273,7 +216,7 @@ class ReindexRequest(Strict):
     embedder: Literal["hashing", "voyage", "openai", "local"] | None = None
     # Bounds before the validator, or the published schema loses them inside the union.
     dim: (
-        Annotated[int, Field(strict=False, ge=MIN_DIM, le=2000), BeforeValidator(_json_integer)]
+        Annotated[int, Field(strict=False, ge=MIN_DIM, le=2000), BeforeValidator(json_integer)]
         | None
     ) = None
     held: bool = Field(

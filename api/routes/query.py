@@ -41,7 +41,7 @@ def search() -> Any:
     who = require(Role.READ)
     body = json_body(SearchRequest)
     here = services()
-    options = convert.options(body)
+    options = body.to_options()
 
     async def found(engine: QueryEngine) -> RetrievalResult:
         return await engine.search(who.scope, body.query, options)
@@ -55,7 +55,7 @@ def query() -> Any:
     body = json_body(QueryRequest)
     here = services()
     history = [Turn(turn.role, turn.content) for turn in body.history]
-    options = convert.options(body.options)
+    options = body.options.to_options()
     engine = here.run(here.runtime.query_engine_for(who.scope))
     if body.stream or request.accept_mimetypes.best == "text/event-stream":
         events = engine.stream_answer(who.scope, body.question, history=history, options=options)

@@ -1,12 +1,14 @@
 """Three retrieval tools an LLM agent can call: search, fetch a chunk, list sources.
 
 A :class:`Tool` couples a JSON-Schema description (what the model sees) with a
-callable that takes the arguments the model produced, checks them against that
-description, asks a :class:`ToolBackend` and answers with a JSON string.  The
-callable never raises: a model that sends a bad argument, or a backend that fails,
-gets ``{"error": "..."}`` back so the agent loop can show it to the model and let
-it try again.  Everything here is standard library, so ``import ragsage`` stays
-light; the backends (the in-process facade, the HTTP client) live elsewhere.
+callable that takes the arguments the model produced, checks them, asks a
+:class:`ToolBackend` and answers with a JSON string.  Each tool's arguments are
+a pydantic model built from the search contract's field types
+(:mod:`ragsage.query.requests`): the model checks them, and its generated JSON
+schema is what the tool publishes, so the two cannot disagree.  The callable
+never raises: a model that sends a bad argument, or a backend that fails, gets
+``{"error": "..."}`` back so the agent loop can show it to the model and let it
+try again.  The backends (the in-process facade, the HTTP client) live elsewhere.
 """
 
 from __future__ import annotations
@@ -14,13 +16,11 @@ from __future__ import annotations
 import copy
 import json
 import logging
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ragsage.core.errors import RagsageError
-from ragsage.query.options import MAX_QUERY_CHARS
+from ragsage.core.errors import RagsageError, json_type
 
 log = logging.getLogger(__name__)
 
@@ -85,14 +85,22 @@ class Tool:
 
 def build_tools(backend: ToolBackend) -> list[Tool]:
     """The three retrieval tools, bound to ``backend``."""
+    # pydantic loads here, when tools are built, not with `import ragsage`.
+    from ragsage.agent.tool_arguments import (
+        FetchArguments,
+        ListArguments,
+        SearchArguments,
+        published_schema,
+    )
+
     # Each tool gets its own copy of the schema, so a caller editing one cannot change
     # what the validator enforces.
     return [
-        Tool(name, description, copy.deepcopy(schema), _guarded(name, body(backend)))
-        for name, description, schema, body in (
-            (SEARCH, _SEARCH_DESCRIPTION, _SEARCH_SCHEMA, _search),
-            (FETCH_CHUNK, _FETCH_DESCRIPTION, _FETCH_SCHEMA, _fetch_chunk),
-            (LIST_SOURCES, _LIST_DESCRIPTION, _LIST_SCHEMA, _list_sources),
+        Tool(name, description, copy.deepcopy(published_schema(model)), _guarded(name, body))
+        for name, description, model, body in (
+            (SEARCH, _SEARCH_DESCRIPTION, SearchArguments, _search(backend)),
+            (FETCH_CHUNK, _FETCH_DESCRIPTION, FetchArguments, _fetch_chunk(backend)),
+            (LIST_SOURCES, _LIST_DESCRIPTION, ListArguments, _list_sources(backend)),
         )
     ]
 
@@ -139,7 +147,7 @@ def _parse_arguments(tool: str, arguments: str | Mapping[str, Any] | None) -> di
             raise ArgumentError(f"{tool}: the arguments are nested too deeply") from exc
     if not isinstance(arguments, Mapping):
         raise ArgumentError(
-            f"{tool}: the arguments must be a JSON object, got {_json_type(arguments)}"
+            f"{tool}: the arguments must be a JSON object, got {json_type(arguments)}"
         )
     bad_keys = [key for key in arguments if not isinstance(key, str)]
     if bad_keys:
@@ -147,106 +155,39 @@ def _parse_arguments(tool: str, arguments: str | Mapping[str, Any] | None) -> di
     return dict(arguments)
 
 
-def _validated(tool: str, schema: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
-    """Check ``given`` against one of this module's flat object schemas; fill defaults."""
-    properties: Mapping[str, Mapping[str, Any]] = schema["properties"]
-    unknown = sorted(set(given) - set(properties))
-    if unknown:
-        accepted = ", ".join(properties) or "none"
-        raise ArgumentError(
-            f"{tool}: unknown argument {unknown[0]!r} (accepted arguments: {accepted})"
-        )
-    missing = [name for name in schema.get("required", ()) if given.get(name) is None]
-    if missing:
-        raise ArgumentError(f"{tool}: missing required argument {missing[0]!r}")
-    values: dict[str, Any] = {}
-    for name, spec in properties.items():
-        value = given.get(name)
-        # Models often send null for an optional argument they mean to leave out.
-        values[name] = spec["default"] if value is None else _checked(tool, name, spec, value)
-    return values
-
-
-def _checked(tool: str, name: str, spec: Mapping[str, Any], value: Any) -> Any:
-    kind = spec["type"]
-    if kind == "string":
-        if not isinstance(value, str):
-            raise ArgumentError(f"{tool}: {name} must be a string, got {_json_type(value)}")
-        if len(value.strip()) < spec.get("minLength", 0):
-            raise ArgumentError(f"{tool}: {name} must not be empty")
-        if len(value) > spec.get("maxLength", math.inf):
-            raise ArgumentError(
-                f"{tool}: {name} is too long ({len(value)} characters, at most {spec['maxLength']})"
-            )
-        return value
-    if kind == "boolean":
-        if not isinstance(value, bool):
-            raise ArgumentError(
-                f"{tool}: {name} must be true or false, got {_json_type(value)} {value!r}"
-            )
-        return value
-    if kind == "integer":
-        # JSON Schema counts 3.0 as an integer; Python's bool is an int subclass but not here.
-        whole = isinstance(value, float) and value.is_integer()
-        if isinstance(value, bool) or not (isinstance(value, int) or whole):
-            raise ArgumentError(
-                f"{tool}: {name} must be a whole number, got {_json_type(value)} {value!r}"
-            )
-        number = int(value)
-        low, high = spec["minimum"], spec["maximum"]
-        if not low <= number <= high:
-            raise ArgumentError(f"{tool}: {name} must be between {low} and {high}, got {number}")
-        return number
-    raise AssertionError(f"unhandled schema type {kind!r}")  # pragma: no cover
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, Mapping):
-        return "an object"
-    if isinstance(value, list | tuple):
-        return "an array"
-    return type(value).__name__
-
-
 # --- tool bodies ---------------------------------------------------------------------
 
 
 def _search(backend: ToolBackend) -> Callable[..., Any]:
+    from ragsage.agent.tool_arguments import SearchArguments, validated
+
     def run(**arguments: Any) -> Any:
-        args = _validated(SEARCH, _SEARCH_SCHEMA, arguments)
-        return backend.tool_search(
-            args["query"], top_k=args["top_k"], rerank=args["enable_reranking"]
-        )
+        args = validated(SEARCH, SearchArguments, arguments)
+        return backend.tool_search(args.query, top_k=args.top_k, rerank=args.enable_reranking)
 
     return run
 
 
 def _fetch_chunk(backend: ToolBackend) -> Callable[..., Any]:
+    from ragsage.agent.tool_arguments import FetchArguments, validated
+
     def run(**arguments: Any) -> Any:
-        args = _validated(FETCH_CHUNK, _FETCH_SCHEMA, arguments)
+        args = validated(FETCH_CHUNK, FetchArguments, arguments)
         chunk = backend.tool_fetch_chunk(
-            args["chunk_id"],
-            chunks_above=args["chunks_above"],
-            chunks_below=args["chunks_below"],
+            args.chunk_id, chunks_above=args.chunks_above, chunks_below=args.chunks_below
         )
         if chunk is None:
-            return {"error": f"no chunk with id {args['chunk_id']!r}"}
+            return {"error": f"no chunk with id {args.chunk_id!r}"}
         return chunk
 
     return run
 
 
 def _list_sources(backend: ToolBackend) -> Callable[..., Any]:
+    from ragsage.agent.tool_arguments import ListArguments, validated
+
     def run(**arguments: Any) -> Any:
-        _validated(LIST_SOURCES, _LIST_SCHEMA, arguments)
+        validated(LIST_SOURCES, ListArguments, arguments)
         return {"sources": list(backend.tool_list_sources())}
 
     return run
@@ -295,66 +236,6 @@ _LIST_DESCRIPTION = (
     " user asks what the knowledge base contains, or to check a source exists."
 )
 
-_SEARCH_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "query": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": MAX_QUERY_CHARS,
-            "description": "What to look for, in natural language or keywords.",
-        },
-        "top_k": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": MAX_TOOL_TOP_K,
-            "default": 5,
-            "description": "How many passages to return.",
-        },
-        "enable_reranking": {
-            "type": "boolean",
-            "default": False,
-            "description": "Re-score the candidates with a reranking model: slower, often"
-            " more precise for subtle questions.",
-        },
-    },
-    "required": ["query"],
-    "additionalProperties": False,
-}
-
-_FETCH_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "chunk_id": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 200,
-            "description": "The chunk_id of a passage, as returned by rag_search.",
-        },
-        "chunks_above": {
-            "type": "integer",
-            "minimum": 0,
-            "maximum": MAX_TOOL_NEIGHBOURS,
-            "default": 0,
-            "description": "How many preceding passages of the same document to include.",
-        },
-        "chunks_below": {
-            "type": "integer",
-            "minimum": 0,
-            "maximum": MAX_TOOL_NEIGHBOURS,
-            "default": 0,
-            "description": "How many following passages of the same document to include.",
-        },
-    },
-    "required": ["chunk_id"],
-    "additionalProperties": False,
-}
-
-_LIST_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {},
-    "additionalProperties": False,
-}
 
 _PROMPT_LINES = {
     SEARCH: f"- `{SEARCH}`: find passages relevant to a question; each result has a"

@@ -23,6 +23,9 @@ shown to an HTTP client.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 
 class RagsageError(Exception):
     """Base of every error ragsage raises on purpose."""
@@ -91,3 +94,20 @@ class StorageError(RagsageError):
 
 class ConfigurationError(RagsageError):
     """Settings that cannot produce a working system."""
+
+
+def json_type(value: Any) -> str:
+    """What JSON calls the kind of ``value``, with its article."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list | tuple):
+        return "an array"
+    return type(value).__name__

@@ -40,7 +40,6 @@ from ragsage.library.backends import Backend, LocalBackend, PostgresBackend
 from ragsage.library.context import RAGContext
 from ragsage.library.inputs import TextDocument, as_text_document, text_document
 from ragsage.library.private_loop import LoopOwner
-from ragsage.library.search_args import search_filters
 from ragsage.library.tool_payloads import chunk_payload, search_payload
 from ragsage.library.tracking import SourceTracker
 from ragsage.library.tracking_runs import TracksSources
@@ -271,16 +270,20 @@ class RAG(LoopOwner, TracksSources):
                 "rerank=True needs a reranker; build the RAG with reranker=... "
                 "(for example LLMReranker(llm))"
             )
-        options = RetrievalOptions(
-            top_k=top_k,
-            filters=search_filters(filters),
-            hybrid_alpha=hybrid_alpha,
-            rerank=rerank,
-            recency_bias=recency_bias,
-            recency_half_life_days=recency_half_life_days,
-            chunks_above=chunks_above,
-            chunks_below=chunks_below,
-            min_score=min_score,
+        from ragsage.query.requests import python_options  # pydantic loads on first use
+
+        options = python_options(
+            {
+                "top_k": top_k,
+                "hybrid_alpha": hybrid_alpha,
+                "rerank": rerank,
+                "recency_bias": recency_bias,
+                "recency_half_life_days": recency_half_life_days,
+                "chunks_above": chunks_above,
+                "chunks_below": chunks_below,
+                "min_score": min_score,
+            },
+            filters,
         )
         scope = self._backend.scope
 

@@ -14,4 +14,6 @@ HEAVY = (
     "onnxruntime",
     "tokenizers",
     "magika",
+    # The request models validate on first use; a script that only indexes never pays.
+    "pydantic",
 )
