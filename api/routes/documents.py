@@ -8,8 +8,9 @@ from typing import Any
 
 from flask import Blueprint, Response, request
 
-from api import convert
+from api import convert, schemas
 from api.auth import require
+from api.documented import Reply, cursor, documented, ok, query_int, query_text
 from api.errors import ApiError
 from api.routes.common import cleaned, int_arg, json_body, parse_json, text_arg
 from api.schemas import (
@@ -26,6 +27,22 @@ from ragsage.adapters.postgres.jobs import documents
 from ragsage.adapters.postgres.keys import Role
 
 blueprint = Blueprint("documents", __name__)
+# The form upload, beside the JSON one that DocumentUpload describes.
+MULTIPART_UPLOAD: dict[str, Any] = {
+    "schema": {
+        "type": "object",
+        "required": ["file"],
+        "properties": {
+            "file": {"type": "string", "format": "binary", "minLength": 1},
+            "metadata": {
+                "type": "object",
+                "additionalProperties": {"type": ["string", "integer", "number", "boolean"]},
+            },
+            "external_id": {"type": "string", "minLength": 1, "maxLength": 512},
+        },
+    },
+    "encoding": {"metadata": {"contentType": "application/json"}},
+}
 
 
 def _upload_from_request() -> tuple[str, bytes, str | None, dict[str, Any], str | None]:
@@ -59,6 +76,13 @@ def _upload_from_request() -> tuple[str, bytes, str | None, dict[str, Any], str 
 
 
 @blueprint.post("/v1/documents")
+@documented(
+    "Upload a document for ingestion",
+    ok(schemas.UploadResponse, 202),
+    ok(schemas.UploadResponse, 200),
+    body=schemas.DocumentUpload,
+    body_also={"multipart/form-data": MULTIPART_UPLOAD},
+)
 def upload() -> Any:
     who = require(Role.WRITE)
     filename, data, media_type, metadata, external_id = _upload_from_request()
@@ -86,6 +110,18 @@ def upload() -> Any:
 
 
 @blueprint.get("/v1/documents")
+@documented(
+    "Documents, newest first (with name: those whose file name or title holds it)",
+    ok(schemas.DocumentList),
+    query=(
+        query_int("limit", 1, 200),
+        cursor(MAX_CURSOR_CHARS),
+        query_text(
+            "name",
+            {"type": "string", "maxLength": MAX_NAME_FILTER_CHARS, "pattern": "^[^\\x00]*$"},
+        ),
+    ),
+)
 def list_all() -> Any:
     who = require(Role.READ)
     limit = int_arg("limit", 50, 1, 200)
@@ -116,6 +152,7 @@ def list_all() -> Any:
 
 
 @blueprint.get("/v1/documents/<document_id>")
+@documented("One document", ok(schemas.DocumentOut))
 def get_one(document_id: str) -> Any:
     who = require(Role.READ)
     here = services()
@@ -131,6 +168,7 @@ def get_one(document_id: str) -> Any:
 
 
 @blueprint.delete("/v1/documents/<document_id>")
+@documented("Delete a document, its chunks, bytes and jobs", Reply(204, "deleted"))
 def delete(document_id: str) -> Any:
     who = require(Role.WRITE)
     here = services()

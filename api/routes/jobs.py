@@ -9,8 +9,9 @@ from uuid import UUID
 from flask import Blueprint, request
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from api import convert
+from api import convert, schemas
 from api.auth import require
+from api.documented import cursor, documented, ok, query_int, query_text
 from api.errors import ApiError
 from api.routes.common import int_arg
 from api.schemas import JobList, JobOut
@@ -20,6 +21,7 @@ from ragsage.adapters.postgres.keys import Role
 from ragsage.core.jobs import Job, JobState
 
 blueprint = Blueprint("jobs", __name__)
+JOB_STATES = {"type": "string", "enum": [state.value for state in JobState]}
 
 
 def _job_id(raw: str) -> UUID:
@@ -34,6 +36,11 @@ def _out(job: Job) -> JobOut:
 
 
 @blueprint.get("/v1/jobs")
+@documented(
+    "Ingestion jobs, newest first",
+    ok(schemas.JobList),
+    query=(query_int("limit", 1, 200), cursor(), query_text("state", JOB_STATES)),
+)
 def list_all() -> Any:
     who = require(Role.READ)
     limit = int_arg("limit", 50, 1, 200)
@@ -58,6 +65,7 @@ def list_all() -> Any:
 
 
 @blueprint.get("/v1/jobs/<job_id>")
+@documented("One job", ok(schemas.JobOut))
 def get_one(job_id: str) -> Any:
     who = require(Role.READ)
     identifier = _job_id(job_id)
@@ -99,6 +107,9 @@ def _transition(
 
 
 @blueprint.post("/v1/jobs/<job_id>/cancel")
+@documented(
+    "Cancel a queued or running job", ok(schemas.JobOut), errors=(400, 401, 403, 404, 409, 503)
+)
 def cancel(job_id: str) -> Any:
     job = _transition(
         job_id, documents.cancel_job, lambda job: f"job {job_id} is already {job.state.value}"
@@ -107,6 +118,11 @@ def cancel(job_id: str) -> Any:
 
 
 @blueprint.post("/v1/jobs/<job_id>/retry")
+@documented(
+    "Retry a failed or cancelled job",
+    ok(schemas.JobOut, 202),
+    errors=(400, 401, 403, 404, 409, 503),
+)
 def retry(job_id: str) -> Any:
     job = _transition(
         job_id,

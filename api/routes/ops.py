@@ -6,6 +6,8 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify
 
+from api import schemas
+from api.documented import Reply, documented, ok
 from api.metrics import CONTENT_TYPE
 from api.openapi import openapi_document
 from api.services import services
@@ -14,12 +16,20 @@ blueprint = Blueprint("ops", __name__)
 
 
 @blueprint.get("/healthz")
+@documented("Liveness", ok(schemas.Health), secured=False, errors=())
 def healthz() -> Any:
     """The process is up and serving."""
     return {"status": "ok", "checks": {}}
 
 
 @blueprint.get("/readyz")
+@documented(
+    "Readiness: database and broker",
+    ok(schemas.Health),
+    Reply(503, "not ready", schemas.Health),
+    secured=False,
+    errors=(),
+)
 def readyz() -> Any:
     """Postgres and the broker reachable; a missing parse cache only degrades."""
     here = services()
@@ -41,10 +51,26 @@ def readyz() -> Any:
 
 
 @blueprint.get("/metrics")
+@documented(
+    "Prometheus metrics of every API worker",
+    Reply(200, "the metrics", also={"text/plain": {"schema": {"type": "string"}}}),
+    secured=False,
+    errors=(),
+)
 def metrics() -> Response:
     return Response(services().metrics.render(), mimetype=CONTENT_TYPE)
 
 
 @blueprint.get("/openapi.json")
+@documented(
+    "This document",
+    Reply(200, "the OpenAPI document", also={"application/json": {"schema": {"type": "object"}}}),
+    secured=False,
+    errors=(),
+)
 def openapi() -> Any:
-    return openapi_document(current_app.config.get("SERVER_URL", ""))
+    # Built once per app: the routes and models do not change while it serves.
+    if "openapi" not in current_app.extensions:
+        server = current_app.config.get("SERVER_URL", "")
+        current_app.extensions["openapi"] = openapi_document(current_app, server)
+    return current_app.extensions["openapi"]

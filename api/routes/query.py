@@ -8,8 +8,9 @@ from typing import Any
 
 from flask import Blueprint, Response, request
 
-from api import convert
+from api import convert, schemas
 from api.auth import require, run_checked
+from api.documented import documented, ok, query_int
 from api.errors import ApiError
 from api.routes.common import int_arg, json_body
 from api.schemas import (
@@ -34,9 +35,19 @@ from ragsage.query import (
 from ragsage.query.options import MAX_EXPANSION
 
 blueprint = Blueprint("query", __name__)
+# Each Server-Sent Event: its name, and a JSON payload in ``data``.
+SSE_EVENT: dict[str, Any] = {
+    "type": "object",
+    "required": ["event", "data"],
+    "properties": {
+        "event": {"type": "string", "enum": ["token", "citations", "done", "error"]},
+        "data": {"type": "string", "contentMediaType": "application/json"},
+    },
+}
 
 
 @blueprint.post("/v1/search")
+@documented("Ranked passages for a query", ok(schemas.SearchResponse), body=schemas.SearchRequest)
 def search() -> Any:
     who = require(Role.READ)
     body = json_body(SearchRequest)
@@ -50,6 +61,15 @@ def search() -> Any:
 
 
 @blueprint.post("/v1/query")
+@documented(
+    "A cited answer (JSON, or Server-Sent Events with stream=true)",
+    ok(
+        schemas.QueryResponse,
+        description="the answer",
+        also={"text/event-stream": {"schema": SSE_EVENT}},
+    ),
+    body=schemas.QueryRequest,
+)
 def query() -> Any:
     who = require(Role.READ)
     body = json_body(QueryRequest)
@@ -138,6 +158,11 @@ def _sse(
 
 
 @blueprint.get("/v1/chunks/<path:chunk_id>")
+@documented(
+    "A chunk and its neighbours",
+    ok(schemas.ChunkResponse),
+    query=(query_int("above", 0, MAX_EXPANSION), query_int("below", 0, MAX_EXPANSION)),
+)
 def fetch_chunk(chunk_id: str) -> Any:
     who = require(Role.READ)
     above = int_arg("above", 0, 0, MAX_EXPANSION)
@@ -160,6 +185,7 @@ def fetch_chunk(chunk_id: str) -> Any:
 
 
 @blueprint.get("/v1/sources")
+@documented("The namespace's document sources", ok(schemas.SourcesResponse))
 def sources() -> Any:
     who: Scope = require(Role.READ).scope
     here = services()

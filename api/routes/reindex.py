@@ -6,8 +6,9 @@ from typing import Any
 
 from flask import Blueprint
 
-from api import convert
+from api import convert, schemas
 from api.auth import require
+from api.documented import documented, ok
 from api.routes.common import json_body
 from api.schemas import (
     ActiveGeneration,
@@ -26,6 +27,12 @@ blueprint = Blueprint("reindex", __name__)
 
 
 @blueprint.post("/v1/reindex")
+@documented(
+    "Re-index the namespace into another embedding model (admin)",
+    ok(schemas.ReindexStarted, 202),
+    body=schemas.ReindexRequest,
+    errors=(400, 401, 403, 409, 413, 415, 422, 503),
+)
 def start() -> Any:
     who = require(Role.ADMIN)
     body = json_body(ReindexRequest)
@@ -52,6 +59,13 @@ def _active(generation: Generation) -> Any:
 
 
 @blueprint.post("/v1/reindex/rollback")
+@documented(
+    "Undo the last switch, or abandon a building re-index (admin); refused with "
+    "the count of documents the previous generation lacks, unless forced",
+    ok(schemas.ActiveGeneration),
+    body=schemas.RollbackRequest,
+    errors=(400, 401, 403, 409, 413, 415, 422, 503),
+)
 def rollback() -> Any:
     who = require(Role.ADMIN)
     body = json_body(RollbackRequest)
@@ -59,6 +73,11 @@ def rollback() -> Any:
 
 
 @blueprint.post("/v1/reindex/drop-previous")
+@documented(
+    "Delete the retired generations and their vectors (admin)",
+    ok(schemas.DroppedGenerations),
+    errors=(401, 403, 503),
+)
 def drop_previous() -> Any:
     who = require(Role.ADMIN)
     freed = services().enqueuer.drop_previous(who.scope.namespace)
@@ -66,6 +85,11 @@ def drop_previous() -> Any:
 
 
 @blueprint.post("/v1/reindex/<int:generation>/activate")
+@documented(
+    "Switch to a held, complete generation: a gate's approval (admin)",
+    ok(schemas.ActiveGeneration),
+    errors=(401, 403, 404, 409, 503),
+)
 def activate(generation: int) -> Any:
     """Switch to a held, complete generation: what a gate does once it approves."""
     who = require(Role.ADMIN)
@@ -73,6 +97,7 @@ def activate(generation: int) -> Any:
 
 
 @blueprint.get("/v1/reindex")
+@documented("Embedding generations and re-index progress (admin)", ok(schemas.ReindexStatus))
 def status() -> Any:
     who = require(Role.ADMIN)
     rows = services().enqueuer.reindex_status(who.scope.namespace)
