@@ -60,7 +60,7 @@ from ragsage.evaluation.writing import (
     write_dataset_folder,
 )
 
-DEFAULT_CACHE = Path(".ragsage/adapters/redis/code-src")
+DEFAULT_CACHE = Path(".ragsage/cache/code-src")
 DEFAULT_OUT = Path(".ragsage/eval/code")
 DEFAULT_HANDWRITTEN = Path(__file__).resolve().parent / "code_questions_handwritten.jsonl"
 FAMILIES = ("doc-comment", "handwritten")

@@ -49,7 +49,7 @@ from ragsage.evaluation.writing import (
 )
 from ragsage.ingestion import IngestionConfig
 
-DEFAULT_CACHE = Path(".ragsage/adapters/redis/plain-words")
+DEFAULT_CACHE = Path(".ragsage/cache/plain-words")
 DEFAULT_OUT = Path(".ragsage/eval/plain-words")
 DEFAULT_QUESTIONS = Path(__file__).resolve().parent / "plain_words_questions.jsonl"
 BUILDER = "bench/build_eval_plainwords.py"

@@ -35,7 +35,7 @@ from ragsage.evaluation.writing import positive_int, split_table, write_qa_datas
 from ragsage.ingestion import IngestionConfig
 
 DEFAULT_OUT = Path(".ragsage/eval/python-docs")
-DEFAULT_CACHE = Path(".ragsage/adapters/redis/python3-doc")
+DEFAULT_CACHE = Path(".ragsage/cache/python3-doc")
 API_KINDS = frozenset(
     {"function", "method", "classmethod", "staticmethod", "class", "exception"}
     | {"data", "attribute", "decorator", "property"}
