@@ -15,7 +15,11 @@ from ragsage.evaluation.writing import split_of
 from tests.unit.evaluation_data.scripts import load_builder
 
 builder = load_builder("build_eval_code")
+# The builder's parts are its sibling modules, loaded with it.
 pinned_packages = sys.modules["pinned_packages"]
+sources = sys.modules["code_sources"]
+doc_text = sys.modules["code_doc_text"]
+code_questions = sys.modules["code_questions"]
 
 RUST = b"""use std::fmt;
 
@@ -125,7 +129,7 @@ export function paginate<T>(items: T[], size: number): T[][] {
 
 
 def _questions(language: str, source: bytes, document: str = "doc") -> dict[str, Any]:
-    made = builder.doc_comment_questions(document, language, source)
+    made = code_questions.doc_comment_questions(document, language, source)
     return {q.id.split(":")[2]: q for q in made}
 
 
@@ -201,7 +205,7 @@ def test_typescript_export_is_part_of_the_span() -> None:
 
 
 def test_names_are_hidden_in_code_form_and_prose_use_is_refused() -> None:
-    hide = builder.hide_names
+    hide = doc_text.hide_names
     assert hide("Like `Buffer::drain_into`, but keeps the head.", ["drain_into"]) == (
         "Like it, but keeps the head."
     )
@@ -221,7 +225,7 @@ def test_names_are_hidden_in_code_form_and_prose_use_is_refused() -> None:
 
 
 def test_summary_skips_pointers_usage_lines_and_short_sentences() -> None:
-    summary = builder.summary
+    summary = doc_text.summary
     assert summary("See the module documentation for details.", ["f"]) is None
     assert summary("Deprecated: use the other one instead please.", ["f"]) is None
     assert summary("It's an alias to dwarn() function.", ["dwarning"]) is None
@@ -235,24 +239,24 @@ def test_summary_skips_pointers_usage_lines_and_short_sentences() -> None:
 
 
 def test_questions_asked_of_two_definitions_are_dropped() -> None:
-    make = builder.CodeQuestion
+    make = code_questions.CodeQuestion
     same = [make(f"doc-comment:a.rs:f{i}:1", "Returns the length.", "a.rs", "x", "rust", "dc")
             for i in range(2)]  # fmt: skip
     other = make("doc-comment:a.rs:g:9", "Clears every cached entry.", "a.rs", "y", "rust", "dc")
-    assert builder.deduplicate([*same, other]) == [other]
+    assert code_questions.deduplicate([*same, other]) == [other]
 
 
 def test_choose_caps_per_file_and_language_and_is_seeded() -> None:
-    make = builder.CodeQuestion
+    make = code_questions.CodeQuestion
     pool = [
         make(f"doc-comment:{doc}:f{i}:1", f"q {doc} {i}", doc, "x", "go", "doc-comment")
         for doc in ("a.go", "b.go")
         for i in range(10)
     ]
-    chosen = builder.choose(pool, limit=6, per_document=4, seed=3)
+    chosen = code_questions.choose(pool, limit=6, per_document=4, seed=3)
     assert len(chosen) == 6
     assert max(sum(q.document == doc for q in chosen) for doc in ("a.go", "b.go")) <= 4
-    assert chosen == builder.choose(list(reversed(pool)), limit=6, per_document=4, seed=3)
+    assert chosen == code_questions.choose(list(reversed(pool)), limit=6, per_document=4, seed=3)
 
 
 def test_split_is_fixed_by_the_id() -> None:
@@ -262,25 +266,25 @@ def test_split_is_fixed_by_the_id() -> None:
 
 
 def test_handwritten_question_resolves_to_its_span_and_fails_loudly(tmp_path: Path) -> None:
-    source = builder.Source("go", "deb", "pkg", "1", "0" * 64, "MIT", "root")
-    document = builder.Document(source, "retry.go", GO)
-    item = builder.Handwritten(
+    source = sources.Source("go", "deb", "pkg", "1", "0" * 64, "MIT", "root")
+    document = code_questions.Document(source, "retry.go", GO)
+    item = code_questions.Handwritten(
         "go-1", "how long do we wait between attempts?", "go", document.path, "Backoff", 4
     )
-    made = builder.handwritten_questions([item], {document.path: document})
+    made = code_questions.handwritten_questions([item], {document.path: document})
     assert made[0].answer.startswith("// Backoff computes") and made[0].family == "handwritten"
     wrong_line = dataclasses.replace(item, line=14)
     with pytest.raises(SystemExit, match="0 definitions named 'Backoff'"):
-        builder.handwritten_questions([wrong_line], {document.path: document})
+        code_questions.handwritten_questions([wrong_line], {document.path: document})
     naming = dataclasses.replace(item, question="when does Backoff double the delay?")
     with pytest.raises(SystemExit, match="names 'Backoff'"):
-        builder.handwritten_questions([naming], {document.path: document})
+        code_questions.handwritten_questions([naming], {document.path: document})
 
 
 def test_dataset_layout_has_family_match_and_hashes(tmp_path: Path) -> None:
-    source = builder.Source("go", "deb", "pkg", "1", "0" * 64, "MIT", "root")
-    document = builder.Document(source, "retry.go", GO)
-    questions = builder.doc_comment_questions(document.path, "go", GO)
+    source = sources.Source("go", "deb", "pkg", "1", "0" * 64, "MIT", "root")
+    document = code_questions.Document(source, "retry.go", GO)
+    questions = code_questions.doc_comment_questions(document.path, "go", GO)
     meta = {"name": "code", "format": "qa-spans", "documents": {document.path: "h"}}
     out = tmp_path / "code"
     builder.write_dataset(out, [document], questions, meta)
@@ -299,7 +303,7 @@ def test_dataset_layout_has_family_match_and_hashes(tmp_path: Path) -> None:
 
 
 def test_tests_examples_and_vendored_files_are_excluded() -> None:
-    excluded = builder.excluded
+    excluded = sources.excluded
     assert excluded("src/tests.rs", "rust")
     assert excluded("cmp/internal/testprotos/foo.go", "go")
     assert excluded("pkg/util_test.go", "go")
@@ -311,12 +315,12 @@ def test_tests_examples_and_vendored_files_are_excluded() -> None:
 
 
 def test_sample_takes_files_in_turn_from_each_package() -> None:
-    one = builder.Source("go", "deb", "one", "1", "0" * 64, "MIT", "root")
-    two = builder.Source("go", "deb", "two", "1", "0" * 64, "MIT", "root")
+    one = sources.Source("go", "deb", "one", "1", "0" * 64, "MIT", "root")
+    two = sources.Source("go", "deb", "two", "1", "0" * 64, "MIT", "root")
     candidates = [(one, [f"a{i}.go" for i in range(10)]), (two, ["b0.go", "b1.go"])]
-    taken = builder.sample_files(candidates, 6, seed=5)
+    taken = sources.sample_files(candidates, 6, seed=5)
     assert sum(source is two for source, _ in taken) == 2
-    assert taken == builder.sample_files(candidates, 6, seed=5)
+    assert taken == sources.sample_files(candidates, 6, seed=5)
 
 
 def test_a_pinned_version_that_is_gone_stops_the_build(
@@ -327,24 +331,24 @@ def test_a_pinned_version_that_is_gone_stops_the_build(
         return subprocess.CompletedProcess(command, 100, "", message)
 
     monkeypatch.setattr(pinned_packages, "run_tool", refuse)
-    source = builder.Source("rust", "deb", "librust-demo-dev", "9.9-1", "0" * 64, "MIT", "x")
+    source = sources.Source("rust", "deb", "librust-demo-dev", "9.9-1", "0" * 64, "MIT", "x")
     with pytest.raises(SystemExit, match="pinned version is not downloadable"):
-        builder.fetch(source.pin, tmp_path)
+        pinned_packages.fetch(source.pin, tmp_path)
 
 
 def test_an_archive_with_other_bytes_than_pinned_is_refused(tmp_path: Path) -> None:
-    source = builder.Source("javascript", "npm", "demo", "1.0.0", "0" * 64, "MIT", "package")
+    source = sources.Source("javascript", "npm", "demo", "1.0.0", "0" * 64, "MIT", "package")
     (tmp_path / "archives").mkdir()
     (tmp_path / "archives" / "demo-1.0.0.tgz").write_bytes(b"not the pinned bytes")
     with pytest.raises(SystemExit, match="SOURCES pins"):
-        builder.fetch(source.pin, tmp_path)
+        pinned_packages.fetch(source.pin, tmp_path)
 
 
 def test_the_committed_handwritten_questions_are_well_formed() -> None:
-    items = builder.read_handwritten(builder.DEFAULT_HANDWRITTEN)
+    items = code_questions.read_handwritten(builder.DEFAULT_HANDWRITTEN)
     assert len(items) >= 50
     assert {item.language for item in items} >= {
         "rust", "go", "python", "java", "javascript", "typescript", "c", "cpp",
     }  # fmt: skip
     for item in items:
-        assert not builder._name_path(item.definition).search(item.question), item.id
+        assert not doc_text.name_path(item.definition).search(item.question), item.id

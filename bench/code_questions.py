@@ -1,0 +1,183 @@
+"""The code dataset's questions: from doc comments, and written by hand, resolved to spans."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from code_definitions import MIN_CODE_LINES, Definition, find_definitions, line_of
+from code_doc_text import name_path, summary
+from code_sources import Source
+from code_specs import SPECS
+
+# Run as a script, this folder is on sys.path: its sibling modules import directly.
+from ragsage.core.text import words
+
+
+@dataclass(frozen=True, slots=True)
+class CodeQuestion:
+    """One line of questions.jsonl, with the answer's code (no doc comment) for the report."""
+
+    id: str
+    question: str
+    document: str
+    answer: str
+    kind: str  # the language
+    family: str
+    code: str = field(repr=False, default="")
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A sampled file: where it comes from and where it goes under ``documents/``."""
+
+    source: Source
+    relative: str
+    content: bytes
+
+    @property
+    def path(self) -> str:
+        """Its path below ``documents/``."""
+        return f"{self.source.language}/{self.source.name}/{self.relative}"
+
+
+def doc_comment_questions(document: str, language: str, source: bytes) -> list[CodeQuestion]:
+    """Every doc-comment question one file offers, before the cross-file dedup and the pick."""
+    found = find_definitions(language, source)
+    headers = Counter(item.header for item in found)
+    questions = []
+    for item in found:
+        # A header written twice (overloads with one signature, platform variants) is ambiguous.
+        if not item.doc or item.nodoc or not item.header or headers[item.header] > 1:
+            continue
+        code = item.code(source)
+        if sum(1 for line in code.splitlines() if line.strip()) < MIN_CODE_LINES:
+            continue
+        text = summary(item.doc, item.hidden, drop_leading=language == "go")
+        if text is None:
+            continue
+        ident = f"doc-comment:{document}:{item.qualname}:{item.line}"
+        questions.append(
+            CodeQuestion(ident, text, document, item.span(source), language, "doc-comment", code)
+        )
+    return questions
+
+
+def deduplicate(questions: Sequence[CodeQuestion]) -> list[CodeQuestion]:
+    """Drop every question whose wording (as word tokens) is asked of more than one definition."""
+    counts = Counter(tuple(words(q.question)) for q in questions)
+    return [q for q in questions if counts[tuple(words(q.question))] == 1]
+
+
+def choose(
+    questions: Sequence[CodeQuestion], limit: int, per_document: int, seed: int
+) -> list[CodeQuestion]:
+    """Per language, a seeded pick of at most ``limit``, at most ``per_document`` per file."""
+    by_language: dict[str, list[CodeQuestion]] = defaultdict(list)
+    for q in sorted(questions, key=lambda q: q.id):
+        by_language[q.kind].append(q)
+    taken: list[CodeQuestion] = []
+    for language in sorted(by_language):
+        pool = by_language[language]
+        random.Random(f"{seed}:{language}").shuffle(pool)
+        per_file: Counter[str] = Counter()
+        chosen = 0
+        for q in pool:
+            if chosen < limit and per_file[q.document] < per_document:
+                per_file[q.document] += 1
+                taken.append(q)
+                chosen += 1
+    return sorted(taken, key=lambda q: q.id)
+
+
+@dataclass(frozen=True, slots=True)
+class Handwritten:
+    """One line of bench/code_questions_handwritten.jsonl."""
+
+    id: str
+    question: str
+    language: str
+    document: str
+    definition: str
+    line: int
+
+
+def read_handwritten(path: Path) -> list[Handwritten]:
+    """The hand-written questions, every field checked."""
+    found = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            item = Handwritten(
+                id=str(record["id"]),
+                question=str(record["question"]),
+                language=str(record["language"]),
+                document=str(record["document"]),
+                definition=str(record["definition"]),
+                line=int(record["line"]),
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise SystemExit(
+                f"error: {path}:{number}: not a hand-written question ({exc})"
+            ) from exc
+        if item.language not in SPECS or not item.document.startswith(f"{item.language}/"):
+            raise SystemExit(f"error: {path}:{number}: language and document do not agree")
+        found.append(item)
+    idents = Counter(item.id for item in found)
+    if duplicated := sorted(ident for ident, count in idents.items() if count > 1):
+        raise SystemExit(f"error: {path}: duplicate ids {', '.join(duplicated)}")
+    return found
+
+
+def resolve(item: Handwritten, source: bytes) -> Definition:
+    """The definition a hand-written question points at, by name and line; fails loudly."""
+    matches = []
+    for found in find_definitions(item.language, source):
+        if item.definition not in {found.name, found.qualname}:
+            continue
+        if line_of(source, found.start) <= item.line <= found.name_line:
+            matches.append(found)
+    if len(matches) != 1:
+        lines = sorted(
+            f"{f.qualname}@{f.line}"
+            for f in find_definitions(item.language, source)
+            if f.name == item.definition
+        )
+        raise SystemExit(
+            f"error: hand-written question {item.id}: {len(matches)} definitions named "
+            f"{item.definition!r} span line {item.line} of {item.document} "
+            f"(definitions of that name: {', '.join(lines) or 'none'})"
+        )
+    return matches[0]
+
+
+def handwritten_questions(
+    items: Sequence[Handwritten], documents: dict[str, Document]
+) -> list[CodeQuestion]:
+    """The hand-written questions resolved to their definitions' spans."""
+    made = []
+    for item in items:
+        document = documents.get(item.document)
+        if document is None:
+            raise SystemExit(f"error: hand-written question {item.id}: no document {item.document}")
+        found = resolve(item, document.content)
+        if name_path(found.name).search(item.question):
+            raise SystemExit(f"error: hand-written question {item.id} names {found.name!r}")
+        made.append(
+            CodeQuestion(
+                f"handwritten:{item.id}",
+                item.question,
+                item.document,
+                found.span(document.content),
+                item.language,
+                "handwritten",
+                found.code(document.content),
+            )
+        )
+    return made
