@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,8 @@ from ragsage.evaluation.writing import split_of
 from tests.unit.evaluation_data.scripts import load_builder
 
 builder = load_builder("build_eval_pydocs")
+# The question makers are the builder's sibling module, loaded with it.
+pydocs_questions = sys.modules["pydocs_questions"]
 
 LIBRARY = """<html><head><title>shutil</title></head><body>
 <div class="related" role="navigation"><ul><li>index</li></ul></div>
@@ -95,14 +98,14 @@ def test_identifier_questions_use_names_developers_type() -> None:
     items = builder.api_items(LIBRARY)
     unique = {"TreeWalker", "dirs_exist_ok"}
 
-    forms = {item.anchor: builder.identifier_forms(item, unique) for item in items}
+    forms = {item.anchor: pydocs_questions.identifier_forms(item, unique) for item in items}
     assert forms["shutil.copytree"] == [
         ("dotted", "shutil.copytree"),
         ("parameter", "dirs_exist_ok"),
     ]
     assert ("camel", "TreeWalker") in forms["shutil.TreeWalker"]
     # A CamelCase name that is not unique in the corpus is asked only by its dotted path.
-    assert builder.identifier_forms(items[1], set()) == [("dotted", "shutil.TreeWalker")]
+    assert pydocs_questions.identifier_forms(items[1], set()) == [("dotted", "shutil.TreeWalker")]
 
     questions = list(builder.identifier_questions("lib.html", items, unique))
     assert all(q.kind == "identifier" for q in questions)
