@@ -1,4 +1,4 @@
-"""The plain-words corpus: its pinned sources, its documents, and the questions checked against them."""
+"""The plain-words corpus: its pinned sources, its documents, the questions checked on them."""
 
 from __future__ import annotations
 

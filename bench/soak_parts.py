@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from soak import ROOT
-
 from ragsage.core.jobs import Upload
 from worker.cli import celery_worker_argv
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def real_files(limit: int, rng: random.Random) -> list[Path]:
