@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.postgres import Database, PgDocumentStore, PgLexicalStore, PgVectorStore
@@ -84,3 +85,10 @@ def engine(db: Database, kit: FakeEngineKit) -> QueryEngine:
         rewriter=kit.rewriter,
         tracer=kit.tracer,
     )
+
+
+async def term_counts(database: Database, scope: Scope) -> dict[str, int]:
+    """The keyword term counts ``scope`` can see, term by term."""
+    async with database.session(scope) as session:
+        rows = await session.execute(text("SELECT term, chunks FROM ragsage_term_stats"))
+        return {str(term): int(chunks) for term, chunks in rows}

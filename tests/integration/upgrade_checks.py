@@ -1,0 +1,341 @@
+"""What each migration must leave behind: a seed of the version before it, and a check.
+
+``UPGRADES[v]`` is (seed, check): the seed writes rows at version ``v - 1``, the
+check runs at ``v``.  Checks chain: each runs its predecessor's too.
+"""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import text
+
+from ragsage.adapters.postgres import (
+    Database,
+)
+
+from . import helpers
+from .upgrade_checks_keyword import (
+    ACME,
+    GLOBEX,
+    check_v13,
+    check_v14,
+    check_v15,
+    check_v16,
+    check_v17,
+    check_v18,
+    check_v19,
+    check_v20,
+    keyword_hits,
+)
+
+
+async def _seed_v1(database: Database) -> None:
+    """Rows as a version-1 install wrote them, by raw SQL (today's code writes v2 rows)."""
+    vector = "[" + ",".join(["0.0625"] * 256) + "]"
+    async with database.session(ACME) as session:
+        await session.execute(
+            text(
+                "INSERT INTO ragsage_generations VALUES "
+                "('acme', 1, 'ragsage-hashing-256', 256, 'active', now(), now())"
+            )
+        )
+        await session.execute(
+            text(
+                "INSERT INTO ragsage_documents (namespace, id, content_hash, title, source) "
+                "VALUES ('acme', 'doc_old', 'hash-old', 'Old', 'old.md')"
+            )
+        )
+        await session.execute(
+            text(
+                "INSERT INTO ragsage_chunks (namespace, generation, document_id, ordinal, text, "
+                "embed_text, source, embedding_model, embedding_dim, embedding) VALUES "
+                "('acme', 1, 'doc_old', 0, 'legacy anvils', 'legacy anvils', 'old.md', "
+                "'ragsage-hashing-256', 256, CAST(:v AS vector))"
+            ),
+            {"v": vector},
+        )
+
+
+async def _check_v2(database: Database) -> None:
+    kit = helpers.kit()
+    pg = helpers.stores(database, kit)
+    document = await pg.documents.get(ACME, "doc_old")
+    assert document is not None and document.source == "old.md"
+    async with database.session(ACME) as session:
+        matched = await session.scalar(
+            text("SELECT count(*) FROM ragsage_chunks WHERE lexical @@ 'anvil'::tsquery")
+        )
+        assert matched == 1
+        row = (
+            await session.execute(
+                text("SELECT external_id, filename, status FROM ragsage_documents")
+            )
+        ).one()
+    assert tuple(row) == ("old.md", "old.md", "ready")
+
+
+async def _seed_v2(database: Database) -> None:
+    """A version-2 install with an upload and its job, written as that version wrote them."""
+    from ragsage.core.identity import legacy_document_id_for
+
+    # Ids then hashed the name alone; uploads must keep finding such documents.
+    legacy_id = legacy_document_id_for("v2.md")
+    async with database.session(ACME) as session:
+        for statement in (
+            "INSERT INTO ragsage_blobs (namespace, content_hash, data, size_bytes) "
+            "VALUES ('acme', 'hash-v2', '# Version two', 13)",
+            "INSERT INTO ragsage_documents (namespace, id, external_id, content_hash, title, "
+            "source, filename, status) VALUES ('acme', :id, 'v2.md', 'hash-v2', 'v2.md', "
+            "'v2.md', 'v2.md', 'queued')",
+            "INSERT INTO ragsage_jobs (namespace, id, document_id, kind, state, content_hash, "
+            "filename) VALUES ('acme', gen_random_uuid(), :id, 'ingest', 'queued', "
+            "'hash-v2', 'v2.md')",
+        ):
+            await session.execute(text(statement), {"id": legacy_id})
+
+
+async def _check_v3(database: Database) -> None:
+    from ragsage.adapters.postgres.jobs import store
+    from ragsage.adapters.postgres.keys import Role, authenticate, create_key
+
+    await database.migrate()  # today's job and key code reads the latest schema
+    async with database.session(ACME) as session:
+        (job,) = await store.list_jobs(session)
+        assert job.filename == "v2.md" and job.state.value == "queued"
+        key = await create_key(session, ACME, Role.READ)
+    async with database.system_session() as session:
+        principal = await authenticate(session, key)
+    assert principal is not None and principal.scope == ACME
+
+
+async def _seed_v3(database: Database) -> None:
+    vector = "[" + ",".join(["0.0625"] * 256) + "]"
+    async with database.session(ACME) as session:
+        for statement in (
+            "INSERT INTO ragsage_generations VALUES "
+            "('acme', 1, 'ragsage-hashing-256', 256, 'active', now(), now())",
+            "INSERT INTO ragsage_documents (namespace, id, content_hash, title, source, "
+            "external_id) VALUES ('acme', 'doc_v3', 'hash-v3', 'V3', 'v3.md', 'v3.md')",
+            "INSERT INTO ragsage_chunks (namespace, generation, document_id, ordinal, text, "
+            "embed_text, source, embedding_model, embedding_dim, embedding) VALUES "
+            "('acme', 1, 'doc_v3', 0, 'zirconium ledger', 'zirconium ledger', 'v3.md', "
+            "'ragsage-hashing-256', 256, CAST(:v AS vector))",
+        ):
+            await session.execute(text(statement), {"v": vector})
+
+
+async def _check_v4(database: Database) -> None:
+    # What 4 leaves of its day: the system role reads chunks and generations.
+    async with database.owner_connection() as connection:
+        policies = set(
+            await connection.scalars(
+                text("SELECT policyname FROM pg_policies WHERE roles @> '{ragsage_system}'")
+            )
+        )
+    assert {"ragsage_chunks_system", "ragsage_generations_system"} <= policies
+    # The keyword search those reads are for, once the schema is today's.
+    await database.migrate()
+    assert await keyword_hits(database, ACME, "zirconium") == [("doc_v3", 0)]
+    assert await keyword_hits(database, GLOBEX, "zirconium") == []
+
+
+async def _check_v5(database: Database) -> None:
+    # Plain SQL: today's reindex_status.status reads columns later versions added.
+    async with database.session(ACME) as session:
+        row = (
+            await session.execute(
+                text(
+                    "SELECT g.embedder, g.embedding_model, g.state, "
+                    "(SELECT count(*) FROM ragsage_chunks c WHERE c.generation = g.id) "
+                    "FROM ragsage_generations g"
+                )
+            )
+        ).one()
+    assert tuple(row) == ("hashing", "ragsage-hashing-256", "active", 1)
+    await _check_v4(database)
+
+
+async def _check_v6(database: Database) -> None:
+    async with database.owner_connection() as connection:
+        storage = dict(
+            (
+                await connection.execute(
+                    text(
+                        "SELECT attname, attstorage FROM pg_attribute "
+                        "WHERE attrelid = 'ragsage_chunks'::regclass "
+                        "AND attname IN ('embedding', 'lexical')"
+                    )
+                )
+            ).all()
+        )
+        options = await connection.scalar(
+            text("SELECT reloptions FROM pg_class WHERE oid = 'ragsage_chunks'::regclass")
+        )
+    assert storage == {"embedding": "m", "lexical": "m"}  # kept in the row
+    assert "toast_tuple_target=8160" in options
+    await _check_v5(database)
+
+
+async def _check_v7(database: Database) -> None:
+    # Today's stores read columns later versions add: the rows go up to the latest first.
+    await database.migrate()
+    async with database.session(ACME) as session:
+        await session.execute(
+            text(
+                "UPDATE ragsage_chunks SET text = 'zirconium ledger via "
+                "concurrent.futures.ThreadPoolExecutor' WHERE document_id = 'doc_v3'"
+            )
+        )
+    lexical = helpers.stores(database, helpers.kit()).lexical
+    for query in ("zirconium", "ThreadPoolExecutor", "thread pool executor", "futures"):
+        (hit,) = await lexical.search(ACME, query, k=3)
+        assert hit.chunk.id == "doc_v3:0" and hit.keyword_score and hit.keyword_score > 0
+    assert await lexical.search(GLOBEX, "zirconium", k=3) == []
+    await _check_v6(database)
+
+
+async def _check_v8(database: Database) -> None:
+    from ragsage.adapters.postgres import EmbeddingModelMismatch, PgLexicalStore, PgVectorStore
+
+    vector = "[" + ",".join(["0.125"] * 128) + "]"
+    async with database.session(ACME) as session:
+        held = await session.scalar(text("SELECT held FROM ragsage_generations WHERE id = 1"))
+    await database.migrate()  # as in _check_v7: today's stores need today's columns
+    async with database.session(ACME) as session:
+        for statement in (
+            "INSERT INTO ragsage_generations (namespace, id, embedding_model, embedding_dim, "
+            "state, embedder) VALUES ('acme', 2, 'ragsage-hashing-128', 128, 'building', "
+            "'hashing')",
+            "INSERT INTO ragsage_chunks (namespace, generation, document_id, ordinal, text, "
+            "embed_text, source, embedding_model, embedding_dim, embedding) VALUES "
+            "('acme', 2, 'doc_v3', 0, 'zirconium ledger cobalt', 'zirconium ledger cobalt', "
+            "'v3.md', 'ragsage-hashing-128', 128, CAST(:v AS vector))",
+        ):
+            await session.execute(text(statement), {"v": vector})
+    assert held is False
+
+    def lexical(generation: int | None) -> PgLexicalStore:
+        return PgLexicalStore(database, text_search_config="english", generation=generation)
+
+    (hit,) = await lexical(2).search(ACME, "cobalt", k=3)
+    assert hit.chunk.id == "doc_v3:0" and "cobalt" in hit.chunk.text
+    assert await lexical(None).search(ACME, "cobalt", k=3) == []  # the active one has none
+    assert [h.chunk.text for h in await lexical(1).search(ACME, "zirconium", k=3)] == [
+        "zirconium ledger"
+    ]
+    assert await lexical(2).search(GLOBEX, "cobalt", k=3) == []
+    assert await lexical(99).search(ACME, "zirconium", k=3) == []
+
+    building = PgVectorStore(
+        database, embedding_model="ragsage-hashing-128", embedding_dim=128, generation=2
+    )
+    (dense,) = await building.search(ACME, (0.125,) * 128, k=3)
+    assert dense.chunk.text == "zirconium ledger cobalt"
+    wrong = PgVectorStore(
+        database, embedding_model="ragsage-hashing-256", embedding_dim=256, generation=2
+    )
+    with pytest.raises(EmbeddingModelMismatch):
+        await wrong.search(ACME, (0.0625,) * 256, k=3)
+    async with database.session(ACME) as session:
+        await session.execute(text("DELETE FROM ragsage_chunks WHERE generation = 2"))
+        await session.execute(text("DELETE FROM ragsage_generations WHERE id = 2"))
+    await _check_v7(database)
+
+
+async def _check_v9(database: Database) -> None:
+    pg = helpers.stores(database, helpers.kit())
+    (old,) = await pg.documents.chunks(ACME, "doc_v3")
+    # A row written before spans existed reads back as the unknown span.
+    assert (old.text, old.start_char, old.end_char) == ("zirconium ledger", 0, 0)
+    await database.migrate()  # today's lexical store reads the chunks its function returns
+    (hit,) = await pg.lexical.search(ACME, "zirconium", k=3)
+    assert (hit.chunk.start_char, hit.chunk.end_char) == (0, 0)
+
+
+async def _check_v10(database: Database) -> None:
+    from types import SimpleNamespace
+
+    from ragsage.adapters.postgres.jobs import store
+    from ragsage.jobs.watchdog import reclaim
+    from ragsage.settings import Settings
+
+    await database.migrate()  # today's job code reads the latest schema
+    async with database.session(ACME) as session:
+        (job,) = await store.list_jobs(session)
+        # A job from before the count starts with no lost deliveries ...
+        assert (job.filename, job.lost_deliveries, job.deliveries) == ("v2.md", 0, 0)
+        claimed = await store.claim(session, job.id, 0.0)  # a lease that is over at once
+        assert claimed is not None and claimed.lost_deliveries == 0
+    # ... and one whose lease ran out while running counts as lost once, however found.
+    # The watchdog needs only these two parts of a runtime.
+    runtime = SimpleNamespace(database=database, settings=Settings())
+    reclaimed = await reclaim(runtime, ACME.namespace, job.id)  # type: ignore[arg-type]
+    assert reclaimed is not None and reclaimed.kind == "ingest"
+    async with database.session(ACME) as session:
+        again = await store.claim(session, job.id, 60.0)
+        assert again is not None
+        assert (again.attempts, again.deliveries, again.lost_deliveries) == (2, 2, 1)
+
+
+async def _check_v11(database: Database) -> None:
+    from ragsage.adapters.postgres.jobs import document_rows, store
+    from ragsage.adapters.postgres.jobs.uploads import create_upload
+    from ragsage.core.jobs import JobState, Upload
+
+    async with database.session(ACME) as session:
+        (old,) = await store.list_jobs(session)
+        # A job from before versions were numbered is never superseded ...
+        assert old.version is None
+        assert not store.is_superseded(
+            old, await document_rows.stored_version(session, old.document_id)
+        )
+        # ... and the document's next upload is its version 1.
+        outcome = await create_upload(
+            session, ACME, Upload("v2.md", b"# Version three"), max_bytes=10**6
+        )
+        assert outcome.job_id is not None and not outcome.duplicate
+        new = await store.get_job(session, outcome.job_id)
+        assert new is not None and (new.document_id, new.version) == (old.document_id, 1)
+        await store.supersede(session, new, 2)
+        after = await store.get_job(session, outcome.job_id)
+        assert after is not None and after.state is JobState.SUPERSEDED
+
+
+async def _check_v12(database: Database) -> None:
+    from ragsage.adapters.postgres.jobs import reindex, reindex_status
+
+    async with database.session(ACME) as session:
+        await session.execute(
+            text(
+                "INSERT INTO ragsage_generations (namespace, id, embedding_model, embedding_dim, "
+                "state, embedder) VALUES ('acme', 7, 'ragsage-hashing-128', 128, 'building', "
+                "'hashing')"
+            )
+        )
+        assert all(g.gate is None for g in await reindex_status.status(session))  # none was judged
+        await reindex.record_gate(session, 7, {"passed": False, "drop": 0.1})
+        (judged,) = [g for g in await reindex_status.status(session) if g.id == 7]
+        assert judged.gate == {"passed": False, "drop": 0.1}
+
+
+UPGRADES = {
+    2: (_seed_v1, _check_v2),
+    3: (_seed_v2, _check_v3),
+    4: (_seed_v3, _check_v4),
+    5: (_seed_v3, _check_v5),  # a version-4 install holds the same rows as version 3
+    6: (_seed_v3, _check_v6),
+    7: (_seed_v3, _check_v7),
+    8: (_seed_v3, _check_v8),
+    9: (_seed_v3, _check_v9),
+    10: (_seed_v2, _check_v10),
+    11: (_seed_v2, _check_v11),
+    12: (_seed_v2, _check_v12),
+    13: (_seed_v3, check_v13),
+    14: (_seed_v3, check_v14),
+    15: (_seed_v3, check_v15),
+    16: (_seed_v3, check_v16),
+    17: (_seed_v3, check_v17),
+    18: (_seed_v3, check_v18),
+    19: (_seed_v3, check_v19),
+    20: (_seed_v3, check_v20),
+}

@@ -1,0 +1,121 @@
+"""The upgrade checks of the keyword migrations (13 on), and the keyword calls they make."""
+
+from __future__ import annotations
+
+from sqlalchemy import text
+
+from ragsage.adapters.postgres import (
+    Database,
+)
+from ragsage.core.types import Scope
+
+from . import helpers
+
+ACME, GLOBEX = Scope("acme"), Scope("globex")
+
+
+# The keyword function called with every argument spelled out, so a check does
+# not depend on what today's PgLexicalStore passes; a schema holds it from 13 on.
+KEYWORD_SEARCH = (
+    "ragsage_keyword_search({query}, false, 3, 500, 500, NULL, NULL, NULL, NULL, NULL, true, "
+    "NULL, 3)"
+)
+
+
+async def keyword_hits(database: Database, scope: Scope, query: str) -> list[tuple[str, int]]:
+    async with database.session(scope) as session:
+        rows = await session.execute(
+            text(f"SELECT document_id, ordinal FROM {KEYWORD_SEARCH.format(query=':q')}"),
+            {"q": query},
+        )
+        return [(row[0], row[1]) for row in rows]
+
+
+async def keyword_rank(database: Database, query: str) -> float:
+    async with database.session(ACME) as session:
+        rank = await session.scalar(
+            text(f"SELECT rank FROM {KEYWORD_SEARCH.format(query=':q')}"), {"q": query}
+        )
+    return float(rank)
+
+
+async def check_v13(database: Database) -> None:
+    # Nothing is counted until a search asks; then each term once, in its namespace.
+    assert await helpers.term_counts(database, ACME) == {}
+    assert await keyword_hits(database, ACME, "zirconium ledger") == [("doc_v3", 0)]
+    counted = await helpers.term_counts(database, ACME)
+    assert (counted["zirconium"], counted["ledger"]) == (1, 1)
+    assert await helpers.term_counts(database, GLOBEX) == {}
+    assert await keyword_hits(database, GLOBEX, "zirconium") == []
+    assert "zirconium" not in await helpers.term_counts(database, GLOBEX)
+
+
+async def check_v14(database: Database) -> None:
+    # The cache still fills per namespace, and the function hands back the chunk itself.
+    await check_v13(database)
+    async with database.session(ACME) as session:
+        call = KEYWORD_SEARCH.format(query="'zirconium ledger'")
+        rows = (
+            await session.execute(
+                text(f"SELECT document_id, ordinal, chunk_text, source, rank FROM {call}")
+            )
+        ).all()
+    assert [tuple(row[:4]) for row in rows] == [("doc_v3", 0, "zirconium ledger", "v3.md")]
+    assert rows[0][4] > 0
+
+
+async def check_v15(database: Database) -> None:
+    # The app role may ask; a table of a few rows is left to autovacuum.
+    assert await database.refresh_statistics() is False
+    await check_v14(database)
+
+
+async def check_v16(database: Database) -> None:
+    await check_v15(database)
+    # The same chunk, the same words: in the text's order they count twice.
+    assert await keyword_rank(database, "zirconium ledger") == 2 * await keyword_rank(
+        database, "ledger zirconium"
+    )
+
+
+async def check_v17(database: Database) -> None:
+    await check_v16(database)
+    async with database.owner_connection() as connection:
+        options = await connection.scalar(
+            text("SELECT reloptions FROM pg_class WHERE relname = 'ragsage_chunks_lexical'")
+        )
+    assert options == ["gin_pending_list_limit=256"]
+
+
+async def check_v18(database: Database) -> None:
+    await check_v17(database)
+    assert await helpers.term_counts(database, ACME)  # the v13 check searched and counted
+    async with database.session(GLOBEX) as session:
+        await session.execute(text("DELETE FROM ragsage_term_stats"))
+    assert await helpers.term_counts(database, ACME)  # another namespace cannot touch them
+    async with database.session(ACME) as session:
+        await session.execute(text("DELETE FROM ragsage_term_stats"))
+    assert await helpers.term_counts(database, ACME) == {}
+
+
+async def check_v19(database: Database) -> None:
+    await check_v18(database)
+    async with database.session(ACME) as session:
+        call = KEYWORD_SEARCH.format(query="'zirconium ledger'").replace("NULL, 3)", "NULL, 1)")
+        rows = (
+            await session.execute(
+                text(f"SELECT document_id, ordinal, chunk_text, rank FROM {call}")
+            )
+        ).all()
+    assert [tuple(row[:3]) for row in rows] == [("doc_v3", 0, "zirconium ledger")]
+    assert rows[0][3] > 0
+    assert await keyword_hits(database, GLOBEX, "zirconium") == []
+
+
+async def check_v20(database: Database) -> None:
+    async with database.owner_connection() as connection:
+        retired = await connection.scalar(
+            text("SELECT count(*) FROM pg_proc WHERE proname = 'ragsage_lexical_search'")
+        )
+    assert retired == 0
+    await check_v19(database)
