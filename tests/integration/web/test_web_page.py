@@ -5,180 +5,37 @@ Selenium from PyPI; nothing is downloaded at run time.  axe-core is vendored
 under ``vendor/`` for the accessibility checks.
 """
 
-from __future__ import annotations
-
-import json
-import shutil
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
-import pytest
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
-from selenium.webdriver.support.ui import WebDriverWait
 
 from api.web import CONTENT_SECURITY_POLICY
 from ragsage.adapters.postgres import Database
 from ragsage.adapters.postgres.keys import Role, revoke_key
 from ragsage.core.types import Scope
 
-from .api_harness import ApiServer, make_key, with_database
-from .worker_harness import Deployment
-
-AXE = Path(__file__).resolve().parent / "vendor" / "axe-4.14.1.min.js"
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "docs"
-WAIT = 60
-HOSTILE = "<img src=x onerror=alert(1)>"
-
-POLICY = """# Travel policy
-
-## Hotels
-
-Hotels in Paris are booked through the travel desk, at most 180 euros a night.
-Receipts go to the finance team within two weeks of the trip.
-"""
-
-NOTES = f"""Meeting notes from the security review.
-
-The attacker pasted {HOSTILE} into the wiki; the page showed it as text.
-"""
-
-
-def chromium_binary() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert found, "Chromium is needed: apt-get install chromium chromium-driver (.ci/run does)"
-    return found
-
-
-def chromedriver_binary() -> str:
-    found = shutil.which("chromedriver")
-    assert found, "ChromeDriver is needed: apt-get install chromium-driver (.ci/run does)"
-    return found
-
-
-@pytest.fixture
-def browser(tmp_path: Path) -> Iterator[WebDriver]:
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium_binary()
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-quic",
-        "--no-first-run",
-        f"--user-data-dir={tmp_path / 'chromium-profile'}",
-        "--window-size=1280,900",
-    ):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(chromedriver_binary()))
-    driver.set_script_timeout(60)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-
-
-def wait_for(driver: WebDriver, what: Callable[[WebDriver], Any], message: str) -> Any:
-    return WebDriverWait(driver, WAIT, poll_frequency=0.2).until(what, message)
-
-
-def signed_in(driver: WebDriver, api: ApiServer, key: str) -> None:
-    driver.get(f"{api.url}/#key={key}")
-    wait_for(driver, lambda d: d.find_element(By.ID, "app").is_displayed(), "the app shows")
-
-
-def upload_files(driver: WebDriver, paths: list[Path]) -> None:
-    chooser = driver.find_element(By.ID, "files")
-    chooser.send_keys("\n".join(str(p) for p in paths))
-
-
-def texts(driver: WebDriver, css: str) -> list[str]:
-    """The visible text of every element ``css`` selects, read at one instant."""
-    found: list[str] = driver.execute_script(
-        "return [...document.querySelectorAll(arguments[0])].map(e => e.innerText)", css
-    )
-    return found
-
-
-def clicked(driver: WebDriver, css: str, label: str) -> bool:
-    """Click, inside the page, the first ``css`` element whose text is ``label``.
-
-    Found and clicked at one instant: a list redrawn by a finishing job cannot
-    leave the test holding a stale element.
-    """
-    done: bool = driver.execute_script(
-        "const b = [...document.querySelectorAll(arguments[0])]"
-        "  .find(b => b.textContent === arguments[1]);"
-        "if (b) b.click(); return Boolean(b);",
-        css,
-        label,
-    )
-    return done
-
-
-def upload_states(driver: WebDriver) -> dict[str, str]:
-    names = texts(driver, "#uploads li strong")
-    states = texts(driver, "#uploads li span")
-    return dict(zip(names, states, strict=False))
-
-
-def finished(states: dict[str, str], names: list[str]) -> bool:
-    return all(
-        any(word in states.get(name, "") for word in ("succeeded", "failed")) for name in names
-    )
-
-
-def tab(driver: WebDriver, name: str) -> None:
-    driver.find_element(By.ID, f"tab-{name}").click()
-    wait_for(driver, lambda d: d.find_element(By.ID, f"panel-{name}").is_displayed(), name)
-
-
-def accessibility_problems(driver: WebDriver) -> list[dict[str, Any]]:
-    driver.execute_script(AXE.read_text())
-    found = driver.execute_async_script(
-        "const done = arguments[arguments.length - 1];"
-        "axe.run(document, {resultTypes: ['violations']}).then("
-        "  r => done(JSON.stringify(r.violations)), e => done(JSON.stringify([{id: String(e)}])));"
-    )
-    violations: list[dict[str, Any]] = json.loads(found)
-    return [v for v in violations if v.get("impact") in ("serious", "critical", None)]
-
-
-def console_errors(driver: WebDriver) -> list[str]:
-    return [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
-
-
-def failed_requests(driver: WebDriver, origin: str) -> list[str]:
-    """Requests to ``origin`` that failed or got an error status since the log was last read.
-
-    The browser's own traffic to other hosts (which this machine blocks) is
-    left out.
-    """
-    urls: dict[str, str] = {}
-    failures = []
-    for entry in driver.get_log("performance"):
-        message = json.loads(entry["message"])["message"]
-        params = message.get("params", {})
-        if message["method"] == "Network.requestWillBeSent":
-            urls[params["requestId"]] = params["request"]["url"]
-        elif message["method"] == "Network.loadingFailed":
-            url = urls.get(params["requestId"], "")
-            if url.startswith(origin):
-                failures.append(f"{params['errorText']} {url}")
-        elif message["method"] == "Network.responseReceived":
-            response = params["response"]
-            if response["url"].startswith(origin) and response["status"] >= 400:
-                failures.append(f"{response['status']} {response['url']}")
-    return failures
+from ..api_harness import ApiServer, make_key, with_database
+from ..worker_harness import Deployment
+from .page import (
+    HOSTILE,
+    NOTES,
+    POLICY,
+    accessibility_problems,
+    clicked,
+    console_errors,
+    failed_requests,
+    finished,
+    foreign_requests,
+    request_bodies,
+    signed_in,
+    tab,
+    texts,
+    upload_files,
+    upload_states,
+    wait_for,
+)
 
 
 def test_the_page_is_served_with_a_strict_policy(api: ApiServer) -> None:
@@ -360,18 +217,6 @@ def test_accessible_at_desktop_and_phone_widths(
     assert all("403" in line for line in console_errors(browser))
 
 
-def request_bodies(driver: WebDriver, url: str) -> list[Any]:
-    """The JSON bodies the page sent to ``url`` since the performance log was last read."""
-    bodies = []
-    for entry in driver.get_log("performance"):
-        message = json.loads(entry["message"])["message"]
-        if message["method"] == "Network.requestWillBeSent":
-            request = message["params"]["request"]
-            if request["url"] == url and request.get("postData"):
-                bodies.append(json.loads(request["postData"]))
-    return bodies
-
-
 def test_folders_retries_pages_follow_ups_and_the_keyboard(
     running: Deployment, api: ApiServer, browser: WebDriver, tmp_path: Path
 ) -> None:
@@ -470,23 +315,6 @@ def test_folders_retries_pages_follow_ups_and_the_keyboard(
     )
     assert browser.execute_script("return sessionStorage.length") == 0
     assert texts(browser, "#conversation .turn") == texts(browser, "#documents tbody tr") == []
-
-
-def foreign_requests(driver: WebDriver, origin: str) -> list[str]:
-    """What the page itself fetched from anywhere but ``origin`` (fonts, CDNs, trackers)."""
-    kinds = {"Document", "Script", "Stylesheet", "Image", "Font", "Fetch", "XHR", "Media"}
-    found = []
-    for entry in driver.get_log("performance"):
-        message = json.loads(entry["message"])["message"]
-        if message["method"] != "Network.requestWillBeSent":
-            continue
-        params = message["params"]
-        url = params["request"]["url"]
-        # Only what our page asked for: the browser's own new-tab page is not ours.
-        ours = params.get("documentURL", "").startswith(origin)
-        if ours and params.get("type") in kinds and not url.startswith((origin, "data:")):
-            found.append(url)
-    return found
 
 
 def test_cancel_a_running_job_and_filter_a_search(
