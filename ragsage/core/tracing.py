@@ -5,9 +5,45 @@ from __future__ import annotations
 import logging
 import time
 from types import TracebackType
-from typing import Self
+from typing import TYPE_CHECKING, Self
+
+if TYPE_CHECKING:
+    from ragsage.core.ports import Span
 
 _log = logging.getLogger("ragsage.trace")
+
+
+class timed_stage:  # noqa: N801 - used as a ``with`` statement, like a function
+    """A traced stage that also writes its milliseconds to ``timing[key]`` when it ends.
+
+    ``with timed_stage(root, timing, "vector_ms", "dense", k=40) as span:`` is a
+    child span of ``root`` named ``dense``; the time is taken around the span,
+    so it covers the span's own bookkeeping too.
+    """
+
+    __slots__ = ("_parent", "_timing", "_key", "_name", "_attributes", "_span", "_started")
+
+    def __init__(
+        self, parent: Span, timing: dict[str, float], key: str, name: str, **attributes: object
+    ) -> None:
+        self._parent, self._timing, self._key = parent, timing, key
+        self._name, self._attributes = name, attributes
+
+    def __enter__(self) -> Span:
+        self._started = time.perf_counter()
+        self._span = self._parent.child(self._name, **self._attributes)
+        return self._span.__enter__()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            self._span.__exit__(exc_type, exc, tb)
+        finally:
+            self._timing[self._key] = elapsed_ms(self._started)
 
 
 def elapsed_ms(started: float) -> float:

@@ -34,7 +34,7 @@ from ragsage.core.ports import (
     Tracer,
     VectorStore,
 )
-from ragsage.core.tracing import NullTracer, elapsed_ms
+from ragsage.core.tracing import NullTracer, elapsed_ms, timed_stage
 from ragsage.core.transcribing import TranscriptionUnavailable
 from ragsage.core.types import (
     Chunk,
@@ -203,11 +203,9 @@ class IngestionPipeline:
         timings: dict[str, float] = {}
         digest = content_hash(source.content)
         stage("parse")
-        started = time.perf_counter()
-        with root.child("parse") as span:
+        with timed_stage(root, timings, "parse_ms", "parse") as span:
             parsed, cache_hit = await self._parse(scope, source, digest)
             span.set(pages=len(parsed.pages), cache_hit=cache_hit)
-        timings["parse_ms"] = elapsed_ms(started)
 
         document = Document(
             id=document_id or document_id_for(scope.namespace, source.filename),
@@ -253,8 +251,7 @@ class IngestionPipeline:
     ) -> list[EmbeddedChunk]:
         """Chunk resolved pages, contextualize the chunks and embed them, timing each step."""
         stage("chunk")
-        started = time.perf_counter()
-        with root.child("chunk") as span:
+        with timed_stage(root, timings, "chunk_ms", "chunk") as span:
             chunks = await run_cpu(
                 _chunk_all,
                 self.chunker,
@@ -264,21 +261,18 @@ class IngestionPipeline:
                 self.config.chunk_overlap,
             )
             span.set(chunks=len(chunks))
-        timings["chunk_ms"] = elapsed_ms(started)
         if not chunks:
             raise EmptyDocument(document.source, empty)
         if self.config.contextualize:
             stage("contextualize")
-            started = time.perf_counter()
-            with root.child("contextualize", chunks=len(chunks)):
+            with timed_stage(
+                root, timings, "contextualize_ms", "contextualize", chunks=len(chunks)
+            ):
                 chunks = await self._contextualize(document, chunks, pages)
-            timings["contextualize_ms"] = elapsed_ms(started)
         stage("embed")
-        started = time.perf_counter()
-        with root.child("embed", model=self.embedder.model) as span:
+        with timed_stage(root, timings, "embed_ms", "embed", model=self.embedder.model) as span:
             records = await self._embed(chunks)
             span.set(vectors=len(records))
-        timings["embed_ms"] = elapsed_ms(started)
         return records
 
     @staticmethod
@@ -290,12 +284,12 @@ class IngestionPipeline:
         lexical_store: LexicalStore,
         document_store: DocumentStore,
     ) -> None:
-        started = time.perf_counter()
-        with root.child("store", chunks=len(prepared.chunks)):
+        with timed_stage(
+            root, prepared.timing_ms, "store_ms", "store", chunks=len(prepared.chunks)
+        ):
             await vector_store.upsert(scope, prepared.records)
             await lexical_store.index(scope, prepared.chunks)
             await document_store.save(scope, prepared.document, prepared.chunks)
-        prepared.timing_ms["store_ms"] = elapsed_ms(started)
 
     async def _parse(
         self, scope: Scope, source: RawSource, digest: str

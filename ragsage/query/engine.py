@@ -23,7 +23,7 @@ from ragsage.core.ports import (
 )
 from ragsage.core.prompts import PromptSource, cited_numbers, grounded_prompt, small_talk_prompt
 from ragsage.core.text import clean
-from ragsage.core.tracing import NullTracer, elapsed_ms
+from ragsage.core.tracing import NullTracer, elapsed_ms, timed_stage
 from ragsage.core.types import Chunk, Scope, Turn
 from ragsage.query.options import QueryConfig, RetrievalOptions
 from ragsage.query.results import (
@@ -130,14 +130,12 @@ class QueryEngine:
 
             sources = self._sources(result.hits)
             text = ""
-            stage = time.perf_counter()
-            with root.child("generate", sources=len(sources)) as span:
+            with timed_stage(root, timing, "generate_ms", "generate", sources=len(sources)) as span:
                 async for token in self.llm.generate(grounded_prompt(result.query, sources)):
                     text += token
                     yield TokenEvent(token)
                 citations = self._citations(text, result.hits)
                 span.set(cited=len(citations))
-            timing["generate_ms"] = elapsed_ms(stage)
             yield CitationsEvent(citations)
             timing["total_ms"] = elapsed_ms(started)
             yield DoneEvent(text.strip(), False, False, result.query, timing)

@@ -30,7 +30,7 @@ from ragsage.core.ports import (
     VectorStore,
 )
 from ragsage.core.text import clean
-from ragsage.core.tracing import elapsed_ms
+from ragsage.core.tracing import elapsed_ms, timed_stage
 from ragsage.core.types import Chunk, Scope, ScoredChunk, Turn
 from ragsage.query.fusion import FusedRank, fuse, fuse_ranked
 from ragsage.query.options import MAX_QUERY_CHARS, QueryConfig, RetrievalOptions
@@ -106,10 +106,15 @@ class Retriever:
         root.set(passing=len(passing), reranked=reranked)
         chosen = await self._rows_of(root, scope, passing[: options.top_k], timing, by_id, carried)
 
-        stage = time.perf_counter()
-        with root.child("expand", above=options.chunks_above, below=options.chunks_below):
+        with timed_stage(
+            root,
+            timing,
+            "expand_ms",
+            "expand",
+            above=options.chunks_above,
+            below=options.chunks_below,
+        ):
             hits = [await self._expand(scope, candidate, options) for candidate in chosen]
-        timing["expand_ms"] = elapsed_ms(stage)
         timing["total_ms"] = elapsed_ms(started)
         return RetrievalResult(
             query=standalone, hits=tuple(hits), total_found=len(passing), timing_ms=timing
@@ -159,11 +164,9 @@ class Retriever:
         fused = self._fuse(root, timing, len(dense), len(lexical), fused_whole)
         if not (reranking and self.reranker is not None and fused):
             return fused, False
-        stage = time.perf_counter()
-        with root.child("rerank", candidates=len(fused)) as span:
+        with timed_stage(root, timing, "rerank_ms", "rerank", candidates=len(fused)) as span:
             fused = list(await self.reranker.rerank(query, fused, top_k=options.candidate_count))
             span.set(kept=len(fused))
-        timing["rerank_ms"] = elapsed_ms(stage)
         return fused, True
 
     async def _ranked_by_id(
@@ -236,11 +239,9 @@ class Retriever:
         fusing: Callable[[], list[_Found]],
     ) -> list[_Found]:
         """Run one of the fusions as the traced, timed ``fuse`` stage."""
-        stage = time.perf_counter()
-        with root.child("fuse", dense=dense, lexical=lexical) as span:
+        with timed_stage(root, timing, "fusion_ms", "fuse", dense=dense, lexical=lexical) as span:
             fused = fusing()
             span.set(candidates=len(fused))
-        timing["fusion_ms"] = elapsed_ms(stage)
         return fused
 
     async def _rows_of(
@@ -259,10 +260,8 @@ class Retriever:
         found = {key: carried[key] for key in ids if key in carried}
         missing = [key for key in ids if key not in found]
         if missing:
-            stage = time.perf_counter()
-            with root.child("fetch", chunks=len(missing)):
+            with timed_stage(root, timing, "fetch_ms", "fetch", chunks=len(missing)):
                 found.update((c.id, c) for c in await by_id[0].fetch_chunks(scope, missing))
-            timing["fetch_ms"] = elapsed_ms(stage)
         # A chunk re-indexed away between ranking and reading is left out.
         return [
             ScoredChunk(
@@ -280,12 +279,10 @@ class Retriever:
     ) -> str:
         if not history or self.rewriter is None:
             return query
-        stage = time.perf_counter()
-        with root.child("rewrite", turns=len(history)) as span:
+        with timed_stage(root, timing, "rewrite_ms", "rewrite", turns=len(history)) as span:
             recent = list(history)[-self.config.max_history_turns :]
             rewritten = (await self.rewriter.rewrite(query, recent)).strip() or query
             span.set(changed=rewritten != query)
-        timing["rewrite_ms"] = elapsed_ms(stage)
         return rewritten
 
     async def _dense(
@@ -299,15 +296,11 @@ class Retriever:
     ) -> Sequence[_Found]:
         if options.hybrid_alpha == 0.0:
             return []
-        stage = time.perf_counter()
-        with root.child("embed", model=self.embedder.model):
+        with timed_stage(root, timing, "embed_ms", "embed", model=self.embedder.model):
             vectors = await self.embedder.embed([query], input_type="query")
-        timing["embed_ms"] = elapsed_ms(stage)
-        stage = time.perf_counter()
-        with root.child("dense", k=options.candidate_count) as span:
+        with timed_stage(root, timing, "vector_ms", "dense", k=options.candidate_count) as span:
             found = await search(tuple(vectors[0]))
             span.set(found=len(found))
-        timing["vector_ms"] = elapsed_ms(stage)
         return found
 
     async def _lexical(
@@ -319,11 +312,9 @@ class Retriever:
     ) -> Sequence[_Found]:
         if options.hybrid_alpha == 1.0:
             return []
-        stage = time.perf_counter()
-        with root.child("lexical", k=options.candidate_count) as span:
+        with timed_stage(root, timing, "keyword_ms", "lexical", k=options.candidate_count) as span:
             found = await search()
             span.set(found=len(found))
-        timing["keyword_ms"] = elapsed_ms(stage)
         return found
 
     def _passes_floor(self, candidate: ScoredChunk | FusedRank, reranked: bool) -> bool:
