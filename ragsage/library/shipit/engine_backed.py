@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 from ragsage.library.shipit.types import (
     Chunk,
     Document,
-    IndexFilters,
     RAGContext,
     RAGSource,
+    SearchQuery,
     context_from,
     from_chunk_context,
     from_engine_chunk,
@@ -74,27 +74,16 @@ class EngineBacked:
     def delete_document(self, document_id: str) -> None:
         self.engine.delete_document(document_id)
 
-    def search(
-        self,
-        query: str,
-        *,
-        top_k: int,
-        filters: IndexFilters | None,
-        hybrid_alpha: float,
-        enable_reranking: bool,
-        enable_recency_bias: bool,
-        chunks_above: int,
-        chunks_below: int,
-    ) -> RAGContext:
+    def search(self, request: SearchQuery) -> RAGContext:
         found = self.engine.search(
-            query,
-            top_k=top_k,
-            filters=to_engine_filters(filters),
-            hybrid_alpha=hybrid_alpha,
-            rerank=enable_reranking,
-            recency_bias=enable_recency_bias,
-            chunks_above=chunks_above,
-            chunks_below=chunks_below,
+            request.query,
+            top_k=request.top_k,
+            filters=to_engine_filters(request.filters),
+            hybrid_alpha=request.hybrid_alpha,
+            rerank=request.enable_reranking,
+            recency_bias=request.enable_recency_bias,
+            chunks_above=request.chunks_above,
+            chunks_below=request.chunks_below,
         )
         context = context_from(found)
         self.with_vectors(

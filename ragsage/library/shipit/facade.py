@@ -285,30 +285,20 @@ class RAG:
         alone).  The page's default, 0.5, is kept here; ragsage's own API
         defaults to 0.3, which measured better on its evaluation sets.
         """
-        if self._engine is not None:
-            return self._engine.search(
-                query,
-                top_k=top_k,
-                filters=filters,
-                hybrid_alpha=hybrid_alpha,
-                enable_reranking=enable_reranking,
-                enable_recency_bias=enable_recency_bias,
-                chunks_above=chunks_above,
-                chunks_below=chunks_below,
-            )
-        assert self.pipeline is not None
-        context = self.pipeline.search(
-            SearchQuery(
-                query=query,
-                top_k=top_k,
-                filters=filters,
-                hybrid_alpha=hybrid_alpha,
-                enable_reranking=enable_reranking,
-                enable_recency_bias=enable_recency_bias,
-                chunks_above=chunks_above,
-                chunks_below=chunks_below,
-            )
+        request = SearchQuery(
+            query=query,
+            top_k=top_k,
+            filters=filters,
+            hybrid_alpha=hybrid_alpha,
+            enable_reranking=enable_reranking,
+            enable_recency_bias=enable_recency_bias,
+            chunks_above=chunks_above,
+            chunks_below=chunks_below,
         )
+        if self._engine is not None:
+            return self._engine.search(request)
+        assert self.pipeline is not None
+        context = self.pipeline.search(request)
         # The store's own chunk objects (with their embeddings), as the page's stores return.
         stored = {
             c.id: c for c in self.vector_store.get_many([r.chunk.id for r in context.results])
