@@ -113,9 +113,31 @@ async def check_v19(database: Database) -> None:
 
 
 async def check_v20(database: Database) -> None:
-    async with database.owner_connection() as connection:
-        retired = await connection.scalar(
-            text("SELECT count(*) FROM pg_proc WHERE proname = 'ragsage_lexical_search'")
-        )
-    assert retired == 0
     await check_v19(database)
+    # The old function answers servers from before 19 with the new one's rows and ranks.
+    async with database.session(ACME) as session:
+        old = (
+            await session.execute(
+                text(
+                    "SELECT document_id, ordinal, chunk_text, rank FROM ragsage_lexical_search("
+                    "'zirconium ledger', false, 3, 500, 500, NULL, NULL, NULL, NULL, NULL)"
+                )
+            )
+        ).all()
+        call = KEYWORD_SEARCH.format(query="'zirconium ledger'")
+        new = (
+            await session.execute(
+                text(f"SELECT document_id, ordinal, chunk_text, rank FROM {call}")
+            )
+        ).all()
+    assert old == new and [tuple(row[:3]) for row in old] == [("doc_v3", 0, "zirconium ledger")]
+    async with database.owner_connection() as connection:
+        languages = set(
+            await connection.scalars(
+                text(
+                    "SELECT l.lanname FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang "
+                    "WHERE p.proname = 'ragsage_lexical_search'"
+                )
+            )
+        )
+    assert languages == {"sql"}  # a call of the new function, no ranking of its own

@@ -122,7 +122,10 @@ def function_statements(config: PostgresConfig, *, version: int) -> tuple[str, .
     values = config_values(config)
     statements: list[str] = []
     for file in sql_files("functions"):
-        if requirement(file) <= version:
+        needs = requirement(file)
+        if not 1 <= needs <= LATEST_VERSION:
+            raise ValueError(f"{file.name} requires version {needs}, which no step reaches")
+        if needs <= version:
             statements.extend(file_statements(file, values))
     return tuple(statements)
 

@@ -17,7 +17,7 @@ from ragsage.adapters.postgres.config import PostgresConfig, safe_identifier, sa
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 _DOLLAR_QUOTE = re.compile(r"\$(?:[A-Za-z_][A-Za-z0-9_]*)?\$")
 _REQUIRES = re.compile(r"^-- requires: (\d+)$", re.M)
-_COMMENT = re.compile(r"--[^\n]*")
+_COMMENTS = re.compile(r"--[^\n]*|/\*.*?\*/", re.S)
 
 
 def sql_root() -> Traversable:
@@ -51,11 +51,19 @@ def render(sql: str, values: dict[str, str], *, source: str) -> str:
             raise ValueError(f"{source}: no value for the placeholder {{{{{name}}}}}")
         return values[name]
 
-    return _PLACEHOLDER.sub(value, sql)
+    rendered = _PLACEHOLDER.sub(value, sql)
+    if "{{" in rendered or "}}" in rendered:
+        raise ValueError(f"{source}: a placeholder is not written {{{{name}}}}")
+    return rendered
 
 
 def split_statements(sql: str) -> list[str]:
-    """The statements of ``sql``, without the comment-only pieces between them."""
+    """The statements of ``sql``, without the comment-only pieces between them.
+
+    Semicolons count only outside quotes (``'...'``, ``E'...'`` with its
+    backslash escapes, ``"..."``), dollar-quoted bodies and comments (``--``
+    to the end of the line, ``/* ... */`` nested as Postgres nests them).
+    """
     statements: list[str] = []
     start = position = 0
     end = len(sql)
@@ -64,9 +72,18 @@ def split_statements(sql: str) -> list[str]:
         if sql.startswith("--", position):
             newline = sql.find("\n", position)
             position = end if newline < 0 else newline + 1
-        elif char in "'\"":
-            position = _after_quoted(sql, position, char)
-        elif char == "$" and (tag := _DOLLAR_QUOTE.match(sql, position)):
+        elif sql.startswith("/*", position):
+            position = _after_block_comment(sql, position)
+        elif char == "'":
+            escapes = position > 0 and sql[position - 1] in "eE" and not _in_word(sql, position - 1)
+            position = _after_quoted(sql, position, char, backslash=escapes)
+        elif char == '"':
+            position = _after_quoted(sql, position, char, backslash=False)
+        elif (
+            char == "$"
+            and not _in_word(sql, position)
+            and (tag := _DOLLAR_QUOTE.match(sql, position))
+        ):
             closing = sql.find(tag.group(0), tag.end())
             if closing < 0:
                 raise ValueError(f"unterminated dollar quote {tag.group(0)}")
@@ -77,7 +94,31 @@ def split_statements(sql: str) -> list[str]:
                 start = position + 1
             position += 1
     statements.append(sql[start:])
-    return [_without_leading_comments(s) for s in statements if _COMMENT.sub("", s).strip()]
+    return [_without_leading_comments(s) for s in statements if _COMMENTS.sub("", s).strip()]
+
+
+def _dollar_tag(sql: str, position: int) -> re.Match[str] | None:
+    # `x$a$` is an identifier holding dollars, not the start of a quoted body.
+    return None if _in_word(sql, position) else _DOLLAR_QUOTE.match(sql, position)
+
+
+def _in_word(sql: str, position: int) -> bool:
+    """Whether the character before ``position`` continues an identifier (``x$a$``, ``NE'``)."""
+    return position > 0 and (sql[position - 1].isalnum() or sql[position - 1] in "_$")
+
+
+def _after_block_comment(sql: str, opening: int) -> int:
+    depth, position = 0, opening
+    while position < len(sql):
+        if sql.startswith("/*", position):
+            depth, position = depth + 1, position + 2
+        elif sql.startswith("*/", position):
+            depth, position = depth - 1, position + 2
+            if depth == 0:
+                return position
+        else:
+            position += 1
+    raise ValueError("unterminated /* comment")
 
 
 def _without_leading_comments(statement: str) -> str:
@@ -88,16 +129,26 @@ def _without_leading_comments(statement: str) -> str:
     return "\n".join(lines).strip()
 
 
-def _after_quoted(sql: str, opening: int, quote: str) -> int:
+def _after_quoted(sql: str, opening: int, quote: str, *, backslash: bool) -> int:
     position = opening + 1
     while True:
         closing = sql.find(quote, position)
         if closing < 0:
             raise ValueError(f"unterminated {quote} quote")
+        if backslash and _escaped(sql, closing):
+            position = closing + 1
+            continue
         if sql.startswith(quote * 2, closing):
             position = closing + 2  # a doubled quote stands for itself
             continue
         return closing + 1
+
+
+def _escaped(sql: str, position: int) -> bool:
+    backslashes = 0
+    while position - backslashes - 1 >= 0 and sql[position - backslashes - 1] == "\\":
+        backslashes += 1
+    return backslashes % 2 == 1
 
 
 def file_statements(file: Traversable, values: dict[str, str]) -> tuple[str, ...]:

@@ -92,7 +92,9 @@ def test_each_function_is_defined_in_one_file_only() -> None:
     in_steps = {f for f, files in defined.items() if files[0].startswith("migrations/")}
     # The one function a stored column is computed with belongs to its step.
     assert in_steps == {"ragsage_identifier_words"}
-    assert "ragsage_lexical_search" not in defined  # retired by migration 20
+    # Kept for servers older than migration 19, as a call of the function that replaced it.
+    wrapper = sql_root().joinpath("functions/lexical_search.sql").read_text()
+    assert "FROM ragsage_keyword_search(" in wrapper and "ts_rank" not in wrapper
 
 
 def test_function_files_say_which_version_they_need_and_the_latest_holds_them_all() -> None:
@@ -156,7 +158,23 @@ def test_statements_split_back_into_what_was_joined(parts: list[tuple[str, str]]
     assert split_statements(";\n".join(statements) + ";\n") == statements
 
 
-@pytest.mark.parametrize("broken", ["SELECT 'open", "DO $x$ BEGIN END", 'SELECT "open'])
+def test_block_comments_escape_strings_and_dollar_names_are_read_as_postgres_reads_them() -> None:
+    sql = "SELECT 1 /* a; /* nested; */ b; */; SELECT E'it\\'s; fine'; SELECT price$usd$ FROM t;"
+    assert split_statements(sql) == [
+        "SELECT 1 /* a; /* nested; */ b; */",
+        "SELECT E'it\\'s; fine'",
+        "SELECT price$usd$ FROM t",
+    ]
+
+
+def test_a_placeholder_written_otherwise_is_an_error_not_left_in_the_sql() -> None:
+    with pytest.raises(ValueError, match="not written"):
+        render("GRANT ALL TO {{ app_role }}", config_values(CONFIG), source="0099_x.sql")
+
+
+@pytest.mark.parametrize(
+    "broken", ["SELECT 'open", "DO $x$ BEGIN END", 'SELECT "open', "SELECT 1 /* open"]
+)
 def test_an_unterminated_quote_is_an_error(broken: str) -> None:
     with pytest.raises(ValueError, match="unterminated"):
         split_statements(broken)

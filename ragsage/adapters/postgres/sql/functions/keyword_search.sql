@@ -12,9 +12,7 @@
 -- term; only the order in which a rank's terms are added differs, which moves
 -- no ranking a `real` can tell apart.
 
-DROP FUNCTION IF EXISTS ragsage_keyword_search(text, boolean, integer, integer, integer, text[], text[], jsonb, timestamptz, timestamptz, boolean, integer, integer);
-
-CREATE FUNCTION ragsage_keyword_search(
+CREATE OR REPLACE FUNCTION ragsage_keyword_search(
         query_text text, with_syntax boolean, k integer, common_rows integer,
         sample_rows integer, document_ids text[], sources text[], metadata jsonb,
         created_after timestamptz, created_before timestamptz,

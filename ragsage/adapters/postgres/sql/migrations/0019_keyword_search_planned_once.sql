@@ -2,7 +2,7 @@
 --
 -- Keyword search whose statements are planned once per backend, not once per search.
 --
--- See `ragsage.adapters.postgres.keyword_function`.  The new function also takes
+-- See functions/keyword_search.sql.  The new function also takes
 -- how many of its first rows carry their chunk's columns, which the caller
 -- used to wrap around every call.  `ragsage_lexical_search` stays for one
 -- release, so a server of the previous version keeps searching while a
