@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, Field
 
 from ragsage.query.options import MAX_QUERY_CHARS
-from ragsage.query.requests import SearchOptions, Strict, json_integer
+from ragsage.query.requests import Query, SearchOptions, Strict, json_integer
 
 # The longest document-list cursor accepted: cursors are document ids, never this long.
 MAX_CURSOR_CHARS = 512
@@ -34,7 +34,7 @@ class RetrievalOptionsBody(SearchOptions):
 class SearchRequest(RetrievalOptionsBody):
     """Retrieval only: ranked passages with each stage's score."""
 
-    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    query: Query
     namespace: str | None = Field(
         default=None, description="Ignored: the namespace always comes from the API key."
     )

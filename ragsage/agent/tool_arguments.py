@@ -58,6 +58,13 @@ class FetchArguments(Strict):
         description="How many following passages of the same document to include.",
     )
 
+    @field_validator("chunk_id")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
 
 class ListArguments(Strict):
     """rag_list_sources takes no arguments."""

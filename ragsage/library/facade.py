@@ -44,7 +44,7 @@ from ragsage.library.tool_payloads import chunk_payload, search_payload
 from ragsage.library.tracking import SourceTracker
 from ragsage.library.tracking_runs import TracksSources
 from ragsage.library.twins import Work, awaiting, blocking
-from ragsage.query import QueryConfig, QueryEngine, RetrievalOptions
+from ragsage.query import QueryConfig, QueryEngine
 from ragsage.query.options import DEFAULT_HYBRID_ALPHA
 from ragsage.query.results import ChunkContext
 
@@ -265,11 +265,6 @@ class RAG(LoopOwner, TracksSources):
         """
         if not isinstance(query, str):
             raise InvalidRequest(f"query must be a string, got {type(query).__name__}")
-        if rerank and not self._backend.has_reranker:
-            raise InvalidRequest(
-                "rerank=True needs a reranker; build the RAG with reranker=... "
-                "(for example LLMReranker(llm))"
-            )
         from ragsage.query.requests import python_options  # pydantic loads on first use
 
         options = python_options(
@@ -285,6 +280,11 @@ class RAG(LoopOwner, TracksSources):
             },
             filters,
         )
+        if rerank and not self._backend.has_reranker:
+            raise InvalidRequest(
+                "rerank=True needs a reranker; build the RAG with reranker=... "
+                "(for example LLMReranker(llm))"
+            )
         scope = self._backend.scope
 
         async def call(engine: QueryEngine) -> RAGContext:
@@ -305,8 +305,10 @@ class RAG(LoopOwner, TracksSources):
         self, chunk_id: str, *, chunks_above: int = 0, chunks_below: int = 0
     ) -> Work[ChunkContext | None]:
         """A chunk by id with up to the given number of neighbours each side, or None."""
-        # RetrievalOptions owns the bounds; building one checks them with its messages.
-        RetrievalOptions(chunks_above=chunks_above, chunks_below=chunks_below)
+        from ragsage.query.requests import python_options
+
+        # The search contract owns the bounds; checking them here words them alike.
+        python_options({"chunks_above": chunks_above, "chunks_below": chunks_below})
         scope = self._backend.scope
 
         async def call(engine: QueryEngine) -> ChunkContext | None:

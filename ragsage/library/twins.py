@@ -17,6 +17,7 @@ is per thread and per task, so it cannot happen on the loop).
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar
@@ -58,6 +59,7 @@ def blocking(
         work = operation(self, *args, **kwargs)
         return work.finish(self._run(work.coroutine))
 
+    _named(call, operation, "")
     return call
 
 
@@ -71,4 +73,17 @@ def awaiting(
         work = operation(self, *args, **kwargs)
         return work.finish(await self._arun(work.coroutine))
 
+    _named(call, operation, "a")
     return call
+
+
+def _named(form: Callable[..., Any], operation: Callable[..., Any], prefix: str) -> None:
+    """Give a public form its own name and the signature a caller sees (the result, not Work)."""
+    name = prefix + operation.__name__.lstrip("_")
+    form.__name__ = name
+    form.__qualname__ = operation.__qualname__.rsplit(".", 1)[0] + "." + name
+    signature = inspect.signature(operation)
+    returned = signature.return_annotation
+    if isinstance(returned, str) and returned.startswith("Work[") and returned.endswith("]"):
+        returned = returned[len("Work[") : -1]
+    form.__signature__ = signature.replace(return_annotation=returned)  # type: ignore[attr-defined]

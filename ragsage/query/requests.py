@@ -13,11 +13,21 @@ validates.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from datetime import datetime
+import numbers
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+)
 from pydantic_core import ErrorDetails
 
 from ragsage.core.errors import InvalidRequest, json_type
@@ -43,8 +53,14 @@ class Strict(BaseModel):
 def _timestamp(value: Any) -> Any:
     # JSON sends ISO 8601 text; a Python caller may pass the datetime itself.
     if not isinstance(value, str | datetime):
-        raise ValueError("a timestamp is an ISO 8601 string")
+        raise ValueError("must be an ISO 8601 timestamp or a datetime")
     return value
+
+
+def _zoned(value: datetime) -> datetime:
+    # Stored times carry their zone; a time written without one is read as UTC,
+    # so that comparing the two can never fail.
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def json_integer(value: Any) -> Any:
@@ -58,7 +74,9 @@ def json_integer(value: Any) -> Any:
 
 
 # Strict mode refuses every string for a datetime; JSON has no other way to send one.
-Timestamp = Annotated[datetime, BeforeValidator(_timestamp), Field(strict=False)]
+Timestamp = Annotated[
+    datetime, BeforeValidator(_timestamp), AfterValidator(_zoned), Field(strict=False)
+]
 Integer = Annotated[int, Field(strict=False), BeforeValidator(json_integer)]
 Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS)]
 MetadataValue = str | int | float | bool
@@ -124,14 +142,14 @@ class SearchOptions(Strict):
 def python_options(values: Mapping[str, Any], filters: object = None) -> RetrievalOptions:
     """A Python caller's search options, checked by the same models as a request body.
 
-    The values are held to the very rules a JSON body is (``1`` is no boolean),
-    and a ``datetime`` is a timestamp.  ``filters`` may be :class:`SearchFilters`
-    itself, a mapping of its fields, or None; its ids and sources may be any
-    collection of strings, or one string.  The first problem is raised as
-    :class:`InvalidRequest` naming the argument.
+    The values are held to the rules a JSON body is (``1`` is no boolean),
+    with what Python adds: any integral number is an integer and any real one
+    a number (numpy's included), and a ``datetime`` is a timestamp.  ``filters``
+    may be :class:`SearchFilters` itself, a mapping of its fields, or None.
+    The first problem is raised as :class:`InvalidRequest` naming the argument.
     """
     try:
-        options = SearchOptions.model_validate(values)
+        options = SearchOptions.model_validate({k: _python_number(v) for k, v in values.items()})
     except ValidationError as exc:
         raise InvalidRequest(problem(exc, SearchOptions, field_word="argument")) from exc
     return options.to_options(python_filters(filters))
@@ -145,11 +163,17 @@ def python_filters(value: object) -> SearchFilters | None:
         raise InvalidRequest(
             f"filters must be a mapping or SearchFilters, got {type(value).__name__}"
         )
+    # Ids and sources may be any collection of strings, or one string; metadata
+    # any mapping, its values compared as the stores compare them.
     given = {key: _as_list(item) if key in _NAMES else item for key, item in value.items()}
+    metadata = given.pop("metadata", None)
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise InvalidRequest(f"filter metadata must be a mapping, got {type(metadata).__name__}")
     try:
-        return Filters.model_validate(given).to_filters()
+        checked = Filters.model_validate(given).to_filters()
     except ValidationError as exc:
         raise InvalidRequest(problem(exc, Filters, field_word="filter")) from exc
+    return replace(checked, metadata=dict(metadata) if metadata else None)
 
 
 _NAMES = ("document_ids", "sources")
@@ -158,49 +182,82 @@ _NAMES = ("document_ids", "sources")
 def _as_list(value: object) -> object:
     if isinstance(value, str):
         return [value]  # one id given bare, not a string to read letter by letter
-    if isinstance(value, tuple | set | frozenset):
+    if isinstance(value, Iterable) and not isinstance(value, bytes | Mapping):
         return list(value)
     return value
 
 
+def _python_number(value: object) -> object:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return value
+    return int(value) if isinstance(value, numbers.Integral) else float(value)
+
+
 def problem(exc: ValidationError, model: type[BaseModel], *, field_word: str = "field") -> str:
-    """The first thing wrong with the value, as one sentence naming the field."""
-    error = exc.errors(include_url=False)[0]
+    """The first thing wrong with the value, as one sentence naming the field.
+
+    An unknown field is named before anything else: a misspelt argument
+    also leaves the real one missing, and the misspelling is the mistake.
+    """
+    errors = exc.errors(include_url=False)
+    error = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     return _sentence(error, model, field_word)
 
 
+_TYPE_WORDS = {"string_type": "a string", "list_type": "a list", "dict_type": "an object"}
+# The parts of an error's location that name a type of a union, not a field.
+_TYPE_TAG = re.compile(r"^(?:str|int|float|bool|none)$|\[")
+
+
 def _sentence(error: ErrorDetails, model: type[BaseModel], field_word: str) -> str:
-    name = ".".join(str(part) for part in error["loc"])
+    where = [str(part) for part in error["loc"] if not _TYPE_TAG.search(str(part))]
+    name = ".".join(where)
     value, kind = error.get("input"), error["type"]
-    if kind == "missing":
-        return f"missing required {field_word} {name!r}"
-    if kind == "extra_forbidden":
-        accepted = ", ".join(model.model_fields) or "none"
-        return f"unknown {field_word} {name!r} (accepted {field_word}s: {accepted})"
-    if kind == "string_type":
-        return f"{name} must be a string, got {json_type(value)}"
+    if kind in ("missing", "extra_forbidden"):
+        return _absent_or_unknown(kind, name, len(where), model, field_word)
+    if kind in _TYPE_WORDS:
+        return f"{name} must be {_TYPE_WORDS[kind]}, got {json_type(value)}"
     if kind == "string_too_short":
         return f"{name} must not be empty"
     if kind == "string_too_long":
         limit = error.get("ctx", {}).get("max_length")
         return f"{name} is too long ({len(value)} characters, at most {limit})"
-    if kind == "bool_type":
-        return f"{name} must be true or false, got {json_type(value)} {value!r}"
-    if kind == "value_error" and "integer is required" in error["msg"]:
+    if kind in ("bool_type", "float_type", "float_parsing"):
+        wanted = "true or false" if kind == "bool_type" else "a number"
+        return f"{name} must be {wanted}, got {json_type(value)} {value!r}"
+    if kind.startswith("datetime"):
+        return f"{name} is not an ISO 8601 timestamp: {value!r}"
+    message = error["msg"].removeprefix("Value error, ")
+    if kind == "value_error" and "integer is required" in message:
         return f"{name} must be a whole number, got {json_type(value)} {value!r}"
-    if kind == "value_error":
-        return f"{name} {error['msg'].removeprefix('Value error, ')}"
     if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
-        low, high = _bounds(model, str(error["loc"][0]))
-        if low is not None and high is not None and len(error["loc"]) == 1:
-            return f"{name} must be between {low} and {high}, got {value}"
-    return f"{name}: {error['msg']}"
+        if len(where) == 1:
+            return f"{name} must be {_range(model, where[0])}, got {value}"
+    if message.startswith("must "):
+        return f"{name} {message}"
+    return f"{name}: {message}"
 
 
-def _bounds(model: type[BaseModel], name: str) -> tuple[Any, Any]:
+def _absent_or_unknown(
+    kind: str, name: str, depth: int, model: type[BaseModel], field_word: str
+) -> str:
+    if kind == "missing":
+        return f"missing required {field_word} {name!r}"
+    if depth > 1:
+        return f"unknown {field_word} {name!r}"
+    accepted = ", ".join(model.model_fields) or "none"
+    return f"unknown {field_word} {name!r} (accepted {field_word}s: {accepted})"
+
+
+def _range(model: type[BaseModel], name: str) -> str:
+    """The field's bounds in words: ``between 1 and 20``, ``more than 0 and at most 9``."""
     field = model.model_fields.get(name)
-    low = high = None
+    bounds: dict[str, Any] = {}
     for rule in field.metadata if field is not None else ():
-        low = getattr(rule, "ge", getattr(rule, "gt", low))
-        high = getattr(rule, "le", getattr(rule, "lt", high))
-    return low, high
+        for kind in ("ge", "gt", "le", "lt"):
+            if getattr(rule, kind, None) is not None:
+                bounds[kind] = getattr(rule, kind)
+    if "ge" in bounds and "le" in bounds:
+        return f"between {bounds['ge']} and {bounds['le']}"
+    words = {"ge": "at least", "gt": "more than", "le": "at most", "lt": "less than"}
+    return " and ".join(f"{words[kind]} {limit}" for kind, limit in bounds.items())

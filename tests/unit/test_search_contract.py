@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 from typing import Any
 
 import pytest
@@ -101,3 +102,46 @@ def test_the_search_tool_publishes_the_schema_its_model_generates() -> None:
     # The bounds come from the shared field types and the tool's own limit.
     assert properties["query"]["maxLength"] == MAX_QUERY_CHARS
     assert properties["top_k"]["maximum"] == MAX_TOOL_TOP_K
+
+
+def test_python_values_a_caller_already_has_are_taken_as_python_means_them() -> None:
+    import numpy as np
+
+    options = python_options({"top_k": np.int64(3), "hybrid_alpha": np.float32(0.5)})
+    assert (options.top_k, options.hybrid_alpha) == (3, 0.5)
+    found = python_options({}, {"document_ids": {"a": 1}.keys(), "sources": ("x.md",)})
+    assert found.filters is not None and found.filters.document_ids == frozenset({"a"})
+    assert found.filters.sources == frozenset({"x.md"})
+    # Metadata is compared as the stores compare it, whatever its values.
+    tagged = python_options({}, {"metadata": {"tags": ["a", "b"], "owner": None}})
+    assert tagged.filters is not None and tagged.filters.metadata == {
+        "tags": ["a", "b"],
+        "owner": None,
+    }
+
+
+def test_a_timestamp_without_a_zone_is_read_as_utc_so_filtering_never_fails() -> None:
+    with RAG.default() as rag:
+        rag.index_text("Refunds are paid within five days.", document_id="refunds")
+        assert rag.search("refunds", filters={"created_after": "2000-01-01"}).results
+        assert rag.search("refunds", filters={"created_before": "2000-01-01"}).results == ()
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"recency_half_life_days": 0}, "must be more than 0 and at most 36500, got 0"),
+        ({"hybrid_alpha": "x"}, "hybrid_alpha must be a number, got a string 'x'"),
+        ({"rerank": "no"}, "rerank must be true or false, got a string 'no'"),
+    ],
+)
+def test_facade_messages_say_what_the_rule_is(values: dict[str, Any], message: str) -> None:
+    with pytest.raises(InvalidRequest, match=message):
+        python_options(values)
+
+
+def test_a_misspelt_tool_argument_is_named_before_the_one_it_leaves_missing() -> None:
+    (search, fetch, _) = build_tools(sample())
+    error = json.loads(search('{"querx": "refunds"}'))["error"]
+    assert "unknown argument 'querx'" in error
+    assert "must not be empty" in json.loads(fetch('{"chunk_id": "   "}'))["error"]
