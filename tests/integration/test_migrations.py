@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
+from pathlib import Path
 
+import psycopg
 import pytest
 from sqlalchemy import text
 
@@ -135,3 +137,49 @@ async def test_an_upgrade_from_every_earlier_version_ends_in_the_fresh_schema(
             for kind in expected
         }
         assert {kind: rows for kind, rows in differing.items() if rows} == {}, version
+
+
+HISTORY = Path(__file__).parents[1] / "fixtures/schema/v19_by_12c5535.sql"
+
+
+async def test_a_schema_as_release_19_left_it_upgrades_to_the_fresh_schema(
+    postgres_server: PostgresServer, pg_config: PostgresConfig
+) -> None:
+    # Intermediate installs made by today's code hold today's function bodies;
+    # this one is the catalogue the code of that day really left behind.
+    fresh = Database(pg_config)
+    try:
+        await fresh.migrate()
+        async with fresh.owner_connection() as connection:
+            expected = await schema_snapshot(connection)
+    finally:
+        await fresh.dispose()
+    url = postgres_server.create_database()
+    try:
+        with psycopg.connect(url, autocommit=True) as connection:
+            # Roles live outside a database, so the dump does not carry them.
+            for statement in migration_statements(pg_config, to_version=2):
+                if "ROLE" in statement or statement.startswith('GRANT "ragsage_system"'):
+                    connection.execute(statement.encode())
+            connection.execute(HISTORY.read_text().encode())
+        app_url = as_user(url, "ragsage_app", os.environ.get("RAGSAGE_TEST_APP_PASSWORD"))
+        database = Database(replace(pg_config, dsn=url, app_dsn=app_url))
+        try:
+            async with database.owner_connection() as connection:
+                await connection.execute(
+                    text(
+                        "INSERT INTO ragsage_schema (version, embedding_dim, text_search_config) "
+                        "VALUES (19, 256, 'english')"
+                    )
+                )
+            assert await database.migrate() == LATEST_VERSION
+            async with database.owner_connection() as connection:
+                upgraded = await schema_snapshot(connection)
+        finally:
+            await database.dispose()
+    finally:
+        postgres_server.drop_database(url)
+    differing = {
+        kind: sorted(set(upgraded[kind].items()) ^ set(expected[kind].items())) for kind in expected
+    }
+    assert {kind: rows for kind, rows in differing.items() if rows} == {}
