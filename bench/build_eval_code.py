@@ -36,6 +36,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from builder_cli import add_sampling, builder_parser
 from code_questions import (
     CodeQuestion,
     Document,
@@ -256,19 +257,7 @@ def build(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument(
-        "--cache",
-        type=Path,
-        default=DEFAULT_CACHE,
-        help=f"where archives are downloaded and unpacked (default {DEFAULT_CACHE})",
-    )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=DEFAULT_OUT,
-        help=f"dataset directory, replaced (default {DEFAULT_OUT})",
-    )
+    parser = builder_parser(__doc__, out=DEFAULT_OUT, cache=DEFAULT_CACHE)
     parser.add_argument(
         "--files-per-language",
         type=positive_int,
@@ -285,18 +274,12 @@ def main(argv: list[str] | None = None) -> int:
         help="doc-comment questions kept per language (default 60)",
     )
     parser.add_argument(
-        "--max-per-document",
-        type=positive_int,
-        default=8,
-        help="doc-comment questions from one file (default 8)",
-    )
-    parser.add_argument(
         "--handwritten",
         type=Path,
         default=DEFAULT_HANDWRITTEN,
         help="hand-written questions (default bench/code_questions_handwritten.jsonl)",
     )
-    parser.add_argument("--seed", type=int, default=11)
+    add_sampling(parser, per_document=8, unit="file")
     return build(parser.parse_args(argv))
 
 

@@ -32,6 +32,7 @@ from statistics import mean
 from typing import Any
 
 # Run as a script, this folder is on sys.path: its sibling modules import directly.
+from builder_cli import builder_parser
 from pinned_packages import sha256_of
 from plainwords_corpus import (
     KIND_ORDER,
@@ -243,19 +244,7 @@ def build(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument(
-        "--cache",
-        type=Path,
-        default=DEFAULT_CACHE,
-        help=f"where archives are downloaded and unpacked (default {DEFAULT_CACHE})",
-    )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=DEFAULT_OUT,
-        help=f"dataset directory, replaced (default {DEFAULT_OUT})",
-    )
+    parser = builder_parser(__doc__, out=DEFAULT_OUT, cache=DEFAULT_CACHE)
     parser.add_argument(
         "--questions",
         type=Path,

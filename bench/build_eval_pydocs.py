@@ -23,6 +23,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from builder_cli import add_sampling, builder_parser
 from pydocs_questions import (
     FAMILY_SHARES,
     api_items,
@@ -252,29 +253,16 @@ def build(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = builder_parser(
+        __doc__,
+        out=DEFAULT_OUT,
+        cache=DEFAULT_CACHE,
+        cache_help="where the .deb files are downloaded",
+    )
     parser.add_argument("--html", type=Path, help="an extracted .../python3.x/html tree")
-    parser.add_argument(
-        "--cache",
-        type=Path,
-        default=DEFAULT_CACHE,
-        help=f"where the .deb files are downloaded (default {DEFAULT_CACHE})",
-    )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=DEFAULT_OUT,
-        help=f"dataset directory, replaced (default {DEFAULT_OUT})",
-    )
     parser.add_argument("--max-pages", type=positive_int, default=160)
     parser.add_argument("--max-questions", type=positive_int, default=600)
-    parser.add_argument(
-        "--max-per-document",
-        type=positive_int,
-        default=30,
-        help="questions of one kind from one page (default 30)",
-    )
-    parser.add_argument("--seed", type=int, default=11)
+    add_sampling(parser, per_document=30, unit="page")
     return build(parser.parse_args(argv))
 
 

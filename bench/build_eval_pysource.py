@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from builder_cli import add_sampling, builder_parser
+
 from ragsage.adapters.parsing import HeuristicBackend
 from ragsage.adapters.parsing.limits import DEFAULT_LIMITS
 from ragsage.adapters.parsing.readers.code import module_name
@@ -279,28 +281,16 @@ def build(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = builder_parser(__doc__, out=DEFAULT_OUT)
     parser.add_argument(
         "--src", type=Path, default=DEFAULT_SRC, help=f"library folder (default {DEFAULT_SRC})"
-    )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=DEFAULT_OUT,
-        help=f"dataset directory, replaced (default {DEFAULT_OUT})",
     )
     parser.add_argument("--max-files", type=positive_int, default=90)
     parser.add_argument(
         "--max-bytes", type=positive_int, default=80_000, help="skip larger modules (default 80000)"
     )
     parser.add_argument("--max-questions", type=positive_int, default=800)
-    parser.add_argument(
-        "--max-per-document",
-        type=positive_int,
-        default=8,
-        help="questions of one kind from one file (default 8)",
-    )
-    parser.add_argument("--seed", type=int, default=11)
+    add_sampling(parser, per_document=8, unit="file")
     return build(parser.parse_args(argv))
 
 

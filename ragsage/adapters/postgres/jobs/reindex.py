@@ -221,6 +221,11 @@ async def _lock_generations(session: AsyncSession) -> dict[int, tuple[str, bool]
 
 
 async def _switch(session: AsyncSession, generation_id: int) -> None:
+    """Retire the active generation and activate ``generation_id`` in its place.
+
+    The same statements serve a finished re-index (a building generation, maybe
+    held) and a rollback (a retired one): activation clears both marks.
+    """
     await session.execute(
         text(
             "UPDATE ragsage_generations SET state = 'retired', retired_at = now() "
@@ -230,7 +235,7 @@ async def _switch(session: AsyncSession, generation_id: int) -> None:
     await session.execute(
         text(
             "UPDATE ragsage_generations SET state = 'active', activated_at = now(), "
-            "held = false WHERE id = :id"
+            "held = false, retired_at = NULL WHERE id = :id"
         ),
         {"id": generation_id},
     )
@@ -271,20 +276,8 @@ async def rollback(session: AsyncSession, scope: Scope, *, force: bool = False) 
             f"document{'s' if lost != 1 else ''} uploaded or replaced since the switch; "
             f"re-index into {previous[1]} instead, or force the rollback"
         )
-    await session.execute(text("SELECT id FROM ragsage_generations ORDER BY id FOR UPDATE"))
-    await session.execute(
-        text(
-            "UPDATE ragsage_generations SET state = 'retired', retired_at = now() "
-            "WHERE state = 'active'"
-        )
-    )
-    await session.execute(
-        text(
-            "UPDATE ragsage_generations SET state = 'active', activated_at = now(), "
-            "retired_at = NULL WHERE id = :id"
-        ),
-        {"id": previous[0]},
-    )
+    await _lock_generations(session)
+    await _switch(session, int(previous[0]))
     return Generation(int(previous[0]), str(previous[1]), int(previous[2]), "active", previous[4])
 
 
