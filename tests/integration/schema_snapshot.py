@@ -12,6 +12,10 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from ragsage.adapters.postgres import Database
+
+Snapshot = dict[str, dict[str, tuple[Any, ...]]]
+
 _QUERIES = {
     "functions": """
         SELECT p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ')',
@@ -51,10 +55,24 @@ def _normal(value: Any) -> Any:
     return re.sub(r"\s+", " ", value).strip() if isinstance(value, str) else value
 
 
-async def schema_snapshot(connection: AsyncConnection) -> dict[str, dict[str, tuple[Any, ...]]]:
+async def schema_snapshot(connection: AsyncConnection) -> Snapshot:
     """Every ragsage function, column, table, index, constraint and policy, by name."""
     snapshot: dict[str, dict[str, tuple[Any, ...]]] = {}
     for kind, query in _QUERIES.items():
         rows = await connection.execute(text(query))
         snapshot[kind] = {str(row[0]): tuple(_normal(v) for v in row[1:]) for row in rows}
     return snapshot
+
+
+async def database_snapshot(database: Database) -> Snapshot:
+    """:func:`schema_snapshot` of a migrated database, read as its owner."""
+    async with database.owner_connection() as connection:
+        return await schema_snapshot(connection)
+
+
+def differences(upgraded: Snapshot, expected: Snapshot) -> dict[str, list[Any]]:
+    """The rows of each kind that one snapshot holds and the other lacks; empty when alike."""
+    differing = {
+        kind: sorted(set(upgraded[kind].items()) ^ set(expected[kind].items())) for kind in expected
+    }
+    return {kind: rows for kind, rows in differing.items() if rows}

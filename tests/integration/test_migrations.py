@@ -30,7 +30,7 @@ from ragsage.adapters.postgres.migrations import (
 from ragsage.core.types import Scope
 
 from .conftest import PostgresServer, as_user
-from .schema_snapshot import schema_snapshot
+from .schema_snapshot import Snapshot, database_snapshot, differences
 from .upgrade_checks import UPGRADES
 
 ACME, GLOBEX = Scope("acme"), Scope("globex")
@@ -109,16 +109,19 @@ def test_migration_statements_are_inspectable_without_a_database(
     assert "current_setting('ragsage.namespace', true)" in joined
 
 
-async def test_an_upgrade_from_every_earlier_version_ends_in_the_fresh_schema(
-    postgres_server: PostgresServer, pg_config: PostgresConfig
-) -> None:
+async def _fresh_snapshot(pg_config: PostgresConfig) -> Snapshot:
     fresh = Database(pg_config)
     try:
         await fresh.migrate()
-        async with fresh.owner_connection() as connection:
-            expected = await schema_snapshot(connection)
+        return await database_snapshot(fresh)
     finally:
         await fresh.dispose()
+
+
+async def test_an_upgrade_from_every_earlier_version_ends_in_the_fresh_schema(
+    postgres_server: PostgresServer, pg_config: PostgresConfig
+) -> None:
+    expected = await _fresh_snapshot(pg_config)
     assert expected["functions"] and expected["policies"]
     for version in range(1, LATEST_VERSION):
         url = postgres_server.create_database()
@@ -127,16 +130,11 @@ async def test_an_upgrade_from_every_earlier_version_ends_in_the_fresh_schema(
         try:
             await database.migrate(to_version=version)
             await database.migrate()
-            async with database.owner_connection() as connection:
-                upgraded = await schema_snapshot(connection)
+            upgraded = await database_snapshot(database)
         finally:
             await database.dispose()
             postgres_server.drop_database(url)
-        differing = {
-            kind: sorted(set(upgraded[kind].items()) ^ set(expected[kind].items()))
-            for kind in expected
-        }
-        assert {kind: rows for kind, rows in differing.items() if rows} == {}, version
+        assert differences(upgraded, expected) == {}, version
 
 
 HISTORY = Path(__file__).parents[1] / "fixtures/schema/v19_by_12c5535.sql"
@@ -147,13 +145,7 @@ async def test_a_schema_as_release_19_left_it_upgrades_to_the_fresh_schema(
 ) -> None:
     # Intermediate installs made by today's code hold today's function bodies;
     # this one is the catalogue the code of that day really left behind.
-    fresh = Database(pg_config)
-    try:
-        await fresh.migrate()
-        async with fresh.owner_connection() as connection:
-            expected = await schema_snapshot(connection)
-    finally:
-        await fresh.dispose()
+    expected = await _fresh_snapshot(pg_config)
     url = postgres_server.create_database()
     try:
         with psycopg.connect(url, autocommit=True) as connection:
@@ -173,13 +165,9 @@ async def test_a_schema_as_release_19_left_it_upgrades_to_the_fresh_schema(
                     )
                 )
             assert await database.migrate() == LATEST_VERSION
-            async with database.owner_connection() as connection:
-                upgraded = await schema_snapshot(connection)
+            upgraded = await database_snapshot(database)
         finally:
             await database.dispose()
     finally:
         postgres_server.drop_database(url)
-    differing = {
-        kind: sorted(set(upgraded[kind].items()) ^ set(expected[kind].items())) for kind in expected
-    }
-    assert {kind: rows for kind, rows in differing.items() if rows} == {}
+    assert differences(upgraded, expected) == {}
