@@ -10,7 +10,6 @@ import re
 from typing import Any
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ragsage.adapters.postgres import Database
 
@@ -55,19 +54,15 @@ def _normal(value: Any) -> Any:
     return re.sub(r"\s+", " ", value).strip() if isinstance(value, str) else value
 
 
-async def schema_snapshot(connection: AsyncConnection) -> Snapshot:
-    """Every ragsage function, column, table, index, constraint and policy, by name."""
-    snapshot: dict[str, dict[str, tuple[Any, ...]]] = {}
-    for kind, query in _QUERIES.items():
-        rows = await connection.execute(text(query))
-        snapshot[kind] = {str(row[0]): tuple(_normal(v) for v in row[1:]) for row in rows}
-    return snapshot
-
-
 async def database_snapshot(database: Database) -> Snapshot:
-    """:func:`schema_snapshot` of a migrated database, read as its owner."""
+    """Every ragsage function, column, table, index, constraint and policy of a migrated
+    database, by name, read as its owner."""
+    snapshot: Snapshot = {}
     async with database.owner_connection() as connection:
-        return await schema_snapshot(connection)
+        for kind, query in _QUERIES.items():
+            rows = await connection.execute(text(query))
+            snapshot[kind] = {str(row[0]): tuple(_normal(v) for v in row[1:]) for row in rows}
+    return snapshot
 
 
 def differences(upgraded: Snapshot, expected: Snapshot) -> dict[str, list[Any]]:
