@@ -66,6 +66,13 @@ class UploadFields(Strict):
     media_type: str | None = Field(default=None, max_length=200)
     metadata: dict[str, str | int | float | bool] = Field(default_factory=dict)
     external_id: str | None = Field(default=None, min_length=1, max_length=512)
+    job_class: Literal["interactive", "bulk"] = Field(
+        default="interactive",
+        description=(
+            "interactive (the default: someone waits for this file) runs before the "
+            "namespace's bulk backlog; send bulk for files of a large batch."
+        ),
+    )
     namespace: str | None = Field(
         default=None, description="Ignored: the namespace always comes from the API key."
     )
@@ -177,6 +184,7 @@ class JobOut(BaseModel):
     id: str
     document_id: str
     kind: str
+    job_class: Literal["interactive", "bulk", "reindex"]
     state: Literal["queued", "running", "succeeded", "failed", "cancelled", "superseded"]
     stage: str | None
     filename: str

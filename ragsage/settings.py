@@ -102,6 +102,10 @@ class Settings:
     job_unsent_grace: float = 30.0
     job_requeue_after: float = 3600.0
     watchdog_interval: float = 30.0
+    # The jobs one namespace runs at once while another namespace has work
+    # waiting (0: no cap beyond the fair turn order); `ragsage namespaces set`
+    # overrides it per namespace.  A namespace alone uses every slot.
+    job_namespace_slots: int = 0
     # Worker processes run this much nicer than the API: on a shared machine the
     # CPU goes to a waiting query before a background ingest (docs/operations.md).
     worker_nice: int = 5
@@ -133,13 +137,11 @@ class Settings:
             raise ConfigurationError(
                 f"RAGSAGE_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}; got {self.log_level!r}"
             )
-        if not 0 <= self.worker_nice <= 19:
-            raise ConfigurationError("RAGSAGE_WORKER_NICE must be between 0 and 19")
-        if not 0 <= self.worker_metrics_port <= 65535:
-            raise ConfigurationError("RAGSAGE_WORKER_METRICS_PORT must be between 0 and 65535")
+        _between("RAGSAGE_JOB_NAMESPACE_SLOTS", self.job_namespace_slots, 0, 100_000)
+        _between("RAGSAGE_WORKER_NICE", self.worker_nice, 0, 19)
+        _between("RAGSAGE_WORKER_METRICS_PORT", self.worker_metrics_port, 0, 65535)
         self.indexed_widths()  # refuses a malformed list at start
-        if not 1 <= self.embedding_dim <= 2000:
-            raise ConfigurationError("RAGSAGE_EMBEDDING_DIM must be between 1 and 2000")
+        _between("RAGSAGE_EMBEDDING_DIM", self.embedding_dim, 1, 2000)
         if not 16 <= self.chunk_size <= 8192:
             raise ConfigurationError("RAGSAGE_CHUNK_SIZE must be between 16 and 8192 tokens")
         if not 0 <= self.chunk_overlap < self.chunk_size // 2:
@@ -265,6 +267,11 @@ def _resolved_embedder(settings: Settings) -> str:
     if settings.local_model_dir:
         return "local"  # pointed at a model: a wrong path should fail loudly, not fall back
     return "local" if local_model_available() else "hashing"
+
+
+def _between(name: str, value: int, low: int, high: int) -> None:
+    if not low <= value <= high:
+        raise ConfigurationError(f"{name} must be between {low} and {high}")
 
 
 def _one_of(variable: str, value: str, allowed: tuple[str, ...]) -> None:

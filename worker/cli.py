@@ -36,6 +36,12 @@ def register(commands: Any) -> None:
     enqueue.add_argument("--namespace", required=True)
     enqueue.add_argument("--no-wait", action="store_true", help="return once queued")
     enqueue.add_argument("--timeout", type=float, default=3600.0)
+    enqueue.add_argument(
+        "--job-class",
+        choices=("bulk", "interactive"),
+        default="bulk",
+        help="bulk (default) waits behind the namespace's interactive uploads",
+    )
     enqueue.set_defaults(handler=_enqueue, asynchronous=False)
 
     reindex = commands.add_parser(
@@ -155,7 +161,9 @@ def _enqueue(args: argparse.Namespace) -> int:
             yield upload
 
     # In batches: one transaction and one broker round per few dozen files.
-    for path, outcome in zip(sent, enqueue_documents(args.namespace, uploads()), strict=True):
+    for path, outcome in zip(
+        sent, enqueue_documents(args.namespace, uploads(), job_class=args.job_class), strict=True
+    ):
         if isinstance(outcome, RagsageError):
             failures += 1
             print(f"error: {outcome}", file=sys.stderr)

@@ -1,7 +1,10 @@
-"""The Celery tasks: messages carry (namespace, job id) and nothing else.
+"""The Celery tasks: a message is a turn for one job, and carries (namespace, job id) only.
 
-Ingestion and re-index jobs run the same code but travel on separate queues,
-so a bulk re-index never makes uploads wait behind it.
+Each committed job sends one message, on its kind's queue; a worker that takes
+a message runs the job whose turn it is across every namespace (the fair order
+of :mod:`ragsage.adapters.postgres.jobs.turns`), which is the message's own job
+only when nothing is ahead of it.  So one tenant's backlog in the broker never
+stands in front of another tenant's upload, and re-index work yields to uploads.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from ragsage.adapters.observability.logs import log_context
 from ragsage.adapters.postgres.jobs import store
 from ragsage.core.offload import CallerThread, using
 from ragsage.core.types import Scope
-from ragsage.jobs.runner import is_transient, run_job
+from ragsage.jobs.runner import Claimed, claim_next, is_transient, run_claimed
 from worker import metrics, process
 from worker.app import app, queue, settings
 
@@ -60,43 +63,76 @@ def send_recovered(namespace: str, job_id: UUID, kind: str) -> None:
 
 
 def _run(namespace: str, job_id: str, kind: str) -> str:
-    with log_context(namespace=namespace, job_id=job_id, kind=kind):
+    with log_context(turn=job_id):
         return _run_in_context(namespace, job_id, kind)
 
 
 def _run_in_context(namespace: str, job_id: str, kind: str) -> str:
-    scope, identifier = Scope(namespace), UUID(job_id)
+    """Run the job whose turn it is: the message's own job only if the fair order says so.
+
+    Every committed job sends one message, so the messages in the broker are as
+    many as the jobs waiting; each is a turn for whichever job
+    ``ragsage_next_job`` picks.  A turn that finds nothing to run (its job was
+    run on an earlier turn, cancelled or superseded) ends here.
+    """
     here = process.current(settings)
+    try:
+        claimed = here.loop.run(claim_next(here.runtime))
+    except Exception as exc:
+        if not is_transient(exc):
+            raise
+        # No job could be chosen or claimed (the database is away): acking this
+        # delivery would drop a turn some waiting job needs.  Put it back after
+        # a pause instead.
+        _log.warning("turn %s: %s before a job could run; redelivering", job_id, type(exc).__name__)
+        time.sleep(settings.job_retry_backoff)
+        raise Reject(requeue=True) from exc
+    if claimed is None:
+        _log.debug("turn %s: no job can run now", job_id)
+        return "idle"
+    if not isinstance(claimed, Claimed):
+        metrics.current().observe(claimed.state, kind, {})
+        _log.info("job %s: %s %s", claimed.job_id, claimed.state, claimed.message)
+        return claimed.state
+    job = claimed.job
+    with log_context(namespace=job.namespace, job_id=str(job.id), kind=job.kind):
+        return _run_claimed_job(here, claimed)
+
+
+def _run_claimed_job(here: process.ProcessRuntime, claimed: Claimed) -> str:
+    scope, job = claimed.scope, claimed.job
     # This thread runs the job's CPU stages, so the soft time limit (raised here
     # by a signal) interrupts the stage itself rather than only the wait for it.
     cpu = CallerThread(interrupts=(SoftTimeLimitExceeded,))
-    running = here.loop.submit(using(cpu, run_job(here.runtime, scope, identifier, here.lease)))
+    running = here.loop.submit(using(cpu, run_claimed(here.runtime, claimed, here.lease)))
     try:
         outcome = cpu.drive(running)
     except SoftTimeLimitExceeded:
         running.cancel()
         message = f"took longer than {settings.job_soft_time_limit:.0f} s and was stopped"
-        here.loop.run(_fail(here, scope, identifier, message))
-        metrics.current().observe("failed", kind, {})
+        here.loop.run(_fail(here, scope, job.id, message))
+        metrics.current().observe("failed", job.kind, {})
         return "failed"
     except Exception as exc:
         if not is_transient(exc):
             raise
-        # The job could not even be claimed or its outcome recorded (the
-        # database is away): acking this delivery would drop the only message
-        # of a job still marked sent.  Put it back after a pause instead.
-        _log.warning("job %s: %s before it could run; redelivering", job_id, type(exc).__name__)
+        # The outcome could not be recorded (the database is away): the lease
+        # runs out and the watchdog queues the job again, as for a dead worker.
+        _log.warning("job %s: %s before its outcome was recorded", job.id, type(exc).__name__)
         time.sleep(settings.job_retry_backoff)
         raise Reject(requeue=True) from exc
-    metrics.current().observe(outcome.state, kind, outcome.timings)
+    metrics.current().observe(outcome.state, job.kind, outcome.timings)
     if outcome.retry_in is not None:
-        # The retry was committed as queued and unsent: send, then mark it sent.
-        send_job(namespace, identifier, countdown=outcome.retry_in, kind=kind, recovered=True)
-        here.loop.run(process.mark_enqueued(here.runtime, namespace, identifier, outcome.attempts))
+        # The retry was committed as queued and unsent, with its pause: send a
+        # turn that arrives when the pause is over, then mark it sent.
+        send_job(scope.namespace, job.id, countdown=outcome.retry_in, kind=job.kind, recovered=True)
+        here.loop.run(
+            process.mark_enqueued(here.runtime, scope.namespace, job.id, outcome.attempts)
+        )
     for follow_up in outcome.follow_up:
-        send_job(namespace, follow_up, kind="reindex")
-        here.loop.run(process.mark_enqueued(here.runtime, namespace, follow_up))
-    _log.info("job %s: %s %s", job_id, outcome.state, outcome.message)
+        send_job(scope.namespace, follow_up, kind="reindex")
+        here.loop.run(process.mark_enqueued(here.runtime, scope.namespace, follow_up))
+    _log.info("job %s: %s %s", job.id, outcome.state, outcome.message)
     return outcome.state
 
 

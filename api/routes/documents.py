@@ -39,13 +39,14 @@ MULTIPART_UPLOAD: dict[str, Any] = {
                 "additionalProperties": {"type": ["string", "integer", "number", "boolean"]},
             },
             "external_id": {"type": "string", "minLength": 1, "maxLength": 512},
+            "job_class": {"type": "string", "enum": ["interactive", "bulk"]},
         },
     },
     "encoding": {"metadata": {"contentType": "application/json"}},
 }
 
 
-def _upload_from_request() -> tuple[str, bytes, str | None, dict[str, Any], str | None]:
+def _upload_from_request() -> tuple[UploadFields, bytes]:
     if request.mimetype == "multipart/form-data":
         upload = request.files.get("file")
         if upload is None or not upload.filename:
@@ -55,24 +56,23 @@ def _upload_from_request() -> tuple[str, bytes, str | None, dict[str, Any], str 
         metadata = parse_json(request.form.get("metadata") or "{}", "metadata")
         if not isinstance(metadata, dict):
             raise ApiError(400, "invalid_request", "metadata must be a JSON object")
-        body = UploadFields.model_validate(
-            cleaned(
-                {
-                    "filename": upload.filename,
-                    "media_type": upload.mimetype or None,
-                    "metadata": metadata,
-                    # Present but empty is refused by the model, not taken for absent.
-                    "external_id": request.form.get("external_id"),
-                }
-            )
-        )
-        return body.filename, upload.read(), body.media_type, body.metadata, body.external_id
+        fields: dict[str, Any] = {
+            "filename": upload.filename,
+            "media_type": upload.mimetype or None,
+            "metadata": metadata,
+            # Present but empty is refused by the model, not taken for absent.
+            "external_id": request.form.get("external_id"),
+        }
+        if "job_class" in request.form:
+            fields["job_class"] = request.form["job_class"]
+        body = UploadFields.model_validate(cleaned(fields))
+        return body, upload.read()
     parsed = json_body(DocumentUpload)
     try:
         data = base64.b64decode(parsed.content_base64, validate=True)
     except (binascii.Error, ValueError):
         raise ApiError(400, "invalid_request", "content_base64 is not valid base64") from None
-    return parsed.filename, data, parsed.media_type, parsed.metadata, parsed.external_id
+    return parsed, data
 
 
 @blueprint.post("/v1/documents")
@@ -85,16 +85,18 @@ def _upload_from_request() -> tuple[str, bytes, str | None, dict[str, Any], str 
 )
 def upload() -> Any:
     who = require(Role.WRITE)
-    filename, data, media_type, metadata, external_id = _upload_from_request()
+    fields, data = _upload_from_request()
+    media_type = fields.media_type
     if media_type == "application/octet-stream":
         media_type = None  # let routing sniff the bytes rather than trust a generic type
     outcome = services().enqueuer.enqueue_document(
         who.scope.namespace,
-        filename,
+        fields.filename,
         data,
         media_type=media_type,
-        metadata=metadata,
-        external_id=external_id,
+        metadata=fields.metadata,
+        external_id=fields.external_id,
+        job_class=fields.job_class,
     )
     body = UploadResponse(
         document_id=outcome.document_id,

@@ -53,6 +53,8 @@ class Job:
     generation: int | None = None
     lost_deliveries: int = 0
     version: int | None = None
+    # interactive, bulk or reindex: where it waits among its namespace's jobs.
+    job_class: str = "bulk"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready view (what the API and the CLI show)."""
@@ -64,6 +66,7 @@ class Job:
             "id": str(self.id),
             "document_id": self.document_id,
             "kind": self.kind,
+            "job_class": self.job_class,
             "state": self.state.value,
             "stage": self.stage,
             "filename": self.filename,

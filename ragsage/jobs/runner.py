@@ -23,7 +23,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from ragsage.adapters.observability.logs import bind_log_context, log_context
 from ragsage.adapters.postgres.document_store import PgDocumentStore
 from ragsage.adapters.postgres.generations import EmbeddingModelMismatch, live_generations
-from ragsage.adapters.postgres.jobs import document_rows, page_store, reindex, store
+from ragsage.adapters.postgres.jobs import document_rows, page_store, reindex, store, turns
 from ragsage.core.errors import DocumentError, InputError, RagsageError
 from ragsage.core.jobs import Job, result_summary
 from ragsage.core.types import Page, PageRoute, RawSource, Scope
@@ -138,21 +138,49 @@ class _Heartbeat:
             return await store.has_finished(session, self.job.id, self.job.attempts)
 
 
-async def run_job(
-    runtime: Runtime, scope: Scope, job_id: UUID, lease: LeaseHolder | None = None
-) -> JobOutcome:
-    """Run one delivery of an ingestion or re-index job and record the outcome on its row.
+@dataclass(frozen=True, slots=True)
+class Claimed:
+    """A job this worker now holds under a lease, in its namespace."""
 
-    ``lease`` keeps the claimed attempt's lease alive from outside this
-    process's event loop; without one only the heartbeat renews it.
+    scope: Scope
+    job: Job
+
+
+async def claim_next(runtime: Runtime, *, tries: int = 8) -> Claimed | JobOutcome | None:
+    """Claim the job whose turn it is, in whichever namespace; None if none can run now.
+
+    A worker's message is a turn, not an order to run the job it names: the
+    fair order across namespaces (``ragsage_next_job``) decides.  Another
+    worker may claim the chosen job first; the next one is chosen then.  An
+    outcome is returned for a job that ended at its claim (superseded, or
+    failed as poison).
     """
-    with log_context(namespace=scope.namespace, job_id=str(job_id)):
-        return await _run_job(runtime, scope, job_id, lease)
+    settings = runtime.settings
+    taken: list[UUID] = []
+    for _ in range(tries):
+        async with runtime.database.system_session() as system:
+            chosen = await turns.next_job(system, settings.job_namespace_slots, taken)
+        if chosen is None:
+            return None
+        namespace, job_id = chosen
+        with log_context(namespace=namespace, job_id=str(job_id)):
+            claimed = await claim(runtime, Scope(namespace), job_id)
+        if isinstance(claimed, Claimed) or claimed.state != "skipped":
+            return claimed
+        taken.append(job_id)
+    return None
 
 
-async def _run_job(
-    runtime: Runtime, scope: Scope, job_id: UUID, lease: LeaseHolder | None
+async def run_claimed(
+    runtime: Runtime, claimed: Claimed, lease: LeaseHolder | None = None
 ) -> JobOutcome:
+    """Run a job claimed by :func:`claim_next` and record its outcome."""
+    with log_context(namespace=claimed.scope.namespace, job_id=str(claimed.job.id)):
+        return await _run_claimed(runtime, claimed, lease)
+
+
+async def claim(runtime: Runtime, scope: Scope, job_id: UUID) -> Claimed | JobOutcome:
+    """Take the job under a lease, or say why it will not run (``skipped`` if not ours)."""
     settings = runtime.settings
     async with runtime.database.session(scope) as session:
         job = await store.claim(session, job_id, settings.job_lease)
@@ -177,8 +205,12 @@ async def _run_job(
             return JobOutcome(job_id, "failed", message)
         if job.kind == "ingest":
             await document_rows.mark_processing(session, job.document_id)
+    return Claimed(scope, job)
 
-    # Undone with the rest when run_job's log_context exits.
+
+async def _run_claimed(runtime: Runtime, claimed: Claimed, lease: LeaseHolder | None) -> JobOutcome:
+    scope, job = claimed.scope, claimed.job
+    # Undone with the rest when the caller's log_context exits.
     bind_log_context(document_id=job.document_id, kind=job.kind)
     progress = _Progress()
     process = _ingest if job.kind == "ingest" else _reindex
@@ -191,7 +223,7 @@ async def _run_job(
         outcome = await work
     except asyncio.CancelledError:
         if heartbeat.lost:
-            return JobOutcome(job_id, "abandoned", "job was cancelled or taken over")
+            return JobOutcome(job.id, "abandoned", "job was cancelled or taken over")
         raise
     except Exception as exc:
         return await _record_failure(runtime, scope, job, exc)
@@ -366,7 +398,7 @@ async def _record_failure(runtime: Runtime, scope: Scope, job: Job, exc: Excepti
         _log.warning("job %s: %s", job.id, message)
         try:
             async with runtime.database.session(scope) as session:
-                await store.requeue(session, job.id, message)
+                await store.requeue(session, job.id, message, retry_in=delay)
         except Exception:  # noqa: BLE001 - the lease will expire and the watchdog retries
             _log.warning("job %s: could not record the retry; the watchdog will", job.id)
         return JobOutcome(job.id, "retry", message, retry_in=delay, attempts=job.attempts)

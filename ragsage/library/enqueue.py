@@ -29,7 +29,7 @@ from sqlalchemy import text
 from ragsage.adapters.celery.broker import create_celery, publish
 from ragsage.adapters.postgres import Database
 from ragsage.adapters.postgres.jobs import store
-from ragsage.adapters.postgres.jobs.uploads import create_upload
+from ragsage.adapters.postgres.jobs.uploads import check_upload_class, create_upload
 from ragsage.core.errors import InputError, InvalidRequest
 from ragsage.core.jobs import Job, JobState, Upload, UploadOutcome
 from ragsage.core.types import Scope
@@ -76,8 +76,15 @@ class Enqueuer(ReindexControls):
         media_type: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         external_id: str | None = None,
+        job_class: str = "bulk",
     ) -> UploadOutcome:
-        """Accept one file for ingestion; returns its job, or the document it duplicates."""
+        """Accept one file for ingestion; returns its job, or the document it duplicates.
+
+        ``job_class`` is ``bulk`` (the default: a service feeding many files) or
+        ``interactive`` (a person waits for this one): a namespace's interactive
+        jobs run before its bulk backlog.  Across namespaces, turns are fair
+        whatever the class (docs/ingestion.md).
+        """
         if (data is None) == (path is None):
             raise InvalidRequest("give exactly one of data or path")
         content = Path(path).read_bytes() if path is not None else data
@@ -89,8 +96,9 @@ class Enqueuer(ReindexControls):
             metadata=dict(metadata or {}),
             external_id=external_id,
         )
+        check_upload_class(job_class)
         scope = Scope(namespace)
-        outcome = self._loop.run(self._record(scope, upload))
+        outcome = self._loop.run(self._record(scope, upload, job_class))
         if outcome.needs_sending and outcome.job_id is not None:
             self._send_committed(namespace, [outcome.job_id])
         return outcome
@@ -102,6 +110,7 @@ class Enqueuer(ReindexControls):
         *,
         batch_files: int = 64,
         batch_bytes: int = 64 * 1024 * 1024,
+        job_class: str = "bulk",
     ) -> list[UploadOutcome | InputError]:
         """Accept many files: per batch, one transaction, then the sends, then one update.
 
@@ -109,7 +118,9 @@ class Enqueuer(ReindexControls):
         service refuses (empty, too large, a bad name), the error that says
         why; the other files go ahead.  ``uploads`` is read lazily, so a
         folder of any size is held in memory only a batch at a time.
+        ``job_class`` is as for :meth:`enqueue_document`, for every file.
         """
+        check_upload_class(job_class)
         results: list[UploadOutcome | InputError] = []
         batch: list[Upload] = []
         size = 0
@@ -117,16 +128,16 @@ class Enqueuer(ReindexControls):
             batch.append(upload)
             size += len(upload.data)
             if len(batch) >= batch_files or size >= batch_bytes:
-                results.extend(self._enqueue_batch(Scope(namespace), batch))
+                results.extend(self._enqueue_batch(Scope(namespace), batch, job_class))
                 batch, size = [], 0
         if batch:
-            results.extend(self._enqueue_batch(Scope(namespace), batch))
+            results.extend(self._enqueue_batch(Scope(namespace), batch, job_class))
         return results
 
     def _enqueue_batch(
-        self, scope: Scope, batch: Sequence[Upload]
+        self, scope: Scope, batch: Sequence[Upload], job_class: str
     ) -> list[UploadOutcome | InputError]:
-        outcomes = self._loop.run(self._record_many(scope, batch))
+        outcomes = self._loop.run(self._record_many(scope, batch, job_class))
         unsent = [
             outcome.job_id
             for outcome in outcomes
@@ -165,7 +176,7 @@ class Enqueuer(ReindexControls):
         return len(sent)
 
     async def _record_many(
-        self, scope: Scope, batch: Sequence[Upload]
+        self, scope: Scope, batch: Sequence[Upload], job_class: str
     ) -> list[UploadOutcome | InputError]:
         results: list[UploadOutcome | InputError] = []
         async with self.database.session(scope) as session:
@@ -175,7 +186,11 @@ class Enqueuer(ReindexControls):
                     # never spoil the shared transaction.
                     results.append(
                         await create_upload(
-                            session, scope, upload, max_bytes=self.settings.max_upload_bytes
+                            session,
+                            scope,
+                            upload,
+                            max_bytes=self.settings.max_upload_bytes,
+                            job_class=job_class,
                         )
                     )
                 except InputError as exc:
@@ -225,10 +240,14 @@ class Enqueuer(ReindexControls):
             self._loop.stop()
         self.celery.close()
 
-    async def _record(self, scope: Scope, upload: Upload) -> UploadOutcome:
+    async def _record(self, scope: Scope, upload: Upload, job_class: str) -> UploadOutcome:
         async with self.database.session(scope) as session:
             return await create_upload(
-                session, scope, upload, max_bytes=self.settings.max_upload_bytes
+                session,
+                scope,
+                upload,
+                max_bytes=self.settings.max_upload_bytes,
+                job_class=job_class,
             )
 
 
@@ -254,6 +273,7 @@ def enqueue_document(
     media_type: str | None = None,
     metadata: Mapping[str, Any] | None = None,
     external_id: str | None = None,
+    job_class: str = "bulk",
 ) -> UploadOutcome:
     """:meth:`Enqueuer.enqueue_document` on the environment's deployment."""
     return default_enqueuer().enqueue_document(
@@ -264,6 +284,7 @@ def enqueue_document(
         media_type=media_type,
         metadata=metadata,
         external_id=external_id,
+        job_class=job_class,
     )
 
 
@@ -273,10 +294,10 @@ def job_status(namespace: str, job_id: UUID | str) -> Job | None:
 
 
 def enqueue_documents(
-    namespace: str, uploads: Iterable[Upload]
+    namespace: str, uploads: Iterable[Upload], *, job_class: str = "bulk"
 ) -> list[UploadOutcome | InputError]:
     """:meth:`Enqueuer.enqueue_documents` on the environment's deployment."""
-    return default_enqueuer().enqueue_documents(namespace, uploads)
+    return default_enqueuer().enqueue_documents(namespace, uploads, job_class=job_class)
 
 
 def upload_from_path(path: Path, filename: str | None = None) -> Upload:

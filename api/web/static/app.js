@@ -190,7 +190,16 @@ function stopPolling() {
   pollTimer = null;
 }
 
-async function upload(file, path) {
+// A drop of more files than this is a batch: its jobs wait as bulk work, so a
+// single file dropped later (or by someone else in the namespace) goes first.
+const BATCH_FILES = 5;
+
+function uploadAll(pairs) {
+  const jobClass = pairs.length > BATCH_FILES ? "bulk" : "interactive";
+  for (const [file, path] of pairs) upload(file, path, jobClass);
+}
+
+async function upload(file, path, jobClass = "interactive") {
   const item = element("li");
   const name = element("strong", path || file.name);
   const state = element("span", " — uploading…");
@@ -199,6 +208,7 @@ async function upload(file, path) {
   const form = new FormData();
   form.append("file", file, (path || file.name).split("/").pop());
   if (path && path !== file.name) form.append("metadata", JSON.stringify({ path }));
+  form.append("job_class", jobClass);
   try {
     const outcome = await json("POST", "/v1/documents", form);
     if (outcome.duplicate) {
@@ -336,11 +346,11 @@ async function dropped(event) {
     item.webkitGetAsEntry ? item.webkitGetAsEntry() : null,
   );
   if (items.some((entry) => entry)) {
-    for (const entry of items.filter(Boolean)) {
-      for (const [file, path] of await entries(entry, "")) upload(file, path);
-    }
+    const pairs = [];
+    for (const entry of items.filter(Boolean)) pairs.push(...(await entries(entry, "")));
+    uploadAll(pairs);
   } else {
-    for (const file of event.dataTransfer.files) upload(file, file.name);
+    uploadAll([...event.dataTransfer.files].map((file) => [file, file.name]));
   }
 }
 
@@ -642,7 +652,8 @@ function start() {
   drop.addEventListener("drop", dropped);
   for (const id of ["files", "folder"]) {
     $(id).addEventListener("change", (event) => {
-      for (const file of event.target.files) upload(file, file.webkitRelativePath || file.name);
+      const files = [...event.target.files];
+      uploadAll(files.map((file) => [file, file.webkitRelativePath || file.name]));
       event.target.value = "";
     });
   }

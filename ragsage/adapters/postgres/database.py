@@ -145,7 +145,11 @@ class Database:
 
     @asynccontextmanager
     async def owner_connection(self) -> AsyncIterator[AsyncConnection]:
-        """An owner transaction for DDL. It sees every namespace: never use it for rows."""
+        """An owner transaction for DDL and the operator's per-namespace settings.
+
+        It is not bound to a namespace: a row written here must pin one first
+        (as :mod:`ragsage.adapters.postgres.namespaces` does).
+        """
         async with self._owner().begin() as connection:
             yield connection
 

@@ -164,7 +164,7 @@ async def retry_job(session: AsyncSession, job_id: UUID) -> bool:
             text(
                 "UPDATE ragsage_jobs j SET state = 'queued', error = NULL, stage = NULL, "
                 "attempts = 0, deliveries = 0, lost_deliveries = 0, started_at = NULL, "
-                "finished_at = NULL, "
+                "finished_at = NULL, recovered = false, run_after = NULL, "
                 "enqueued_at = NULL, updated_at = now() WHERE j.id = :id "
                 "AND j.state IN ('failed', 'cancelled') AND EXISTS (SELECT 1 FROM ragsage_blobs b "
                 "WHERE b.content_hash = j.content_hash) RETURNING j.document_id"

@@ -31,6 +31,8 @@ async def requeue_if_stale(
 ) -> tuple[str, int] | None:
     """Put the job back to ``queued`` and unsent if it is still stale: its (kind, attempts).
 
+    A job whose worker died is marked recovered, so it runs before other work.
+
     Stale means running past its lease, queued and unsent for ``grace`` seconds,
     or sent ``after`` seconds ago and never started.  The check is repeated
     here, in the job's own namespace, because the listing ran earlier.
@@ -40,6 +42,7 @@ async def requeue_if_stale(
             text(
                 "UPDATE ragsage_jobs SET state = 'queued', lease_expires_at = NULL, "
                 "lost_deliveries = lost_deliveries + (state = 'running')::int, "
+                "recovered = recovered OR state = 'running', "
                 "enqueued_at = NULL, stage = NULL, updated_at = now() WHERE id = :id AND ("
                 "(state = 'running' AND lease_expires_at < now()) OR (state = 'queued' AND "
                 "enqueued_at IS NULL AND updated_at < now() - make_interval(secs => :grace)) "

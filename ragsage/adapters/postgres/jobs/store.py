@@ -17,8 +17,10 @@ from ragsage.core.jobs import Job, JobState
 _JOB_COLUMNS = (
     "id, namespace, document_id, kind, state, stage, content_hash, filename, media_type, "
     "metadata, attempts, deliveries, error, timings, result, lease_expires_at, enqueued_at, "
-    "created_at, updated_at, started_at, finished_at, generation, lost_deliveries, version"
+    "created_at, updated_at, started_at, finished_at, generation, lost_deliveries, version, "
+    "job_class"
 )
+JOB_CLASSES = ("interactive", "bulk", "reindex")
 
 
 def _job(row: Sequence[Any]) -> Job:
@@ -47,6 +49,7 @@ def _job(row: Sequence[Any]) -> Job:
         generation=row[21],
         lost_deliveries=row[22],
         version=row[23],
+        job_class=row[24],
     )
 
 
@@ -104,13 +107,18 @@ async def insert_job(
     metadata: Mapping[str, Any],
     generation: int | None = None,
     version: int | None = None,
+    job_class: str | None = None,
 ) -> None:
+    """Insert a queued job; its class defaults to ``reindex`` for re-index work, else ``bulk``."""
+    chosen = job_class or ("reindex" if kind == "reindex" else "bulk")
+    if chosen not in JOB_CLASSES:
+        raise ValueError(f"job class must be one of {', '.join(JOB_CLASSES)}; got {chosen!r}")
     await session.execute(
         text(
             "INSERT INTO ragsage_jobs (namespace, id, document_id, kind, state, content_hash, "
-            "filename, media_type, metadata, generation, version) VALUES (:namespace, :id, "
-            ":document_id, :kind, 'queued', :hash, :filename, :media_type, :metadata, "
-            ":generation, :version)"
+            "filename, media_type, metadata, generation, version, job_class) VALUES (:namespace, "
+            ":id, :document_id, :kind, 'queued', :hash, :filename, :media_type, :metadata, "
+            ":generation, :version, :job_class)"
         ),
         {
             "namespace": namespace,
@@ -123,6 +131,7 @@ async def insert_job(
             "metadata": Jsonb(dict(metadata)),
             "generation": generation,
             "version": version,
+            "job_class": chosen,
         },
     )
 
@@ -168,7 +177,8 @@ async def claim(session: AsyncSession, job_id: UUID, lease_seconds: float) -> Jo
                 "attempts = attempts + 1, deliveries = deliveries + 1, "
                 "lost_deliveries = lost_deliveries + (state = 'running')::int, "
                 "lease_expires_at = now() + make_interval(secs => :lease), "
-                "started_at = coalesce(started_at, now()), updated_at = now() "
+                "started_at = coalesce(started_at, now()), claimed_at = now(), "
+                "recovered = false, run_after = NULL, updated_at = now() "
                 "WHERE id = :id AND (state = 'queued' OR "
                 "(state = 'running' AND lease_expires_at < now())) "
                 f"RETURNING {_JOB_COLUMNS}"
@@ -304,16 +314,20 @@ async def fail_attempt(session: AsyncSession, job_id: UUID, attempt: int, reason
     return True
 
 
-async def requeue(session: AsyncSession, job_id: UUID, error: str) -> None:
+async def requeue(session: AsyncSession, job_id: UUID, error: str, retry_in: float = 0.0) -> None:
     """Put a job back in the queue after a transient failure, not yet sent.
 
-    The caller sends the retry after this commits and then marks it sent; if
-    the send fails, the watchdog sends it once the unsent grace has passed.
+    It may run again ``retry_in`` seconds from now, and then before other
+    work (it is marked recovered).  The caller sends the retry after this
+    commits and then marks it sent; if the send fails, the watchdog sends it
+    once the unsent grace has passed.
     """
     await session.execute(
         text(
             "UPDATE ragsage_jobs SET state = 'queued', error = :error, lease_expires_at = NULL, "
-            "enqueued_at = NULL, updated_at = now() WHERE id = :id AND state = 'running'"
+            "enqueued_at = NULL, recovered = true, "
+            "run_after = now() + make_interval(secs => :retry_in), updated_at = now() "
+            "WHERE id = :id AND state = 'running'"
         ),
-        {"id": job_id, "error": error},
+        {"id": job_id, "error": error, "retry_in": retry_in},
     )

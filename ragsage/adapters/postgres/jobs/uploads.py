@@ -44,10 +44,31 @@ def validate(upload: Upload, max_bytes: int) -> None:
         )
 
 
+UPLOAD_CLASSES = ("interactive", "bulk")
+
+
+def check_upload_class(job_class: str) -> str:
+    """The class an upload's job waits in; anything but interactive or bulk is refused."""
+    if job_class not in UPLOAD_CLASSES:
+        raise InvalidRequest(
+            f"job_class must be one of {', '.join(UPLOAD_CLASSES)}; got {job_class!r}"
+        )
+    return job_class
+
+
 async def create_upload(
-    session: AsyncSession, scope: Scope, upload: Upload, *, max_bytes: int
+    session: AsyncSession,
+    scope: Scope,
+    upload: Upload,
+    *,
+    max_bytes: int,
+    job_class: str = "bulk",
 ) -> UploadOutcome:
     """Record ``upload`` and its job, or point at the document it duplicates.
+
+    ``job_class`` places the job among its namespace's waiting work:
+    ``interactive`` (one file a person is waiting for) runs before the
+    namespace's ``bulk`` backlog.
 
     Identical bytes already in the namespace are not ingested again: the
     existing document (and its job, if one is still open) is returned.  If the
@@ -61,6 +82,7 @@ async def create_upload(
         media_type=clean(upload.media_type) if upload.media_type else None,
     )
     validate(upload, max_bytes)
+    check_upload_class(job_class)
     digest = content_hash(upload.data)
     external_id = upload.external_id or upload.filename
     # A document stored before ids included the namespace keeps the id it has.
@@ -131,6 +153,7 @@ async def create_upload(
         media_type=upload.media_type,
         metadata=upload.metadata,
         version=int(version),
+        job_class=job_class,
     )
     return UploadOutcome(job_id, document_id, JobState.QUEUED, duplicate=False, needs_sending=True)
 
