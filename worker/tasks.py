@@ -84,7 +84,7 @@ def _run_in_context(namespace: str, job_id: str, kind: str) -> str:
         # No job could be chosen or claimed (the database is away): acking this
         # delivery would drop a turn some waiting job needs.  Put it back after
         # a pause instead.
-        _log.warning("turn %s: %s before a job could run; redelivering", job_id, type(exc).__name__)
+        _log.warning("turn %s: %s before it could run; redelivering", job_id, type(exc).__name__)
         time.sleep(settings.job_retry_backoff)
         raise Reject(requeue=True) from exc
     if claimed is None:
