@@ -229,7 +229,7 @@ def run_phase(
             others.join()
             while open_jobs(phase.engine, B) + open_jobs(phase.engine, C):
                 time.sleep(0.2)
-        times = [t for t in job_times(phase.engine) if t.created >= started - 1]
+        times = [t for t in job_times(phase.engine) if t.created >= started]
     finally:
         phase.close()
     kind = "ingest" if work == "upload" else "reindex"

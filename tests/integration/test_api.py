@@ -168,6 +168,41 @@ def test_delete_removes_a_document_from_search(running: Deployment, api: ApiServ
     assert client.delete(f"/v1/documents/{document_id}").status_code == 404
 
 
+def test_an_upload_says_which_class_its_job_waits_in(
+    deployment: Deployment, api: ApiServer
+) -> None:
+    client = api.client(make_key(deployment.settings, ACME))
+    single = upload(client, "travel.md", HANDBOOK).json()
+    batch = client.post(
+        "/v1/documents",
+        files={"file": ("batch.md", b"# Batch\n\nOne file of many.\n", "text/markdown")},
+        data={"job_class": "bulk"},
+    ).json()
+    as_json = client.post(
+        "/v1/documents",
+        json={
+            "filename": "json.md",
+            "content_base64": base64.b64encode(b"# Sent as JSON\n").decode(),
+            "job_class": "bulk",
+        },
+    ).json()
+
+    classes = [
+        client.get(f"/v1/jobs/{body['job_id']}").json()["job_class"]
+        for body in (single, batch, as_json)
+    ]
+    assert classes == ["interactive", "bulk", "bulk"]
+    refused = client.post(
+        "/v1/documents",
+        files={"file": ("odd.md", b"# Odd\n", "text/markdown")},
+        data={"job_class": "urgent"},
+    )
+    assert refused.status_code == 400
+    assert "job_class" in refused.text and "interactive" in refused.text
+    names = {d["filename"] for d in client.get("/v1/documents").json()["documents"]}
+    assert names == {"travel.md", "batch.md", "json.md"}  # the refused file left nothing
+
+
 def test_cancel_then_retry_a_job(deployment: Deployment, api: ApiServer) -> None:
     client = api.client(make_key(deployment.settings, ACME))
     accepted = upload(client, "travel.md", HANDBOOK).json()  # no worker yet: stays queued

@@ -181,7 +181,11 @@ async def test_the_privileged_functions_cross_namespaces_without_leaking(db: Dat
         stale = (await session.execute(text("SELECT * FROM ragsage_stale_jobs(0, 3600)"))).all()
         counts = (await session.execute(text("SELECT * FROM ragsage_job_counts()"))).all()
         namespaces = list(await session.scalars(text("SELECT * FROM ragsage_namespaces()")))
+        turn = (
+            await session.execute(text("SELECT * FROM ragsage_next_job(0, ARRAY[]::uuid[])"))
+        ).all()
     # Ids and counts only: no file names, hashes or text come through these doors.
+    assert len(turn) == 1 and len(turn[0]) == 2 and turn[0][0] == "acme"  # the older upload
     assert sorted(row[0] for row in stale) == ["acme", "globex"]
     assert all(len(row) == 2 for row in stale)
     assert sorted((row[0], row[1], row[2]) for row in counts) == [

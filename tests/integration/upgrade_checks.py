@@ -318,6 +318,43 @@ async def _check_v12(database: Database) -> None:
         assert judged.gate == {"passed": False, "drop": 0.1}
 
 
+async def _seed_v20(database: Database) -> None:
+    """The version-2 upload, and a re-index job of a building generation, both queued."""
+    await _seed_v2(database)
+    async with database.session(ACME) as session:
+        await session.execute(
+            text(
+                "INSERT INTO ragsage_jobs (namespace, id, document_id, kind, state, content_hash, "
+                "filename, generation) VALUES ('acme', gen_random_uuid(), 'doc-r', 'reindex', "
+                "'queued', 'hash-v2', 'v2.md', 2)"
+            )
+        )
+
+
+async def _check_v21(database: Database) -> None:
+    from ragsage.adapters.postgres.jobs import store, turns
+    from ragsage.adapters.postgres.namespaces import own_job_slots
+
+    async with database.session(ACME) as session:
+        jobs = {job.kind: job for job in await store.list_jobs(session)}
+    # Jobs queued before the classes keep their place: uploads bulk, re-index work below.
+    assert {kind: job.job_class for kind, job in jobs.items()} == {
+        "ingest": "bulk",
+        "reindex": "reindex",
+    }
+    order = []
+    for _ in range(2):
+        async with database.system_session() as system:
+            chosen = await turns.next_job(system, 0)
+        assert chosen is not None
+        async with database.session(ACME) as session:
+            claimed = await store.claim(session, chosen[1], 60.0)
+            assert claimed is not None and claimed.job_class in ("bulk", "reindex")
+            assert await own_job_slots(session) is None  # no override until the operator sets one
+        order.append(chosen[1])
+    assert order == [jobs["ingest"].id, jobs["reindex"].id]
+
+
 UPGRADES = {
     2: (_seed_v1, _check_v2),
     3: (_seed_v2, _check_v3),
@@ -338,4 +375,5 @@ UPGRADES = {
     18: (_seed_v3, check_v18),
     19: (_seed_v3, check_v19),
     20: (_seed_v3, check_v20),
+    21: (_seed_v20, _check_v21),
 }
