@@ -22,6 +22,7 @@ from ragsage.adapters.postgres import (
     schema_version,
 )
 from ragsage.adapters.postgres.migrations import (
+    OPERATOR_TABLES,
     SERVICE_TABLES,
     STATISTICS_TABLES,
     TENANT_TABLES,
@@ -56,7 +57,13 @@ async def test_migrate_is_idempotent(db: Database) -> None:
             )
         )
     assert tables == forced
-    assert tables == {"ragsage_schema", *TENANT_TABLES, *SERVICE_TABLES, *STATISTICS_TABLES}
+    assert tables == {
+        "ragsage_schema",
+        *TENANT_TABLES,
+        *SERVICE_TABLES,
+        *STATISTICS_TABLES,
+        *OPERATOR_TABLES,
+    }
 
 
 async def test_a_width_mismatch_is_refused_before_any_ddl(

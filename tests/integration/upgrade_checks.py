@@ -282,6 +282,7 @@ async def _check_v11(database: Database) -> None:
     from ragsage.adapters.postgres.jobs.uploads import create_upload
     from ragsage.core.jobs import JobState, Upload
 
+    await database.migrate()  # today's job code reads the latest schema
     async with database.session(ACME) as session:
         (old,) = await store.list_jobs(session)
         # A job from before versions were numbered is never superseded ...

@@ -43,6 +43,8 @@ TENANT_TABLES = ("ragsage_generations", "ragsage_documents", "ragsage_chunks")
 SERVICE_TABLES = ("ragsage_blobs", "ragsage_jobs", "ragsage_pages", "ragsage_api_keys")
 # Per-namespace keyword term counts (migration 13), written only by its functions.
 STATISTICS_TABLES = ("ragsage_term_stats",)
+# The operator's per-namespace overrides (migration 21): a tenant reads its row only.
+OPERATOR_TABLES = ("ragsage_namespace_settings",)
 # How long a cached term count serves searches before one counts it again; the
 # SQL of functions/term_counts.sql and keyword_search.sql spells it (a test checks).
 TERM_COUNT_LIFETIME_SECONDS = 600
