@@ -24,6 +24,7 @@ from ragsage.core.errors import (
     DocumentError,
     InputError,
     ProviderError,
+    QuotaExceeded,
     RagsageError,
     RetryableProviderError,
     StorageError,
@@ -128,6 +129,8 @@ def _ragsage(exc: RagsageError) -> Response:
         return error_response(422, "unreadable_document", str(exc))
     if isinstance(exc, Conflict):
         return error_response(409, "conflict", str(exc))
+    if isinstance(exc, QuotaExceeded):
+        return error_response(403, "quota_exceeded", str(exc))
     if isinstance(exc, UnsupportedWidth):
         return error_response(422, "unsupported_width", str(exc))
     if isinstance(exc, InputError):

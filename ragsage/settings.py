@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ragsage.adapters.parsing.languages import CODE_CHUNKING
 from ragsage.core.errors import ConfigurationError
+from ragsage.core.jobs import Quotas
 from ragsage.query.fusion import FUSION_METHODS
 
 if TYPE_CHECKING:
@@ -106,6 +107,13 @@ class Settings:
     # waiting (0: no cap beyond the fair turn order); `ragsage namespaces set`
     # overrides it per namespace.  A namespace alone uses every slot.
     job_namespace_slots: int = 0
+    # What one namespace may hold (0: no limit); `ragsage namespaces set` overrides
+    # each per namespace.  An upload over one is refused before it is stored; a
+    # document whose chunks would pass the chunk quota fails its job.
+    quota_documents: int = 0
+    quota_bytes: int = 0
+    quota_chunks: int = 0
+    quota_queued_jobs: int = 0
     # Worker processes run this much nicer than the API: on a shared machine the
     # CPU goes to a waiting query before a background ingest (docs/operations.md).
     worker_nice: int = 5
@@ -138,6 +146,8 @@ class Settings:
                 f"RAGSAGE_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}; got {self.log_level!r}"
             )
         _between("RAGSAGE_JOB_NAMESPACE_SLOTS", self.job_namespace_slots, 0, 100_000)
+        for name in ("documents", "bytes", "chunks", "queued_jobs"):
+            _between(f"RAGSAGE_QUOTA_{name.upper()}", getattr(self, f"quota_{name}"), 0, 2**62)
         _between("RAGSAGE_WORKER_NICE", self.worker_nice, 0, 19)
         _between("RAGSAGE_WORKER_METRICS_PORT", self.worker_metrics_port, 0, 65535)
         self.indexed_widths()  # refuses a malformed list at start
@@ -212,6 +222,15 @@ class Settings:
                 )
             widths.add(int(part))
         return tuple(sorted({*widths, self.embedding_dim}))
+
+    def quotas(self) -> Quotas:
+        """The deployment's per-namespace quotas (each namespace may have its own)."""
+        return Quotas(
+            documents=self.quota_documents,
+            bytes=self.quota_bytes,
+            chunks=self.quota_chunks,
+            queued_jobs=self.quota_queued_jobs,
+        )
 
     def queue(self) -> QueueSettings:
         """The part of these settings the job queue reads."""

@@ -70,6 +70,18 @@ class Conflict(InputError):
     """A well-formed request the current state refuses (it may succeed once that changes)."""
 
 
+class QuotaExceeded(InputError):
+    """The namespace would pass one of its quotas: the message names it and the usage."""
+
+    def __init__(self, quota: str, limit: int, usage: int, unit: str, detail: str = "") -> None:
+        self.quota, self.limit, self.usage, self.unit = quota, limit, usage, unit
+        message = (
+            f"the namespace's {quota} quota is {limit:,} {unit} and it holds {usage:,}"
+            f"{'; ' + detail if detail else ''}"
+        )
+        super().__init__(message)
+
+
 class ProviderError(RagsageError):
     """A model provider call failed."""
 

@@ -86,6 +86,29 @@ class Job:
 
 
 @dataclass(frozen=True, slots=True)
+class Quotas:
+    """What one namespace may hold (0: no limit): set by the operator, never by a tenant."""
+
+    documents: int = 0
+    bytes: int = 0
+    chunks: int = 0
+    queued_jobs: int = 0
+
+    def over(self, overrides: Mapping[str, int | None]) -> Quotas:
+        """These defaults with a namespace's own values (None keeps the default)."""
+        return Quotas(
+            **{
+                name: value if (value := overrides.get(name)) is not None else getattr(self, name)
+                for name in ("documents", "bytes", "chunks", "queued_jobs")
+            }
+        )
+
+    @property
+    def any(self) -> bool:
+        return bool(self.documents or self.bytes or self.chunks or self.queued_jobs)
+
+
+@dataclass(frozen=True, slots=True)
 class Upload:
     """A file handed to ragsage for ingestion."""
 

@@ -21,6 +21,7 @@ import psycopg
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from ragsage.adapters.observability.logs import bind_log_context, log_context
+from ragsage.adapters.postgres import quotas
 from ragsage.adapters.postgres.document_store import PgDocumentStore
 from ragsage.adapters.postgres.generations import EmbeddingModelMismatch, live_generations
 from ragsage.adapters.postgres.jobs import document_rows, page_store, reindex, store, turns
@@ -260,6 +261,14 @@ async def _ingest(runtime: Runtime, scope: Scope, job: Job, progress: _Progress)
         if store.is_superseded(job, stored):
             message = await store.supersede(session, job, stored or 0)
             return JobOutcome(job.id, "superseded", message)
+        limits = await quotas.namespace_quotas(session, runtime.settings.quotas())
+        await quotas.check_chunks(
+            session,
+            limits,
+            document_id=job.document_id,
+            filename=job.filename,
+            adding=len(prepared.records),
+        )
         previous = await document_rows.current_hash(session, job.document_id)
         result = await write_version(session, runtime, scope, pipeline, prepared)
         await document_rows.finish_document(session, job, previous, warnings=result.warnings)

@@ -191,6 +191,7 @@ class Enqueuer(ReindexControls):
                             upload,
                             max_bytes=self.settings.max_upload_bytes,
                             job_class=job_class,
+                            quotas=self.settings.quotas(),
                         )
                     )
                 except InputError as exc:
@@ -248,6 +249,7 @@ class Enqueuer(ReindexControls):
                 upload,
                 max_bytes=self.settings.max_upload_bytes,
                 job_class=job_class,
+                quotas=self.settings.quotas(),
             )
 
 

@@ -22,7 +22,7 @@ from sqlalchemy import text
 from ragsage.adapters.postgres.generations import live_generations
 from ragsage.adapters.postgres.jobs import reindex, store
 from ragsage.adapters.postgres.jobs.uploads import create_upload
-from ragsage.adapters.postgres.namespaces import own_job_slots, set_job_slots
+from ragsage.adapters.postgres.namespaces import own_overrides, set_overrides
 from ragsage.core.jobs import JobState, Upload
 from ragsage.core.types import Scope
 from ragsage.jobs.runner import Claimed, claim_next
@@ -83,7 +83,8 @@ async def _one_slot_order(runtime: Runtime, count: int) -> list[UUID]:
 
 async def _set_slots(runtime: Runtime, scope: Scope, slots: int | None) -> None:
     async with runtime.database.owner_connection() as owner:
-        await set_job_slots(owner, runtime.database.config.isolation_variable, scope, slots)
+        variable = runtime.database.config.isolation_variable
+        await set_overrides(owner, variable, scope, {"job_slots": slots})
 
 
 async def test_other_tenants_and_an_interactive_upload_go_before_the_backlog(
@@ -158,9 +159,9 @@ async def test_a_slot_cap_of_one_keeps_a_namespace_at_one_job_while_others_wait(
 
     # The operator's override is visible to the namespace's own sessions.
     async with runtime.database.session(A) as session:
-        assert await own_job_slots(session) == 1
+        assert (await own_overrides(session))["job_slots"] == 1
     async with runtime.database.session(B) as session:
-        assert await own_job_slots(session) is None
+        assert (await own_overrides(session))["job_slots"] is None
 
 
 async def test_without_a_cap_the_share_follows_the_turns(runtime: Runtime) -> None:
@@ -243,9 +244,9 @@ def test_the_operator_sets_and_lists_a_namespaces_slots(deployment: Deployment) 
     assert row[1:] == ["1", "0", "2"]  # one job queued (no worker runs), none running, 2 slots
 
     refused = ragsage("namespaces", "set", "tenant-a", "--job-slots", "-1")
-    assert refused.returncode == 2 and "slots must be 0 (no cap) or more" in refused.stderr
+    assert refused.returncode == 2 and "must be 0 (no limit) or more" in refused.stderr
     cleared = ragsage("namespaces", "set", "tenant-a", "--job-slots", "default")
-    assert cleared.returncode == 0 and "default (no cap)" in cleared.stdout
+    assert cleared.returncode == 0 and "job_slots default (none)" in cleared.stdout
 
 
 async def test_a_tenants_session_cannot_change_its_own_share(runtime: Runtime) -> None:

@@ -334,7 +334,7 @@ async def _seed_v20(database: Database) -> None:
 
 async def _check_v21(database: Database) -> None:
     from ragsage.adapters.postgres.jobs import store, turns
-    from ragsage.adapters.postgres.namespaces import own_job_slots
+    from ragsage.adapters.postgres.namespaces import own_overrides
 
     async with database.session(ACME) as session:
         jobs = {job.kind: job for job in await store.list_jobs(session)}
@@ -351,7 +351,7 @@ async def _check_v21(database: Database) -> None:
         async with database.session(ACME) as session:
             claimed = await store.claim(session, chosen[1], 60.0)
             assert claimed is not None and claimed.job_class in ("bulk", "reindex")
-            assert await own_job_slots(session) is None  # no override until the operator sets one
+            assert (await own_overrides(session))["job_slots"] is None  # until the operator sets it
         order.append(chosen[1])
     assert order == [jobs["ingest"].id, jobs["reindex"].id]
 

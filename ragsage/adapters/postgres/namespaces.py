@@ -8,6 +8,7 @@ table's row policy checks it as it checks every tenant row.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from sqlalchemy import text
@@ -27,30 +28,55 @@ class NamespaceQueue:
     job_slots: int | None
 
 
-async def set_job_slots(
-    owner: AsyncConnection, isolation_variable: str, scope: Scope, slots: int | None
+# The overrides an operator may set, by column; None clears one back to the setting.
+OVERRIDES = ("job_slots", "quota_documents", "quota_bytes", "quota_chunks", "quota_queued_jobs")
+
+
+async def set_overrides(
+    owner: AsyncConnection,
+    isolation_variable: str,
+    scope: Scope,
+    values: Mapping[str, int | None],
 ) -> None:
-    """Set (or, with None, clear) the namespace's share of worker slots."""
-    if slots is not None and slots < 0:
-        raise ValueError("job slots must be 0 (no cap) or more")
+    """Set (a number) or clear (None) some of the namespace's overrides; others stay."""
+    unknown = set(values) - set(OVERRIDES)
+    if unknown:
+        raise ValueError(f"not a namespace setting: {', '.join(sorted(unknown))}")
+    if any(value is not None and value < 0 for value in values.values()):
+        raise ValueError("namespace settings must be 0 (no limit) or more")
+    if not values:
+        return
     await owner.execute(
         text("SELECT set_config(:variable, :namespace, true)"),
         {"variable": isolation_variable, "namespace": scope.namespace},
     )
+    # Column names come from OVERRIDES above, never from the caller's text.
+    columns = [name for name in OVERRIDES if name in values]
     await owner.execute(
         text(
-            "INSERT INTO ragsage_namespace_settings (namespace, job_slots) "
-            "VALUES (:namespace, :slots) ON CONFLICT (namespace) DO UPDATE "
-            "SET job_slots = excluded.job_slots, updated_at = now()"
+            f"INSERT INTO ragsage_namespace_settings (namespace, {', '.join(columns)}) "
+            f"VALUES (:namespace, {', '.join(':' + c for c in columns)}) "
+            "ON CONFLICT (namespace) DO UPDATE SET "
+            + ", ".join(f"{c} = excluded.{c}" for c in columns)
+            + ", updated_at = now()"
         ),
-        {"namespace": scope.namespace, "slots": slots},
+        {"namespace": scope.namespace, **{c: values[c] for c in columns}},
     )
 
 
-async def own_job_slots(session: AsyncSession) -> int | None:
-    """The scoped namespace's override, as its own session reads it (None: no override)."""
-    value = await session.scalar(text("SELECT job_slots FROM ragsage_namespace_settings"))
-    return None if value is None else int(value)
+async def own_overrides(session: AsyncSession) -> dict[str, int | None]:
+    """The scoped namespace's overrides as its own session reads them (None: not set)."""
+    row = (
+        await session.execute(
+            text(f"SELECT {', '.join(OVERRIDES)} FROM ragsage_namespace_settings")
+        )
+    ).first()
+    if row is None:
+        return dict.fromkeys(OVERRIDES)
+    return {
+        name: None if value is None else int(value)
+        for name, value in zip(OVERRIDES, row, strict=True)
+    }
 
 
 async def queue_overview(owner: AsyncConnection) -> list[NamespaceQueue]:
@@ -74,3 +100,85 @@ async def queue_overview(owner: AsyncConnection) -> list[NamespaceQueue]:
     )
     await owner.execute(text("RESET ROLE"))
     return [NamespaceQueue(str(row[0]), int(row[1]), int(row[2]), row[3]) for row in rows.all()]
+
+
+# Deleted first: an in-flight final write holds its job row's lock, so deleting
+# the job rows waits for it to commit (its rows are then seen, and deleted, by
+# the statements after), and a write that comes later finds its job gone and
+# writes nothing.  Chunks go before the documents they reference.
+_FIRST = ("ragsage_jobs", "ragsage_chunks")
+_LAST = ("ragsage_documents",)
+
+
+async def namespace_tables(owner: AsyncConnection) -> list[str]:
+    """Every ragsage table that holds rows by namespace, read from the catalogue.
+
+    A table added later is found here without anyone listing it.
+    """
+    names = list(
+        await owner.scalars(
+            text(
+                "SELECT c.table_name FROM information_schema.columns c "
+                "JOIN information_schema.tables t USING (table_schema, table_name) "
+                "WHERE c.table_schema = current_schema() AND c.column_name = 'namespace' "
+                "AND t.table_type = 'BASE TABLE' AND c.table_name LIKE 'ragsage\\_%' "
+                "ORDER BY c.table_name"
+            )
+        )
+    )
+    middle = [name for name in names if name not in _FIRST + _LAST]
+    return [*(n for n in _FIRST if n in names), *middle, *(n for n in _LAST if n in names)]
+
+
+async def delete_namespace_rows(
+    owner: AsyncConnection, isolation_variable: str, scope: Scope
+) -> dict[str, int]:
+    """Delete every row of ``scope``'s namespace in every ragsage table; rows per table.
+
+    One transaction (the caller's): it commits whole or not at all.  The
+    namespace is pinned as for a tenant's session, and every statement names it
+    too, so a policy that lets the owner see more can never widen a delete.
+    Uploads of the namespace wait on the same lock, so none lands half-way.
+    """
+    await owner.execute(
+        text("SELECT set_config(:variable, :namespace, true)"),
+        {"variable": isolation_variable, "namespace": scope.namespace},
+    )
+    await owner.execute(
+        text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"),
+        {"key": upload_lock_key(scope)},
+    )
+    removed: dict[str, int] = {}
+    for table in await namespace_tables(owner):
+        # The name comes from the catalogue, not from a caller.
+        result = await owner.execute(
+            text(f'DELETE FROM "{table}" WHERE namespace = :namespace'),
+            {"namespace": scope.namespace},
+        )
+        removed[table] = max(0, result.rowcount or 0)
+    return removed
+
+
+def upload_lock_key(scope: Scope) -> str:
+    """The advisory lock uploads share and a namespace's deletion takes alone."""
+    return f"ragsage-namespace/{scope.namespace}"
+
+
+async def namespace_rows(
+    owner: AsyncConnection, isolation_variable: str, scope: Scope
+) -> dict[str, int]:
+    """Rows the namespace holds in every ragsage table, read as a deletion would see them."""
+    await owner.execute(
+        text("SELECT set_config(:variable, :namespace, true)"),
+        {"variable": isolation_variable, "namespace": scope.namespace},
+    )
+    counts: dict[str, int] = {}
+    for table in await namespace_tables(owner):
+        counts[table] = int(
+            await owner.scalar(
+                text(f'SELECT count(*) FROM "{table}" WHERE namespace = :namespace'),
+                {"namespace": scope.namespace},
+            )
+            or 0
+        )
+    return counts

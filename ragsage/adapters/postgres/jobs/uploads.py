@@ -18,9 +18,11 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.postgres.jobs import store
+from ragsage.adapters.postgres.namespaces import upload_lock_key
+from ragsage.adapters.postgres.quotas import check_upload, namespace_quotas
 from ragsage.core.errors import EmptyDocument, InvalidRequest
 from ragsage.core.identity import content_hash, document_id_for
-from ragsage.core.jobs import JobState, Upload, UploadOutcome
+from ragsage.core.jobs import JobState, Quotas, Upload, UploadOutcome
 from ragsage.core.text import clean
 from ragsage.core.types import Scope
 
@@ -63,12 +65,15 @@ async def create_upload(
     *,
     max_bytes: int,
     job_class: str = "bulk",
+    quotas: Quotas | None = None,
 ) -> UploadOutcome:
     """Record ``upload`` and its job, or point at the document it duplicates.
 
     ``job_class`` places the job among its namespace's waiting work:
     ``interactive`` (one file a person is waiting for) runs before the
-    namespace's ``bulk`` backlog.
+    namespace's ``bulk`` backlog.  ``quotas`` are the deployment's; the
+    namespace's own overrides are read here, and an upload over one is refused
+    (:class:`~ragsage.core.errors.QuotaExceeded`) before anything is stored.
 
     Identical bytes already in the namespace are not ingested again: the
     existing document (and its job, if one is still open) is returned.  If the
@@ -93,6 +98,12 @@ async def create_upload(
     document_id = (
         str(stored) if stored is not None else document_id_for(scope.namespace, external_id)
     )
+    # Shared with every other upload; a deletion of the namespace takes it alone,
+    # so no upload lands in a namespace being erased.
+    await session.execute(
+        text("SELECT pg_advisory_xact_lock_shared(hashtextextended(:key, 0))"),
+        {"key": upload_lock_key(scope)},
+    )
     # Two uploads of the same bytes at once must not both become new work.
     await session.execute(
         text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"),
@@ -101,6 +112,8 @@ async def create_upload(
     duplicate = await _duplicate(session, digest, document_id)
     if duplicate is not None:
         return duplicate
+    limits = await namespace_quotas(session, quotas or Quotas())
+    await check_upload(session, scope, limits, document_id=document_id, size=len(upload.data))
 
     await session.execute(
         text(

@@ -1,4 +1,5 @@
--- Migration 21: a fair queue across namespaces: job classes, turns and slot shares.
+-- Migration 21: a fair queue across namespaces (job classes, turns, slot shares) and
+-- the operator's per-namespace settings (shares and quotas).
 --
 -- Function bodies are not kept here: functions/next_job.sql holds the current one.
 --
@@ -41,12 +42,18 @@ CREATE INDEX IF NOT EXISTS ragsage_jobs_turns ON ragsage_jobs (namespace, claime
 CREATE TABLE IF NOT EXISTS ragsage_namespace_settings (
         namespace text PRIMARY KEY,
         job_slots integer CHECK (job_slots >= 0),
+        quota_documents bigint CHECK (quota_documents >= 0),
+        quota_bytes bigint CHECK (quota_bytes >= 0),
+        quota_chunks bigint CHECK (quota_chunks >= 0),
+        quota_queued_jobs bigint CHECK (quota_queued_jobs >= 0),
         updated_at timestamptz NOT NULL DEFAULT now()
     );
 
 COMMENT ON TABLE ragsage_namespace_settings IS 'per-namespace overrides set by the operator (the owner); a tenant reads its own row only';
 
 COMMENT ON COLUMN ragsage_namespace_settings.job_slots IS 'jobs the namespace runs at once while others wait (0: no cap); NULL: the setting RAGSAGE_JOB_NAMESPACE_SLOTS';
+
+COMMENT ON COLUMN ragsage_namespace_settings.quota_bytes IS 'each quota: 0 is none, NULL is the deployment''s setting (RAGSAGE_QUOTA_*)';
 
 ALTER TABLE ragsage_namespace_settings ENABLE ROW LEVEL SECURITY;
 

@@ -1,0 +1,102 @@
+"""The operator's end of a tenant: erase a namespace whole, and say what went.
+
+    from ragsage.library.namespaces import erase_namespace
+    erasure = erase_namespace(Settings.from_env(), "acme")
+    erasure.rows  # {"ragsage_chunks": 7939, "ragsage_jobs": 242, ...}
+
+It needs the database's own credentials (``RAGSAGE_DATABASE_URL``), as
+``ragsage namespaces delete`` does: no API key can end a tenant.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+import redis
+
+from ragsage.adapters.postgres.namespaces import delete_namespace_rows, namespace_rows
+from ragsage.core.types import Scope
+from ragsage.runtime import build_database
+from ragsage.settings import Settings
+
+_CACHE_KINDS = ("parse",)  # the cache entries kept per namespace (ragsage.ingestion.parse_cache)
+
+
+@dataclass(frozen=True, slots=True)
+class Erasure:
+    """What an erasure removed (or, before it runs, would remove)."""
+
+    namespace: str
+    rows: dict[str, int] = field(default_factory=dict)
+    cache_entries: int = 0
+    # Set when the cache could not be reached: its entries expire on their own
+    # (RAGSAGE_PARSE_CACHE_TTL), but until then they remain.
+    cache_error: str | None = None
+
+    @property
+    def total_rows(self) -> int:
+        return sum(self.rows.values())
+
+
+def erase_namespace(settings: Settings, namespace: str) -> Erasure:
+    """Delete every row, stored byte, page, key and cached parse of ``namespace``.
+
+    Running jobs of the namespace stop at their next heartbeat and write
+    nothing (their rows are gone); queued ones never start.  Other namespaces
+    are untouched.
+    """
+    scope = Scope(namespace)
+    rows = asyncio.run(_delete_rows(settings, scope))
+    entries, error = _delete_cache_entries(settings, scope)
+    return Erasure(namespace, rows, entries, error)
+
+
+def preview_erasure(settings: Settings, namespace: str) -> Erasure:
+    """What :func:`erase_namespace` would remove from the database, removing nothing."""
+    scope = Scope(namespace)
+    return Erasure(namespace, asyncio.run(_count_rows(settings, scope)))
+
+
+async def _delete_rows(settings: Settings, scope: Scope) -> dict[str, int]:
+    database = build_database(settings)
+    try:
+        async with database.owner_connection() as owner:
+            variable = database.config.isolation_variable
+            return await delete_namespace_rows(owner, variable, scope)
+    finally:
+        await database.dispose()
+
+
+async def _count_rows(settings: Settings, scope: Scope) -> dict[str, int]:
+    database = build_database(settings)
+    try:
+        async with database.owner_connection() as owner:
+            return await namespace_rows(owner, database.config.isolation_variable, scope)
+    finally:
+        await database.dispose()
+
+
+def _delete_cache_entries(settings: Settings, scope: Scope) -> tuple[int, str | None]:
+    if not settings.cache_redis_url:
+        return 0, None
+    client = redis.Redis.from_url(settings.cache_redis_url, socket_timeout=10)
+    removed = 0
+    try:
+        for kind in _CACHE_KINDS:
+            # The key ends in ":{namespace}:{content hash}"; a namespace holds no
+            # glob character, so the pattern is the namespace's own.
+            pattern = f"ragsage:{kind}:*:{scope.namespace}:*"
+            batch: list[bytes] = []
+            for key in client.scan_iter(match=pattern, count=1000):
+                batch.append(key)
+                if len(batch) >= 500:
+                    removed += int(client.delete(*batch))
+                    batch = []
+            if batch:
+                removed += int(client.delete(*batch))
+    except (redis.RedisError, OSError) as exc:
+        return removed, f"the parse cache could not be reached ({type(exc).__name__})"
+    finally:
+        client.close()
+    return removed, None
