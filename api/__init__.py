@@ -17,7 +17,8 @@ from flask import Flask, Response, g, request
 
 from api import web
 from api.auth import authenticate_request, challenge_header, settle_unchecked
-from api.errors import register_error_handlers
+from api.errors import error_response, register_error_handlers
+from api.limits import Refusal, RequestLimits
 from api.metrics import Metrics
 from api.probes import Probes
 from api.routes import documents, jobs, ops, query, reindex
@@ -50,13 +51,20 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     loop = LoopThread("ragsage-api")
     built = runtime or build_runtime(chosen, **adapter_overrides(chosen))
     probes = Probes(chosen, loop, built)
+    metrics = Metrics(probes.queue_depth, probes.job_counts)
+    limits = RequestLimits(
+        chosen,
+        on_unavailable=metrics.limits_unavailable.inc,
+        on_refused=lambda limit, _: metrics.refused.labels(limit.name).inc(),
+    )
     here = Services(
         settings=chosen,
         loop=loop,
         runtime=built,
         enqueuer=Enqueuer(chosen, database=built.database, loop=loop),
-        metrics=Metrics(probes.queue_depth, probes.job_counts),
+        metrics=metrics,
         probes=probes,
+        limits=limits,
     )
     app.extensions[EXTENSION] = here
     _log.info(
@@ -70,15 +78,20 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     register_error_handlers(app)
 
     @app.before_request
-    def start() -> None:
+    def start() -> Response | None:
         g.started = time.perf_counter()
         offered = request.headers.get("X-Request-Id", "")
         g.request_id = offered if _REQUEST_ID.fullmatch(offered) else uuid.uuid4().hex
         g.log_token = bind_log_context(request_id=g.request_id)
         if request.blueprint not in _PUBLIC and request.endpoint is not None:
             authenticate_request()
-            bind_log_context(namespace=g.principal.scope.namespace)
+            who = g.principal
+            bind_log_context(namespace=who.scope.namespace)
+            refusal = here.limits.check(request.endpoint, who.scope.namespace, who.key_id)
+            if refusal is not None:
+                return too_many(refusal)
             check_path_ids(request.view_args or {})
+        return None
 
     @app.after_request
     def finish(response: Response) -> Response:
@@ -99,6 +112,13 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
             reset_log_context(token)
 
     return app
+
+
+def too_many(refusal: Refusal) -> Response:
+    """429 naming the limit, with when to come back."""
+    response = error_response(429, "rate_limited", refusal.message)
+    response.headers.update(refusal.headers())
+    return response
 
 
 def create_production_app() -> Any:

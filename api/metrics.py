@@ -64,6 +64,19 @@ class Metrics:
             buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
             registry=self.registry,
         )
+        # Labelled by limit, never by namespace: a thousand tenants must not make
+        # a thousand series; who is refused is in GET /v1/usage and the CLI.
+        self.refused = Counter(
+            "ragsage_requests_refused",
+            "Requests refused by a rate limit, by limit",
+            ["limit"],
+            registry=self.registry,
+        )
+        self.limits_unavailable = Counter(
+            "ragsage_rate_limits_unavailable",
+            "Requests let through unchecked because the rate limits' Redis was unreachable",
+            registry=self.registry,
+        )
         self._live = _LiveGauges(queue_depth, job_counts)
         self.registry.register(self._live)
 

@@ -54,8 +54,9 @@ def _errors(statuses: tuple[int, ...]) -> dict[str, Any]:
     responses: dict[str, Any] = {
         str(s): {"description": "error", "content": _json(schemas.ErrorResponse)} for s in statuses
     }
-    if "503" in responses:
-        responses["503"]["headers"] = _RETRY_AFTER
+    for status in ("429", "503"):
+        if status in responses:
+            responses[status]["headers"] = _RETRY_AFTER
     return responses
 
 
@@ -80,7 +81,11 @@ def _operation(operation: Operation, path_parameters: list[dict[str, Any]]) -> d
     responses = {str(r.status): _reply(r) for r in operation.replies}
     described: dict[str, Any] = {
         "summary": operation.summary,
-        "responses": {**responses, **_errors(operation.errors)},
+        "responses": {
+            **responses,
+            # Every request with a key counts against its rate limits.
+            **_errors(operation.errors + ((429,) if operation.secured else ())),
+        },
     }
     if operation.body is not None:
         content = {**_json(operation.body), **operation.body_also}

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 from flask import current_app
 
 from api.keycache import RecentKeys
+from api.limits import RequestLimits
 from api.metrics import Metrics
 from api.probes import Probes
 from ragsage.library.enqueue import Enqueuer
@@ -30,6 +31,7 @@ class Services:
     enqueuer: Enqueuer
     metrics: Metrics
     probes: Probes
+    limits: RequestLimits
     request_timeout: float = 120.0
     recent_keys: RecentKeys = field(default_factory=RecentKeys)
 
@@ -38,6 +40,7 @@ class Services:
         return self.loop.run(coroutine, timeout=self.request_timeout)
 
     def close(self) -> None:
+        self.limits.close()
         self.enqueuer.close()
         self.loop.run(self.runtime.aclose(), timeout=10)
         self.loop.stop()

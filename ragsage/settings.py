@@ -49,6 +49,9 @@ class Settings:
     app_database_url: str = field(default="", repr=False)
     redis_url: str = field(default="redis://127.0.0.1:6379/0", repr=False)
     cache_redis_url: str = field(default="", repr=False)
+    # Where request rates are counted (shared by every API process); empty: the
+    # cache's Redis, else the broker's.
+    limits_redis_url: str = field(default="", repr=False)
     embedding_dim: int = 384
     # The other vector widths indexed (comma-separated); empty: the catalog's models'.
     embedding_widths: str = ""
@@ -114,6 +117,12 @@ class Settings:
     quota_bytes: int = 0
     quota_chunks: int = 0
     quota_queued_jobs: int = 0
+    # Request rates ("50/second", "1000 per minute"; empty: none), per API key and
+    # per namespace, searches and answers counted apart from everything else.
+    rate_limit_search_key: str = "50/second"
+    rate_limit_search_namespace: str = "200/second"
+    rate_limit_other_key: str = "100/second"
+    rate_limit_other_namespace: str = "300/second"
     # Worker processes run this much nicer than the API: on a shared machine the
     # CPU goes to a waiting query before a background ingest (docs/operations.md).
     worker_nice: int = 5

@@ -185,4 +185,9 @@ def make_settings(database_url: str, app_url: str, broker_url: str, cache_url: s
         job_soft_time_limit=60.0,
         job_time_limit=70.0,
         broker_visibility_timeout=600.0,
+        # Far above what any test sends, except the rate-limit tests, which set their own.
+        rate_limit_search_key="1000/second",
+        rate_limit_search_namespace="1000/second",
+        rate_limit_other_key="1000/second",
+        rate_limit_other_namespace="1000/second",
     )

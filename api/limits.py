@@ -1,0 +1,198 @@
+"""Request rates per key and per namespace, counted in Redis so every API process shares them.
+
+Searches and answers are counted apart from uploads and management calls.  The
+counting is the ``limits`` library's (a sliding window per limit, kept in
+Redis); this module only says which limits a request is under and what a
+refusal looks like.  When the limits' Redis cannot be reached, requests go
+through: a warning is logged (at most every few seconds), a metric counts it,
+and for a short pause no request waits on the unreachable server again.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import redis
+from limits import RateLimitItem, parse
+from limits.errors import StorageError
+from limits.storage import RedisStorage
+from limits.strategies import SlidingWindowCounterRateLimiter
+
+from ragsage.core.errors import ConfigurationError
+from ragsage.settings import Settings
+
+_log = logging.getLogger(__name__)
+# Endpoints counted as searches and answers; every other /v1 route is "other".
+SEARCH_ENDPOINTS = frozenset({"query.search", "query.query", "query.fetch_chunk", "query.sources"})
+# After the limits' Redis failed, requests skip it for this long (fail open).
+_PAUSE_SECONDS = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """One configured rate: what it counts, whose requests, and how many."""
+
+    name: str  # "search per key", ...
+    kind: str  # "search" or "other"
+    per: str  # "key" or "namespace"
+    item: RateLimitItem
+    variable: str
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A request over one of its limits, and when it may come back."""
+
+    limit: Limit
+    retry_after: int
+    reset_in: int
+
+    @property
+    def message(self) -> str:
+        item = self.limit.item
+        unit = (
+            f"{item.multiples} {item.GRANULARITY.name}"
+            if item.multiples > 1
+            else (item.GRANULARITY.name)
+        )
+        what = "searches and answers" if self.limit.kind == "search" else "requests"
+        return (
+            f"rate limit '{self.limit.name}' reached: at most {item.amount} {what} per {unit} "
+            f"for this {self.limit.per} ({self.limit.variable}); retry in {self.retry_after} s"
+        )
+
+    def headers(self) -> dict[str, str]:
+        return {
+            "Retry-After": str(self.retry_after),
+            "RateLimit-Limit": str(self.limit.item.amount),
+            "RateLimit-Remaining": "0",
+            "RateLimit-Reset": str(self.reset_in),
+            "RateLimit-Policy": (f"{self.limit.item.amount};w={self.limit.item.get_expiry()}"),
+        }
+
+
+def refusals_key(namespace: str) -> str:
+    """The Redis hash counting a namespace's refused requests by limit (erased with it)."""
+    return f"ragsage:usage:{namespace}:refused"
+
+
+def configured_limits(settings: Settings) -> tuple[Limit, ...]:
+    """The limits the settings ask for; a malformed one is refused with its variable's name."""
+    wanted = (
+        (
+            "search per key",
+            "search",
+            "key",
+            settings.rate_limit_search_key,
+            "RAGSAGE_RATE_LIMIT_SEARCH_KEY",
+        ),
+        (
+            "search per namespace",
+            "search",
+            "namespace",
+            settings.rate_limit_search_namespace,
+            "RAGSAGE_RATE_LIMIT_SEARCH_NAMESPACE",
+        ),
+        (
+            "requests per key",
+            "other",
+            "key",
+            settings.rate_limit_other_key,
+            "RAGSAGE_RATE_LIMIT_OTHER_KEY",
+        ),
+        (
+            "requests per namespace",
+            "other",
+            "namespace",
+            settings.rate_limit_other_namespace,
+            "RAGSAGE_RATE_LIMIT_OTHER_NAMESPACE",
+        ),
+    )
+    found = []
+    for name, kind, per, text, variable in wanted:
+        if not text.strip():
+            continue
+        try:
+            item = parse(text)
+        except ValueError:
+            raise ConfigurationError(
+                f"{variable} must read like '50/second' or '1000 per minute'; got {text!r}"
+            ) from None
+        found.append(Limit(name, kind, per, item, variable))
+    return tuple(found)
+
+
+class RequestLimits:
+    """Checks each request against its limits; fails open when Redis is away."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        on_unavailable: Callable[[], None] = lambda: None,
+        on_refused: Callable[[Limit, str], None] = lambda limit, namespace: None,
+    ) -> None:
+        self.limits = configured_limits(settings)
+        url = settings.limits_redis_url or settings.cache_redis_url or settings.redis_url
+        self.url = url
+        self._storage = RedisStorage(
+            url,
+            key_prefix="ragsage:limits",
+            wrap_exceptions=True,
+            socket_timeout=0.5,
+            socket_connect_timeout=0.5,
+        )
+        self._limiter = SlidingWindowCounterRateLimiter(self._storage)
+        self._client = redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
+        self._on_unavailable, self._on_refused = on_unavailable, on_refused
+        self._paused_until = 0.0
+        self._lock = threading.Lock()
+
+    def check(self, endpoint: str | None, namespace: str, key_id: str) -> Refusal | None:
+        """Count the request under each of its limits; the first one it passes, if any."""
+        kind = "search" if endpoint in SEARCH_ENDPOINTS else "other"
+        applicable = [limit for limit in self.limits if limit.kind == kind]
+        if not applicable or time.monotonic() < self._paused_until:
+            return None
+        try:
+            for limit in applicable:
+                who = key_id if limit.per == "key" else namespace
+                if not self._limiter.hit(limit.item, limit.kind, limit.per, who):
+                    stats = self._limiter.get_window_stats(limit.item, limit.kind, limit.per, who)
+                    wait = max(1, math.ceil(stats.reset_time - time.time()))
+                    self._on_refused(limit, namespace)
+                    self._client.hincrby(refusals_key(namespace), limit.name, 1)
+                    return Refusal(limit, retry_after=wait, reset_in=wait)
+        except (StorageError, redis.RedisError, OSError) as exc:
+            self._unavailable(exc)
+        return None
+
+    def refusals(self, namespace: str) -> dict[str, int] | None:
+        """Requests of ``namespace`` refused by each limit so far; None if Redis is away."""
+        try:
+            counts = self._client.hgetall(refusals_key(namespace))
+        except (redis.RedisError, OSError):
+            return None
+        return {
+            name.decode() if isinstance(name, bytes) else str(name): int(count)
+            for name, count in counts.items()
+        }
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _unavailable(self, exc: BaseException) -> None:
+        with self._lock:
+            first = time.monotonic() >= self._paused_until
+            self._paused_until = time.monotonic() + _PAUSE_SECONDS
+        self._on_unavailable()
+        if first:
+            _log.warning(
+                "rate limits are not enforced for %.0f s: their Redis is unreachable (%s)",
+                _PAUSE_SECONDS,
+                type(getattr(exc, "storage_error", exc)).__name__,
+            )

@@ -1,0 +1,95 @@
+"""Request rates per key and per namespace, counted in a real Redis, through the real API."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+
+from ragsage.adapters.embedded.redis import EmbeddedRedis
+
+from .api_harness import ApiServer, make_key, serve
+from .worker_harness import Deployment
+
+
+@contextmanager
+def _served(deployment: Deployment, **settings: str) -> Iterator[ApiServer]:
+    limited = replace(deployment, settings=replace(deployment.settings, **settings))
+    with contextmanager(serve)(limited) as api:
+        yield api
+
+
+def _search(api: ApiServer, key: str, times: int) -> list[int]:
+    client = api.client(key)
+    return [
+        client.post("/v1/search", json={"query": "valve pressure"}).status_code
+        for _ in range(times)
+    ]
+
+
+def test_a_key_over_its_search_rate_is_refused_with_the_limit_named(
+    deployment: Deployment,
+) -> None:
+    namespace = f"rates-{uuid.uuid4().hex[:8]}"
+    with _served(deployment, rate_limit_search_key="4/minute") as api:
+        key = make_key(deployment.settings, namespace)
+        client = api.client(key)
+        answers = [client.post("/v1/search", json={"query": "valve"}) for _ in range(6)]
+
+        assert [a.status_code for a in answers] == [200] * 4 + [429] * 2
+        refused = answers[-1]
+        assert refused.json()["error"]["code"] == "rate_limited"
+        message = refused.json()["error"]["message"]
+        assert "rate limit 'search per key' reached: at most 4 searches and answers per minute" in (
+            message
+        )
+        assert "RAGSAGE_RATE_LIMIT_SEARCH_KEY" in message
+        assert 1 <= int(refused.headers["Retry-After"]) <= 60
+        assert refused.headers["RateLimit-Limit"] == "4"
+        assert refused.headers["RateLimit-Remaining"] == "0"
+        assert int(refused.headers["RateLimit-Reset"]) == int(refused.headers["Retry-After"])
+        # Uploads and management calls are counted apart; another key has its own count.
+        assert client.get("/v1/jobs").status_code == 200
+        other = make_key(deployment.settings, namespace)
+        assert _search(api, other, 1) == [200]
+        metrics = api.client().get("/metrics").text
+        assert 'ragsage_requests_refused_total{limit="search per key"} 2.0' in metrics
+        assert namespace not in metrics  # no series per namespace
+
+
+def test_a_namespaces_keys_share_its_rate_and_other_namespaces_do_not(
+    deployment: Deployment,
+) -> None:
+    busy, calm = f"busy-{uuid.uuid4().hex[:8]}", f"calm-{uuid.uuid4().hex[:8]}"
+    with _served(deployment, rate_limit_search_namespace="5/minute") as api:
+        first, second = (make_key(deployment.settings, busy) for _ in range(2))
+        assert _search(api, first, 3) == [200] * 3
+        assert _search(api, second, 3) == [200, 200, 429]
+        assert _search(api, make_key(deployment.settings, calm), 3) == [200] * 3
+
+
+def test_searches_answer_when_the_limits_redis_is_stopped(
+    deployment: Deployment, tmp_path: Path
+) -> None:
+    limits_redis = EmbeddedRedis(tmp_path / "limits-redis")
+    limits_redis.start()
+    namespace = f"open-{uuid.uuid4().hex[:8]}"
+    try:
+        with _served(
+            deployment, rate_limit_search_key="3/minute", limits_redis_url=limits_redis.url(0)
+        ) as api:
+            key = make_key(deployment.settings, namespace)
+            assert _search(api, key, 4) == [200, 200, 200, 429]
+            limits_redis.stop()
+
+            assert _search(api, key, 5) == [200] * 5  # fail open, never a 5xx
+            metrics = api.client().get("/metrics").text
+            assert "ragsage_rate_limits_unavailable_total 1.0" in metrics  # then paused
+            started = time.perf_counter()
+            assert _search(api, key, 1) == [200]
+            assert time.perf_counter() - started < 1.0  # no wait on the stopped server
+    finally:
+        limits_redis.stop()
