@@ -21,7 +21,7 @@ from api.errors import error_response, register_error_handlers
 from api.limits import Refusal, RequestLimits
 from api.metrics import Metrics
 from api.probes import Probes
-from api.routes import documents, jobs, ops, query, reindex
+from api.routes import documents, jobs, ops, query, reindex, usage
 from api.routes.common import check_path_ids
 from api.services import EXTENSION, Services
 from ragsage.adapters.observability.logs import (
@@ -73,7 +73,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         type(built.reranker).__name__ if built.reranker else "none",
         type(built.llm).__name__,
     )
-    for module in (ops, query, documents, jobs, reindex, web):
+    for module in (ops, query, documents, jobs, reindex, usage, web):
         app.register_blueprint(module.blueprint)
     register_error_handlers(app)
 

@@ -78,10 +78,10 @@ async def _count_rows(settings: Settings, scope: Scope) -> dict[str, int]:
 
 
 def _delete_cache_entries(settings: Settings, scope: Scope) -> tuple[int, str | None]:
+    removed, error = _delete_usage_counters(settings, scope), None
     if not settings.cache_redis_url:
-        return 0, None
+        return removed, error
     client = redis.Redis.from_url(settings.cache_redis_url, socket_timeout=10)
-    removed = 0
     try:
         for kind in _CACHE_KINDS:
             # The key ends in ":{namespace}:{content hash}"; a namespace holds no
@@ -100,3 +100,15 @@ def _delete_cache_entries(settings: Settings, scope: Scope) -> tuple[int, str | 
     finally:
         client.close()
     return removed, None
+
+
+def _delete_usage_counters(settings: Settings, scope: Scope) -> int:
+    """The API's count of the namespace's refused requests (rate windows expire on their own)."""
+    url = settings.limits_redis_url or settings.cache_redis_url or settings.redis_url
+    client = redis.Redis.from_url(url, socket_timeout=10)
+    try:
+        return int(client.delete(f"ragsage:usage:{scope.namespace}:refused"))
+    except (redis.RedisError, OSError):
+        return 0  # nothing but counts, and the next erasure run removes them
+    finally:
+        client.close()

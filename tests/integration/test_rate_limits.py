@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ragsage.adapters.embedded.redis import EmbeddedRedis
+from ragsage.adapters.postgres.keys import Role
 
 from .api_harness import ApiServer, make_key, serve
 from .worker_harness import Deployment
@@ -58,6 +59,16 @@ def test_a_key_over_its_search_rate_is_refused_with_the_limit_named(
         metrics = api.client().get("/metrics").text
         assert 'ragsage_requests_refused_total{limit="search per key"} 2.0' in metrics
         assert namespace not in metrics  # no series per namespace
+
+        # Who was refused is the namespace's admin's to read, not a metric label.
+        assert client.get("/v1/usage").status_code == 403
+        admin = api.client(make_key(deployment.settings, namespace, Role.ADMIN))
+        client.post("/v1/documents", files={"file": ("memo.md", b"# Memo\n\nValve check.\n")})
+        usage = admin.get("/v1/usage").json()
+        assert usage["refused"] == {"search per key": 2}
+        assert (usage["documents"], usage["jobs_queued"], usage["stored_bytes"]) == (1, 1, 21)
+        assert usage["rate_limits"]["search per key"] == "4 per 1 minute"
+        assert usage["quotas"] == {"documents": 0, "stored_bytes": 0, "chunks": 0, "queued_jobs": 0}
 
 
 def test_a_namespaces_keys_share_its_rate_and_other_namespaces_do_not(

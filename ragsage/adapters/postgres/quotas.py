@@ -87,3 +87,21 @@ async def check_chunks(
             "chunks",
             f"{filename} would add {adding:,}; the document keeps its previous version",
         )
+
+
+async def usage(session: AsyncSession) -> dict[str, int]:
+    """What the scoped namespace holds now: documents, serving chunks, bytes, jobs."""
+    row = (
+        await session.execute(
+            text(
+                "SELECT (SELECT count(*) FROM ragsage_documents), "
+                "(SELECT count(*) FROM ragsage_chunks c JOIN ragsage_generations g "
+                "ON g.namespace = c.namespace AND g.id = c.generation AND g.state = 'active'), "
+                "(SELECT coalesce(sum(size_bytes), 0) FROM ragsage_blobs), "
+                "(SELECT count(*) FROM ragsage_jobs WHERE state = 'queued'), "
+                "(SELECT count(*) FROM ragsage_jobs WHERE state = 'running')"
+            )
+        )
+    ).one()
+    names = ("documents", "chunks", "stored_bytes", "jobs_queued", "jobs_running")
+    return {name: int(value) for name, value in zip(names, row, strict=True)}
