@@ -23,6 +23,7 @@ from limits.errors import StorageError
 from limits.storage import RedisStorage
 from limits.strategies import SlidingWindowCounterRateLimiter
 
+from ragsage.adapters.redis.keys import refused_requests_key
 from ragsage.core.errors import ConfigurationError
 from ragsage.settings import Settings
 
@@ -74,11 +75,6 @@ class Refusal:
             "RateLimit-Reset": str(self.reset_in),
             "RateLimit-Policy": (f"{self.limit.item.amount};w={self.limit.item.get_expiry()}"),
         }
-
-
-def refusals_key(namespace: str) -> str:
-    """The Redis hash counting a namespace's refused requests by limit (erased with it)."""
-    return f"ragsage:usage:{namespace}:refused"
 
 
 def configured_limits(settings: Settings) -> tuple[Limit, ...]:
@@ -165,7 +161,7 @@ class RequestLimits:
                     stats = self._limiter.get_window_stats(limit.item, limit.kind, limit.per, who)
                     wait = max(1, math.ceil(stats.reset_time - time.time()))
                     self._on_refused(limit, namespace)
-                    self._client.hincrby(refusals_key(namespace), limit.name, 1)
+                    self._client.hincrby(refused_requests_key(namespace), limit.name, 1)
                     return Refusal(limit, retry_after=wait, reset_in=wait)
         except (StorageError, redis.RedisError, OSError) as exc:
             self._unavailable(exc)
@@ -174,7 +170,7 @@ class RequestLimits:
     def refusals(self, namespace: str) -> dict[str, int] | None:
         """Requests of ``namespace`` refused by each limit so far; None if Redis is away."""
         try:
-            counts = self._client.hgetall(refusals_key(namespace))
+            counts = self._client.hgetall(refused_requests_key(namespace))
         except (redis.RedisError, OSError):
             return None
         return {

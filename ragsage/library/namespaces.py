@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import redis
 
 from ragsage.adapters.postgres.namespaces import delete_namespace_rows, namespace_rows
+from ragsage.adapters.redis.keys import refused_requests_key
 from ragsage.core.types import Scope
 from ragsage.runtime import build_database
 from ragsage.settings import Settings
@@ -107,7 +108,7 @@ def _delete_usage_counters(settings: Settings, scope: Scope) -> int:
     url = settings.limits_redis_url or settings.cache_redis_url or settings.redis_url
     client = redis.Redis.from_url(url, socket_timeout=10)
     try:
-        return int(client.delete(f"ragsage:usage:{scope.namespace}:refused"))
+        return int(client.delete(refused_requests_key(scope.namespace)))
     except (redis.RedisError, OSError):
         return 0  # nothing but counts, and the next erasure run removes them
     finally:
