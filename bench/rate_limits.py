@@ -1,0 +1,261 @@
+"""One key floods /v1/search; does another namespace's search slow down?
+
+    python bench/rate_limits.py [--doc-root /usr/share/doc] [--seconds 20] [--offered 200]
+
+The Debian HTML pages are ingested into namespace ``quiet`` (all of them) and
+``flood`` (the first 30) through the queue.  The API runs under gunicorn (2
+workers x 8 threads) with a search limit of --limit per key.  First ``quiet``
+searches alone for --seconds at a steady 10 searches/s (sentences from its own
+pages); then, for the same time, one ``flood`` key sends searches from 8
+connections at --offered requests/s in all (at least 10x its limit) while
+``quiet`` searches as before.  Printed: ``quiet``'s p50/p95 both times and their
+ratio, the flood's answers by status, and whether every refusal carried
+Retry-After and the RateLimit-* headers.  Client, server and database share
+the machine's two cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+import httpx
+from sqlalchemy import create_engine, text
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from api.cli import gunicorn_argv  # noqa: E402
+from bench import site_chrome  # noqa: E402
+from bench.stack import local_stack  # noqa: E402
+from ragsage.adapters.postgres.keys import Role, create_key  # noqa: E402
+from ragsage.core.types import Scope  # noqa: E402
+from ragsage.library.enqueue import Enqueuer, upload_from_path  # noqa: E402
+from ragsage.runtime import build_database  # noqa: E402
+from ragsage.settings import Settings  # noqa: E402
+from worker.cli import celery_worker_argv  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+HEADERS = ("Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")
+
+
+def ingest(settings: Settings, namespaces: dict[str, list[Path]], doc_root: Path) -> None:
+    worker = subprocess.Popen(
+        celery_worker_argv(settings.ingest_queue, concurrency=2, loglevel="WARNING"),
+        cwd=ROOT,
+        env={**os.environ, **settings.to_env()},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    enqueuer = Enqueuer(settings)
+    engine = create_engine(settings.database_url.replace("postgresql://", "postgresql+psycopg://"))
+    try:
+        for namespace, pages in namespaces.items():
+            enqueuer.enqueue_documents(
+                namespace, (upload_from_path(p, str(p.relative_to(doc_root))) for p in pages)
+            )
+        while True:  # one count per tick
+            with engine.connect() as connection:
+                open_jobs = connection.scalar(
+                    text("SELECT count(*) FROM ragsage_jobs WHERE state IN ('queued', 'running')")
+                )
+            if not open_jobs:
+                break
+            time.sleep(0.5)
+    finally:
+        worker.terminate()
+        worker.wait(60)
+        enqueuer.close()
+        engine.dispose()
+
+
+def sentences(settings: Settings, namespace: str, count: int, rng: random.Random) -> list[str]:
+    engine = create_engine(settings.database_url.replace("postgresql://", "postgresql+psycopg://"))
+    with engine.connect() as connection:
+        texts = list(
+            connection.scalars(
+                text("SELECT text FROM ragsage_chunks WHERE namespace = :n"), {"n": namespace}
+            )
+        )
+    engine.dispose()
+    found = []
+    for body in rng.sample(texts, min(count, len(texts))):
+        words = body.split()
+        start = rng.randrange(max(1, len(words) - 8))
+        found.append(" ".join(words[start : start + 8]))
+    return found
+
+
+def key_for(settings: Settings, namespace: str) -> str:
+    async def make() -> str:
+        database = build_database(settings)
+        try:
+            async with database.session(Scope(namespace)) as session:
+                return await create_key(session, Scope(namespace), Role.READ, "bench")
+        finally:
+            await database.dispose()
+
+    return asyncio.run(make())
+
+
+def serve(settings: Settings, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port = 18000 + random.randint(0, 999)
+    argv = [
+        a
+        for a in gunicorn_argv(f"127.0.0.1:{port}", workers=2, threads=8, timeout=120)
+        if a != "--access-logfile=-"
+    ]
+    process = subprocess.Popen(
+        argv,
+        env={**os.environ, **settings.to_env()},
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return process, url
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    raise RuntimeError(log.read_text()[-2000:])
+
+
+def paced_searches(
+    url: str, key: str, queries: list[str], rate: float, seconds: float
+) -> tuple[list[float], Counter[int]]:
+    """Searches at a steady ``rate`` for ``seconds``: each one's latency (ms), and statuses."""
+    latencies: list[float] = []
+    statuses: Counter[int] = Counter()
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}) as client:
+        started = time.perf_counter()
+        sent = 0
+        while time.perf_counter() - started < seconds:
+            due = started + sent / rate
+            pause = due - time.perf_counter()
+            if pause > 0:
+                time.sleep(pause)
+            query = queries[sent % len(queries)]
+            began = time.perf_counter()
+            reply = client.post("/v1/search", json={"query": query, "top_k": 10})
+            latencies.append((time.perf_counter() - began) * 1000)
+            statuses[reply.status_code] += 1
+            sent += 1
+    return latencies, statuses
+
+
+def flood(
+    url: str, key: str, queries: list[str], offered: float, seconds: float
+) -> tuple[Counter[int], int, float]:
+    """8 connections sending ``offered`` searches/s in all; statuses, bad refusals, sent/s."""
+    statuses: Counter[int] = Counter()
+    missing = 0
+    guard = threading.Lock()
+
+    def one(connection: int) -> None:
+        nonlocal missing
+        rate = offered / 8
+        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}) as client:
+            started = time.perf_counter()
+            sent = 0
+            while time.perf_counter() - started < seconds:
+                pause = started + sent / rate - time.perf_counter()
+                if pause > 0:
+                    time.sleep(pause)
+                reply = client.post(
+                    "/v1/search", json={"query": queries[(sent + connection) % len(queries)]}
+                )
+                sent += 1
+                with guard:
+                    statuses[reply.status_code] += 1
+                    if reply.status_code == 429 and not all(h in reply.headers for h in HEADERS):
+                        missing += 1
+
+    threads = [threading.Thread(target=one, args=(n,)) for n in range(8)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return statuses, missing, sum(statuses.values()) / (time.perf_counter() - started)
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--doc-root", type=Path, default=Path("/usr/share/doc"))
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--offered", type=float, default=200.0)
+    parser.add_argument("--limit", default="20/second")
+    parser.add_argument("--logs", type=Path, default=Path(".ragsage/bench-rate-limits"))
+    args = parser.parse_args()
+    args.logs.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(5)
+    pages = site_chrome.html_pages(args.doc_root)
+    with local_stack("rate_limits") as stack:
+        settings = replace(
+            stack.settings,
+            cache_redis_url=stack.settings.redis_url.rsplit("/", 1)[0] + "/1",
+            rate_limit_search_key=args.limit,
+        )
+        asyncio.run(_migrate(settings))
+        print(f"ingesting {len(pages)} pages into 'quiet' and {min(30, len(pages))} into 'flood'")
+        ingest(settings, {"quiet": pages, "flood": pages[:30]}, args.doc_root)
+        quiet_queries = sentences(settings, "quiet", 400, rng)
+        flood_queries = sentences(settings, "flood", 200, rng)
+        quiet_key, flood_key = key_for(settings, "quiet"), key_for(settings, "flood")
+        server, url = serve(settings, args.logs / "api.log")
+        try:
+            paced_searches(url, quiet_key, quiet_queries, 10, 3)  # warm both workers
+            alone, _ = paced_searches(url, quiet_key, quiet_queries, 10, args.seconds)
+            during: list[float] = []
+            watcher = threading.Thread(
+                target=lambda: during.extend(
+                    paced_searches(url, quiet_key, quiet_queries, 10, args.seconds)[0]
+                )
+            )
+            watcher.start()
+            statuses, missing, sent_rate = flood(
+                url, flood_key, flood_queries, args.offered, args.seconds
+            )
+            watcher.join()
+        finally:
+            server.terminate()
+            server.wait(30)
+    p95_alone, p95_during = percentile(alone, 0.95), percentile(during, 0.95)
+    print(
+        f"flood: one key, 8 connections, {sent_rate:.0f} requests/s sent for {args.seconds:.0f} s"
+    )
+    print(f"  limit {args.limit} per key; answers: {dict(sorted(statuses.items()))}")
+    print(f"  refusals without Retry-After and RateLimit-* headers: {missing}")
+    print(
+        f"quiet namespace, 10 searches/s: alone p50 {statistics.median(alone):.1f} ms "
+        f"p95 {p95_alone:.1f} ms; during the flood p50 {statistics.median(during):.1f} ms "
+        f"p95 {p95_during:.1f} ms = {p95_during / p95_alone:.2f} x alone"
+    )
+
+
+async def _migrate(settings: Settings) -> None:
+    database = build_database(settings)
+    try:
+        await database.migrate()
+    finally:
+        await database.dispose()
+
+
+if __name__ == "__main__":
+    main()
