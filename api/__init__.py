@@ -16,7 +16,7 @@ from typing import Any
 from flask import Flask, Response, g, request
 
 from api import web
-from api.auth import authenticate_request, challenge_header, settle_unchecked
+from api.auth import RateLimited, authenticate_request, challenge_header, settle_unchecked
 from api.errors import error_response, register_error_handlers
 from api.limits import Refusal, RequestLimits
 from api.metrics import Metrics
@@ -84,10 +84,13 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         g.request_id = offered if _REQUEST_ID.fullmatch(offered) else uuid.uuid4().hex
         g.log_token = bind_log_context(request_id=g.request_id)
         if request.blueprint not in _PUBLIC and request.endpoint is not None:
-            authenticate_request()
-            who = g.principal
-            bind_log_context(namespace=who.scope.namespace)
-            refusal = here.limits.check(request.endpoint, who.scope.namespace, who.key_id)
+            try:
+                authenticate_request()
+            except RateLimited as limited:
+                return too_many(limited.refusal)
+            namespace = g.principal.scope.namespace
+            bind_log_context(namespace=namespace)
+            refusal = here.limits.check_namespace(request.endpoint, namespace)
             if refusal is not None:
                 return too_many(refusal)
             check_path_ids(request.view_args or {})

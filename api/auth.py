@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from flask import Response, g, request
 
 from api.errors import ApiError, error_response
+from api.limits import Refusal
 from api.services import services
 from ragsage.adapters.postgres.keys import Principal, Role, authenticate_on, hash_key
 
@@ -37,6 +38,12 @@ def authenticate_request() -> None:
         raise ApiError(401, "unauthorized", "an API key is required: Authorization: Bearer rsk_...")
     here = services()
     digest = hash_key(key)
+    seen = here.recent_keys.get(digest)
+    refusal = here.limits.check_key(
+        request.endpoint, digest, seen.scope.namespace if seen is not None else None
+    )
+    if refusal is not None:
+        raise RateLimited(refusal)
     if request.endpoint in _CHECKED_BESIDE:
         known = here.recent_keys.get(digest)
         if known is not None:
@@ -49,6 +56,14 @@ def authenticate_request() -> None:
         raise ApiError(401, "unauthorized", _REFUSED)
     here.recent_keys.remember(digest, principal)
     g.principal = principal
+
+
+class RateLimited(Exception):
+    """A request over one of its rate limits (answered 429 before any other work)."""
+
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(refusal.message)
+        self.refusal = refusal
 
 
 def run_checked(coroutine: Coroutine[Any, Any, _T]) -> _T:

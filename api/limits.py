@@ -148,24 +148,41 @@ class RequestLimits:
         self._paused_until = 0.0
         self._lock = threading.Lock()
 
-    def check(self, endpoint: str | None, namespace: str, key_id: str) -> Refusal | None:
-        """Count the request under each of its limits; the first one it passes, if any."""
+    def check_key(
+        self, endpoint: str | None, key_digest: str, namespace: str | None
+    ) -> Refusal | None:
+        """The key's own limit, checked before the key is looked up at all.
+
+        Counting by the key's hash, before authentication, makes a refusal
+        cost one Redis call and no database work, and tells the holder of an
+        unknown or revoked key nothing a 401 would not.  ``namespace`` (the
+        key's, if this process has seen it) only attributes the refusal.
+        """
+        return self._check(endpoint, "key", key_digest, namespace)
+
+    def check_namespace(self, endpoint: str | None, namespace: str) -> Refusal | None:
+        """The namespace's limit, once the key has named its namespace."""
+        return self._check(endpoint, "namespace", namespace, namespace)
+
+    def _check(
+        self, endpoint: str | None, per: str, who: str, namespace: str | None
+    ) -> Refusal | None:
         kind = "search" if endpoint in SEARCH_ENDPOINTS else "other"
-        applicable = [limit for limit in self.limits if limit.kind == kind]
-        if not applicable or time.monotonic() < self._paused_until:
+        limit = next((x for x in self.limits if x.kind == kind and x.per == per), None)
+        if limit is None or time.monotonic() < self._paused_until:
             return None
         try:
-            for limit in applicable:
-                who = key_id if limit.per == "key" else namespace
-                if not self._limiter.hit(limit.item, limit.kind, limit.per, who):
-                    stats = self._limiter.get_window_stats(limit.item, limit.kind, limit.per, who)
-                    wait = max(1, math.ceil(stats.reset_time - time.time()))
-                    self._on_refused(limit, namespace)
-                    self._client.hincrby(refused_requests_key(namespace), limit.name, 1)
-                    return Refusal(limit, retry_after=wait, reset_in=wait)
+            if self._limiter.hit(limit.item, limit.kind, limit.per, who):
+                return None
+            stats = self._limiter.get_window_stats(limit.item, limit.kind, limit.per, who)
+            wait = max(1, math.ceil(stats.reset_time - time.time()))
+            self._on_refused(limit, namespace or "")
+            if namespace is not None:
+                self._client.hincrby(refused_requests_key(namespace), limit.name, 1)
         except (StorageError, redis.RedisError, OSError) as exc:
             self._unavailable(exc)
-        return None
+            return None
+        return Refusal(limit, retry_after=wait, reset_in=wait)
 
     def refusals(self, namespace: str) -> dict[str, int] | None:
         """Requests of ``namespace`` refused by each limit so far; None if Redis is away."""
