@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 from flask import current_app
 
+from api.costs import AnswersAtOnce
 from api.keycache import RecentKeys
 from api.limits import RequestLimits
 from api.metrics import Metrics
@@ -32,6 +33,7 @@ class Services:
     metrics: Metrics
     probes: Probes
     limits: RequestLimits
+    answers: AnswersAtOnce
     request_timeout: float = 120.0
     recent_keys: RecentKeys = field(default_factory=RecentKeys)
 
@@ -41,6 +43,7 @@ class Services:
 
     def close(self) -> None:
         self.limits.close()
+        self.answers.close()
         self.enqueuer.close()
         self.loop.run(self.runtime.aclose(), timeout=10)
         self.loop.stop()

@@ -17,20 +17,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import random
 import statistics
-import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import httpx
 from sqlalchemy import text
-from stack import local_stack
+from stack import local_stack, serve_api
 
-from api.cli import gunicorn_argv
 from ragsage.adapters.postgres.keys import Role, create_key
 from ragsage.core.types import Chunk, Document, EmbeddedChunk, Scope
 from ragsage.query import RetrievalOptions
@@ -152,27 +148,6 @@ async def new_key(settings: Settings, scope: Scope = SCOPE) -> str:
     return key
 
 
-def serve(settings: Settings, log: Path) -> tuple[subprocess.Popen[bytes], str]:
-    port = 18000 + random.randint(0, 999)
-    argv = gunicorn_argv(f"127.0.0.1:{port}", workers=2, threads=8, timeout=120)
-    argv = [a for a in argv if a != "--access-logfile=-"]
-    process = subprocess.Popen(
-        argv,
-        env={**os.environ, **settings.to_env()},
-        stdout=log.open("wb"),
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                return process, url
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    raise RuntimeError(log.read_text()[-2000:])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description="API search benchmark")
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
@@ -195,7 +170,7 @@ def main() -> None:
                     f"  in process, {label:<14} p50 {statistics.median(local):6.1f} ms  "
                     f"p95 {percentile(local, 0.95):6.1f} ms  p99 {percentile(local, 0.99):6.1f} ms"
                 )
-            server, url = serve(settings, base / f"api-{size}.log")
+            server, url = serve_api(settings, base / f"api-{size}.log")
             try:
                 fire(url, key, batch[:20], 4)  # warm every worker's pools
                 for clients in (1, 8, 32):

@@ -22,29 +22,24 @@ tick so it spends little of the CPU it measures.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import statistics
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+import site_chrome
 from redis import Redis
 from sqlalchemy import Engine, create_engine, text
+from stack import local_stack, migrate
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench import site_chrome  # noqa: E402
-from bench.stack import local_stack  # noqa: E402
-from ragsage.core.jobs import Upload  # noqa: E402
-from ragsage.library.enqueue import Enqueuer  # noqa: E402
-from ragsage.runtime import build_database  # noqa: E402
-from ragsage.settings import Settings  # noqa: E402
-from worker.cli import celery_worker_argv  # noqa: E402
+from ragsage.core.jobs import Upload
+from ragsage.library.enqueue import Enqueuer
+from ragsage.settings import Settings
+from worker.cli import celery_worker_argv
 
 ROOT = Path(__file__).resolve().parents[1]
 A, B, C = "tenant-a", "tenant-b", "tenant-c"
@@ -327,7 +322,7 @@ def main() -> None:
                 cache_redis_url=base.redis_url.rsplit("/", 1)[0] + "/1",
             )
             if fresh:
-                asyncio.run(_migrate(settings))
+                migrate(settings)
             return settings
 
         alone = run_phase(settings_for("fair_alone", True), args, "upload", False, uploads, "alone")
@@ -350,14 +345,6 @@ def main() -> None:
             )
             good &= report("A re-indexes, B and C upload notes", r_alone, r_shared)
     print(f"\nevery small upload within its bound: {'yes' if good else 'NO'}")
-
-
-async def _migrate(settings: Settings) -> None:
-    database = build_database(settings)
-    try:
-        await database.migrate()
-    finally:
-        await database.dispose()
 
 
 if __name__ == "__main__":

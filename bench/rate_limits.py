@@ -4,8 +4,10 @@
 
 The Debian HTML pages are ingested into namespace ``quiet`` (all of them) and
 ``flood`` (the first 30) through the queue.  The API runs under gunicorn (2
-workers x 8 threads) with a search limit of --limit per key.  First ``quiet``
-searches alone for --seconds at a steady 10 searches/s (sentences from its own
+workers x 8 threads), once per limit in --limits (the flooding key's searches;
+every key has it).  After ANALYZE and one search of every query (a running
+service has both its planner statistics and its queries' term counts), ``quiet``
+searches alone for --seconds at a steady 5 searches/s (sentences from its own
 pages); then, for the same time, one ``flood`` key sends searches from 8
 connections at --offered requests/s in all (at least 10x its limit) while
 ``quiet`` searches as before.  Printed: ``quiet``'s p50/p95 both times and their
@@ -22,7 +24,6 @@ import os
 import random
 import statistics
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -30,22 +31,21 @@ from dataclasses import replace
 from pathlib import Path
 
 import httpx
+import site_chrome
 from sqlalchemy import create_engine, text
+from stack import local_stack, migrate, serve_api
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from api.cli import gunicorn_argv  # noqa: E402
-from bench import site_chrome  # noqa: E402
-from bench.stack import local_stack  # noqa: E402
-from ragsage.adapters.postgres.keys import Role, create_key  # noqa: E402
-from ragsage.core.types import Scope  # noqa: E402
-from ragsage.library.enqueue import Enqueuer, upload_from_path  # noqa: E402
-from ragsage.query import RetrievalOptions  # noqa: E402
-from ragsage.runtime import build_database, build_runtime  # noqa: E402
-from ragsage.settings import Settings  # noqa: E402
-from worker.cli import celery_worker_argv  # noqa: E402
+from ragsage.adapters.postgres.keys import Role, create_key
+from ragsage.core.types import Scope
+from ragsage.library.enqueue import Enqueuer, upload_from_path
+from ragsage.query import RetrievalOptions
+from ragsage.runtime import build_database, build_runtime
+from ragsage.settings import Settings
+from worker.cli import celery_worker_argv
 
 ROOT = Path(__file__).resolve().parents[1]
+# The quiet namespace's steady search rate, under any limit the runs set.
+QUIET_RATE = 5
 HEADERS = ("Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")
 
 
@@ -106,30 +106,6 @@ def key_for(settings: Settings, namespace: str) -> str:
             await database.dispose()
 
     return asyncio.run(make())
-
-
-def serve(settings: Settings, log: Path) -> tuple[subprocess.Popen[bytes], str]:
-    port = 18000 + random.randint(0, 999)
-    argv = [
-        a
-        for a in gunicorn_argv(f"127.0.0.1:{port}", workers=2, threads=8, timeout=120)
-        if a != "--access-logfile=-"
-    ]
-    process = subprocess.Popen(
-        argv,
-        env={**os.environ, **settings.to_env()},
-        stdout=log.open("wb"),
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                return process, url
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    raise RuntimeError(log.read_text()[-2000:])
 
 
 def paced_searches(
@@ -207,6 +183,7 @@ def main() -> None:
         help="the flooding key's search limit; a comma-separated list runs each in turn",
     )
     parser.add_argument("--logs", type=Path, default=Path(".ragsage/bench-rate-limits"))
+    parser.add_argument("--overhead-searches", type=int, default=400)
     args = parser.parse_args()
     args.logs.mkdir(parents=True, exist_ok=True)
     rng = random.Random(5)
@@ -216,15 +193,23 @@ def main() -> None:
             stack.settings,
             cache_redis_url=stack.settings.redis_url.rsplit("/", 1)[0] + "/1",
         )
-        asyncio.run(_migrate(settings))
+        migrate(settings)
         print(f"ingesting {len(pages)} pages into 'quiet' and {min(30, len(pages))} into 'flood'")
         ingest(settings, {"quiet": pages, "flood": pages[:30]}, args.doc_root)
         quiet_queries = sentences(settings, "quiet", 400, rng)
         flood_queries = sentences(settings, "flood", 200, rng)
-        # Keyword search counts a query's terms on first sight and keeps the
-        # count: search every query once, so no round pays for first sights.
+        # A running service has planner statistics and its queries' term counts;
+        # a database just filled has neither yet.  Give it both before measuring.
+        analyze = create_engine(
+            settings.database_url.replace("postgresql://", "postgresql+psycopg://"),
+            isolation_level="AUTOCOMMIT",
+        )
+        with analyze.connect() as connection:
+            connection.execute(text("ANALYZE"))
+        analyze.dispose()
         asyncio.run(_warm(settings, {"quiet": quiet_queries, "flood": flood_queries}))
         quiet_key = key_for(settings, "quiet")
+        overhead(settings, args, quiet_key, quiet_queries)
         for limit in args.limits.split(","):
             measure(
                 replace(settings, rate_limit_search_key=limit),
@@ -236,6 +221,55 @@ def main() -> None:
             )
 
 
+def overhead(settings: Settings, args: argparse.Namespace, key: str, queries: list[str]) -> None:
+    """Search p50 with the limits checked against none, two servers asked in turn.
+
+    The limits are set high enough that this sequential client never meets
+    them: what is measured is the cost of counting, two Redis calls a search.
+    """
+    counted = replace(
+        settings,
+        rate_limit_search_key="100000/second",
+        rate_limit_search_namespace="100000/second",
+    )
+    unlimited = replace(
+        settings,
+        rate_limit_search_key="",
+        rate_limit_search_namespace="",
+        rate_limit_other_key="",
+        rate_limit_other_namespace="",
+    )
+    with_limits, url_with = serve_api(counted, args.logs / "api-limits.log")
+    without, url_without = serve_api(unlimited, args.logs / "api-nolimits.log")
+    took: dict[str, list[float]] = {"with": [], "without": []}
+    try:
+        clients = {
+            name: httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"})
+            for name, url in (("with", url_with), ("without", url_without))
+        }
+        for round_ in range(2 + args.overhead_searches):
+            order = ("with", "without") if round_ % 2 else ("without", "with")
+            for name in order:
+                began = time.perf_counter()
+                reply = clients[name].post(
+                    "/v1/search", json={"query": queries[round_ % len(queries)], "top_k": 10}
+                )
+                assert reply.status_code == 200, reply.text
+                if round_ >= 2:  # the first rounds open connections
+                    took[name].append((time.perf_counter() - began) * 1000)
+        for client in clients.values():
+            client.close()
+    finally:
+        for server in (with_limits, without):
+            server.terminate()
+            server.wait(30)
+    on, off = statistics.median(took["with"]), statistics.median(took["without"])
+    print(
+        f"search p50 over HTTP, {len(took['with'])} searches each, asked in turn: with "
+        f"limits counted {on:.2f} ms, without {off:.2f} ms: {on - off:+.2f} ms"
+    )
+
+
 def measure(
     settings: Settings,
     args: argparse.Namespace,
@@ -245,16 +279,23 @@ def measure(
     queries: tuple[list[str], list[str]],
 ) -> None:
     quiet_queries, flood_queries = queries
-    server, url = serve(settings, args.logs / "api.log")
+    server, url = serve_api(settings, args.logs / "api.log")
     try:
-        paced_searches(url, quiet_key, quiet_queries, 10, 3)  # warm both workers
-        alone, _ = paced_searches(url, quiet_key, quiet_queries, 10, args.seconds)
-        during: list[float] = []
-        watcher = threading.Thread(
-            target=lambda: during.extend(
-                paced_searches(url, quiet_key, quiet_queries, 10, args.seconds)[0]
-            )
+        paced_searches(url, quiet_key, quiet_queries, QUIET_RATE, 3)  # warm both workers
+        alone, alone_statuses = paced_searches(
+            url, quiet_key, quiet_queries, QUIET_RATE, args.seconds
         )
+        during: list[float] = []
+        during_statuses: Counter[int] = Counter()
+
+        def watch() -> None:
+            latencies, statuses = paced_searches(
+                url, quiet_key, quiet_queries, QUIET_RATE, args.seconds
+            )
+            during.extend(latencies)
+            during_statuses.update(statuses)
+
+        watcher = threading.Thread(target=watch)
         watcher.start()
         statuses, missing, sent_rate = flood(
             url, flood_key, flood_queries, args.offered, args.seconds
@@ -270,7 +311,11 @@ def measure(
     print(f"  limit {limit} per key; answers: {dict(sorted(statuses.items()))}")
     print(f"  refusals without Retry-After and RateLimit-* headers: {missing}")
     print(
-        f"  quiet namespace, 10 searches/s: alone p50 {statistics.median(alone):.1f} ms "
+        f"  quiet namespace, {QUIET_RATE} searches/s, answers {dict(alone_statuses)} alone, "
+        f"{dict(during_statuses)} during the flood"
+    )
+    print(
+        f"  quiet: alone p50 {statistics.median(alone):.1f} ms "
         f"p95 {p95_alone:.1f} ms; during the flood p50 {statistics.median(during):.1f} ms "
         f"p95 {p95_during:.1f} ms = {p95_during / p95_alone:.2f} x alone"
     )
@@ -286,14 +331,6 @@ async def _warm(settings: Settings, queries: dict[str, list[str]]) -> None:
                 )
     finally:
         await runtime.aclose()
-
-
-async def _migrate(settings: Settings) -> None:
-    database = build_database(settings)
-    try:
-        await database.migrate()
-    finally:
-        await database.dispose()
 
 
 if __name__ == "__main__":

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import random
+import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
+
+from api.cli import gunicorn_argv
 from ragsage.adapters.embedded.postgres import EmbeddedPostgres
 from ragsage.adapters.embedded.redis import EmbeddedRedis
+from ragsage.runtime import build_database
 from ragsage.settings import Settings
 
 
@@ -44,3 +53,40 @@ def local_stack(database: str, **overrides: Any) -> Iterator[Stack]:
         finally:
             redis.stop()
             postgres.stop()
+
+
+def migrate(settings: Settings) -> None:
+    """Create or upgrade the schema of the settings' database."""
+
+    async def run() -> None:
+        database = build_database(settings)
+        try:
+            await database.migrate()
+        finally:
+            await database.dispose()
+
+    asyncio.run(run())
+
+
+def serve_api(
+    settings: Settings, log: Path, workers: int = 2, threads: int = 8
+) -> tuple[subprocess.Popen[bytes], str]:
+    """The API under gunicorn on a free-ish loopback port, once it answers /healthz."""
+    port = 18000 + random.randint(0, 999)
+    argv = gunicorn_argv(f"127.0.0.1:{port}", workers=workers, threads=threads, timeout=120)
+    argv = [a for a in argv if a != "--access-logfile=-"]
+    process = subprocess.Popen(
+        argv,
+        env={**os.environ, **settings.to_env()},
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return process, url
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    raise RuntimeError(log.read_text()[-2000:])

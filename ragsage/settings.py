@@ -123,6 +123,13 @@ class Settings:
     rate_limit_search_namespace: str = "200/second"
     rate_limit_other_key: str = "100/second"
     rate_limit_other_namespace: str = "300/second"
+    # What one search or answer may ask for, under the request contract's own
+    # ceilings (top_k 100, neighbours 10, history 50), and answers one key may
+    # be producing at once (0: no cap).
+    max_top_k: int = 100
+    max_neighbours: int = 10
+    max_history_turns: int = 50
+    answers_per_key: int = 4
     # Worker processes run this much nicer than the API: on a shared machine the
     # CPU goes to a waiting query before a background ingest (docs/operations.md).
     worker_nice: int = 5
@@ -158,6 +165,10 @@ class Settings:
         for name in ("documents", "bytes", "chunks", "queued_jobs"):
             _between(f"RAGSAGE_QUOTA_{name.upper()}", getattr(self, f"quota_{name}"), 0, 2**62)
         _between("RAGSAGE_WORKER_NICE", self.worker_nice, 0, 19)
+        _between("RAGSAGE_MAX_TOP_K", self.max_top_k, 1, 100)
+        _between("RAGSAGE_MAX_NEIGHBOURS", self.max_neighbours, 0, 10)
+        _between("RAGSAGE_MAX_HISTORY_TURNS", self.max_history_turns, 0, 50)
+        _between("RAGSAGE_ANSWERS_PER_KEY", self.answers_per_key, 0, 10_000)
         _between("RAGSAGE_WORKER_METRICS_PORT", self.worker_metrics_port, 0, 65535)
         self.indexed_widths()  # refuses a malformed list at start
         _between("RAGSAGE_EMBEDDING_DIM", self.embedding_dim, 1, 2000)

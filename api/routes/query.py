@@ -8,7 +8,7 @@ from typing import Any
 
 from flask import Blueprint, Response, request
 
-from api import convert, schemas
+from api import convert, costs, schemas
 from api.auth import require, run_checked
 from api.documented import documented, ok, query_int
 from api.errors import ApiError
@@ -53,6 +53,7 @@ def search() -> Any:
     body = json_body(SearchRequest)
     here = services()
     options = body.to_options()
+    costs.check_options(here.settings, options)
 
     async def found(engine: QueryEngine) -> RetrievalResult:
         return await engine.search(who.scope, body.query, options)
@@ -76,8 +77,11 @@ def query() -> Any:
     here = services()
     history = [Turn(turn.role, turn.content) for turn in body.history]
     options = body.options.to_options()
+    costs.check_history(here.settings, len(history))
+    costs.check_options(here.settings, options)
     engine = here.run(here.runtime.query_engine_for(who.scope))
     if body.stream or request.accept_mimetypes.best == "text/event-stream":
+        slot = here.answers.take(who.key_id)
         events = engine.stream_answer(who.scope, body.question, history=history, options=options)
         # Retrieval runs before the first event: a database outage there still
         # gets its 503, because no status line has been sent yet.
@@ -87,13 +91,15 @@ def query() -> Any:
             first = None
         except BaseException:
             here.run(events.aclose())
+            here.answers.give_back(slot)
             raise
         return Response(
-            _sse(here, events, first),
+            _sse(here, events, first, slot),
             mimetype="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
-    answer = here.run(engine.answer(who.scope, body.question, history=history, options=options))
+    with here.answers.held(who.key_id):
+        answer = here.run(engine.answer(who.scope, body.question, history=history, options=options))
     return convert.dump(
         QueryResponse(
             answer=answer.text,
@@ -115,7 +121,10 @@ def _event(name: str, data: Any) -> str:
 
 
 def _sse(
-    here: Services, events: AsyncGenerator[AnswerEvent, None], first: AnswerEvent | None
+    here: Services,
+    events: AsyncGenerator[AnswerEvent, None],
+    first: AnswerEvent | None,
+    slot: str | None = None,
 ) -> Iterator[str]:
     """Relay engine events as Server-Sent Events, one at a time, as they arrive.
 
@@ -155,6 +164,7 @@ def _sse(
         yield _event("error", {"message": "internal error while answering"})
     finally:
         here.run(events.aclose())
+        here.answers.give_back(slot)  # the key may start another answer
 
 
 @blueprint.get("/v1/chunks/<path:chunk_id>")

@@ -25,6 +25,7 @@ import redis
 from celery import Celery
 from kombu.exceptions import OperationalError as BrokerOperationalError
 from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.celery.broker import create_celery, publish
 from ragsage.adapters.postgres import Database
@@ -182,18 +183,9 @@ class Enqueuer(ReindexControls):
         async with self.database.session(scope) as session:
             for upload in batch:
                 try:
-                    # Refusals are decided before any statement runs, so they
-                    # never spoil the shared transaction.
-                    results.append(
-                        await create_upload(
-                            session,
-                            scope,
-                            upload,
-                            max_bytes=self.settings.max_upload_bytes,
-                            job_class=job_class,
-                            quotas=self.settings.quotas(),
-                        )
-                    )
+                    # Refusals (quotas included) are decided before any statement
+                    # writes, so they never spoil the shared transaction.
+                    results.append(await self._create(session, scope, upload, job_class))
                 except InputError as exc:
                     results.append(exc)
         return results
@@ -243,14 +235,19 @@ class Enqueuer(ReindexControls):
 
     async def _record(self, scope: Scope, upload: Upload, job_class: str) -> UploadOutcome:
         async with self.database.session(scope) as session:
-            return await create_upload(
-                session,
-                scope,
-                upload,
-                max_bytes=self.settings.max_upload_bytes,
-                job_class=job_class,
-                quotas=self.settings.quotas(),
-            )
+            return await self._create(session, scope, upload, job_class)
+
+    async def _create(
+        self, session: AsyncSession, scope: Scope, upload: Upload, job_class: str
+    ) -> UploadOutcome:
+        return await create_upload(
+            session,
+            scope,
+            upload,
+            max_bytes=self.settings.max_upload_bytes,
+            job_class=job_class,
+            quotas=self.settings.quotas(),
+        )
 
 
 _default: Enqueuer | None = None

@@ -9,6 +9,10 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
+from api.costs import AnswersAtOnce
+from api.errors import ApiError
 from ragsage.adapters.embedded.redis import EmbeddedRedis
 from ragsage.adapters.postgres.keys import Role
 
@@ -104,3 +108,53 @@ def test_searches_answer_when_the_limits_redis_is_stopped(
             assert time.perf_counter() - started < 1.0  # no wait on the stopped server
     finally:
         limits_redis.stop()
+
+
+def test_a_search_or_answer_over_a_cost_cap_is_refused_naming_it(
+    deployment: Deployment,
+) -> None:
+    namespace = f"costs-{uuid.uuid4().hex[:8]}"
+    with _served(deployment, max_top_k=20, max_neighbours=2, max_history_turns=3) as api:
+        client = api.client(make_key(deployment.settings, namespace))
+        too_many = client.post("/v1/search", json={"query": "valve", "top_k": 21})
+        wide = client.post("/v1/search", json={"query": "valve", "chunks_above": 3})
+        long = client.post(
+            "/v1/query",
+            json={"question": "why?", "history": [{"role": "user", "content": "hi"}] * 4},
+        )
+
+        assert [r.status_code for r in (too_many, wide, long)] == [400, 400, 400]
+        assert too_many.json()["error"] == {
+            "code": "limit_exceeded",
+            "message": "top_k 21 is over this deployment's cap of 20 (RAGSAGE_MAX_TOP_K)",
+        }
+        assert "RAGSAGE_MAX_NEIGHBOURS" in wide.json()["error"]["message"]
+        assert "a history of 4 turns" in long.json()["error"]["message"]
+        assert client.post("/v1/search", json={"query": "valve", "top_k": 20}).status_code == 200
+
+
+def test_a_key_produces_no_more_answers_at_once_than_its_cap(
+    deployment: Deployment,
+) -> None:
+    counted = AnswersAtOnce(replace(deployment.settings, answers_per_key=2))
+    key = f"key-{uuid.uuid4().hex[:8]}"
+    try:
+        first, second = counted.take(key), counted.take(key)
+        with pytest.raises(ApiError) as refused:
+            counted.take(key)
+        assert refused.value.status == 429
+        assert "already producing 2 answers at once" in refused.value.message
+        counted.give_back(first)
+        third = counted.take(key)  # one ended: room for one more
+        counted.give_back(second)
+        counted.give_back(third)
+    finally:
+        counted.close()
+
+    namespace = f"answers-{uuid.uuid4().hex[:8]}"
+    with _served(deployment, answers_per_key=1) as api:
+        client = api.client(make_key(deployment.settings, namespace))
+        for _ in range(3):  # each answer gives its place back when it ends, streamed or not
+            streamed = client.post("/v1/query", json={"question": "Pump?", "stream": True})
+            assert streamed.status_code == 200 and "event: done" in streamed.text
+            assert client.post("/v1/query", json={"question": "Valve?"}).status_code == 200
