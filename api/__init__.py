@@ -17,7 +17,7 @@ from flask import Flask, Response, g, request
 
 from api import web
 from api.auth import RateLimited, authenticate_request, challenge_header, settle_unchecked
-from api.costs import AnswersAtOnce
+from api.costs import AnswersAtOnce, SearchTimeouts
 from api.errors import error_response, register_error_handlers
 from api.limits import Refusal, RequestLimits
 from api.metrics import Metrics
@@ -67,6 +67,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         probes=probes,
         limits=limits,
         answers=AnswersAtOnce(chosen),
+        timeouts=SearchTimeouts(chosen, built.database),
     )
     app.extensions[EXTENSION] = here
     _log.info(

@@ -11,12 +11,16 @@ the count, and like the rates they go unchecked when that Redis is away.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import redis
 
 from api.errors import ApiError
+from ragsage.adapters.postgres import Database
+from ragsage.adapters.postgres.namespaces import own_overrides
+from ragsage.core.types import Scope
 from ragsage.query.options import RetrievalOptions
 from ragsage.settings import Settings
 
@@ -103,3 +107,32 @@ class AnswersAtOnce:
 
     def close(self) -> None:
         self._client.close()
+
+
+class SearchTimeouts:
+    """Each namespace's statement timeout for its searches and answers.
+
+    Read from the namespace's settings row at most every ``ttl`` seconds per
+    process, and handed to the database's one-message reads, which is how
+    searches read.  A namespace without its own uses ``RAGSAGE_SEARCH_TIMEOUT_MS``
+    (0: the sessions' own timeout).  A search past it answers 503 with
+    ``Retry-After``, as any statement timeout does.
+    """
+
+    def __init__(self, settings: Settings, database: Database, ttl: float = 30.0) -> None:
+        self.default, self.database, self.ttl = settings.search_timeout_ms, database, ttl
+        self._until: dict[str, float] = {}
+
+    def stale(self, scope: Scope) -> bool:
+        """Whether the namespace's timeout must be read again (checked without the loop)."""
+        return self._until.get(scope.namespace, 0.0) < time.monotonic()
+
+    async def refresh(self, scope: Scope) -> None:
+        async with self.database.session(scope) as session:
+            own = (await own_overrides(session))["search_timeout_ms"]
+        chosen = own or self.default
+        if chosen:
+            self.database.read_timeouts[scope.namespace] = chosen
+        else:
+            self.database.read_timeouts.pop(scope.namespace, None)
+        self._until[scope.namespace] = time.monotonic() + self.ttl

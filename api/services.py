@@ -8,11 +8,12 @@ from typing import Any, TypeVar
 
 from flask import current_app
 
-from api.costs import AnswersAtOnce
+from api.costs import AnswersAtOnce, SearchTimeouts
 from api.keycache import RecentKeys
 from api.limits import RequestLimits
 from api.metrics import Metrics
 from api.probes import Probes
+from ragsage.core.types import Scope
 from ragsage.library.enqueue import Enqueuer
 from ragsage.runtime import Runtime
 from ragsage.runtime.loop import LoopThread
@@ -34,12 +35,18 @@ class Services:
     probes: Probes
     limits: RequestLimits
     answers: AnswersAtOnce
+    timeouts: SearchTimeouts
     request_timeout: float = 120.0
     recent_keys: RecentKeys = field(default_factory=RecentKeys)
 
     def run(self, coroutine: Coroutine[Any, Any, _T]) -> _T:
         """Run async engine code from a synchronous view, on the process's one loop."""
         return self.loop.run(coroutine, timeout=self.request_timeout)
+
+    def search_timeout(self, scope: Scope) -> None:
+        """Make sure the namespace's searches run under its own statement timeout."""
+        if self.timeouts.stale(scope):
+            self.run(self.timeouts.refresh(scope))
 
     def close(self) -> None:
         self.limits.close()

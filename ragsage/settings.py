@@ -127,6 +127,9 @@ class Settings:
     # ceilings (top_k 100, neighbours 10, history 50), and answers one key may
     # be producing at once (0: no cap).
     max_top_k: int = 100
+    # How long one statement of a search or answer may run (ms), overridable per
+    # namespace; 0: the sessions' own statement timeout (30 s).
+    search_timeout_ms: int = 0
     max_neighbours: int = 10
     max_history_turns: int = 50
     answers_per_key: int = 4
@@ -166,6 +169,7 @@ class Settings:
             _between(f"RAGSAGE_QUOTA_{name.upper()}", getattr(self, f"quota_{name}"), 0, 2**62)
         _between("RAGSAGE_WORKER_NICE", self.worker_nice, 0, 19)
         _between("RAGSAGE_MAX_TOP_K", self.max_top_k, 1, 100)
+        _between("RAGSAGE_SEARCH_TIMEOUT_MS", self.search_timeout_ms, 0, 3_600_000)
         _between("RAGSAGE_MAX_NEIGHBOURS", self.max_neighbours, 0, 10)
         _between("RAGSAGE_MAX_HISTORY_TURNS", self.max_history_turns, 0, 50)
         _between("RAGSAGE_ANSWERS_PER_KEY", self.answers_per_key, 0, 10_000)

@@ -54,6 +54,7 @@ def search() -> Any:
     here = services()
     options = body.to_options()
     costs.check_options(here.settings, options)
+    here.search_timeout(who.scope)
 
     async def found(engine: QueryEngine) -> RetrievalResult:
         return await engine.search(who.scope, body.query, options)
@@ -79,6 +80,7 @@ def query() -> Any:
     options = body.options.to_options()
     costs.check_history(here.settings, len(history))
     costs.check_options(here.settings, options)
+    here.search_timeout(who.scope)
     engine = here.run(here.runtime.query_engine_for(who.scope))
     if body.stream or request.accept_mimetypes.best == "text/event-stream":
         slot = here.answers.take(who.key_id)

@@ -19,6 +19,7 @@ _OPTIONS = {
     "max_bytes": ("quota_bytes", "bytes of uploaded files it may keep"),
     "max_chunks": ("quota_chunks", "chunks it may hold in its serving generation"),
     "max_queued_jobs": ("quota_queued_jobs", "jobs it may have waiting"),
+    "search_timeout_ms": ("search_timeout_ms", "ms one statement of its searches may run"),
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import Iterator
@@ -13,15 +14,19 @@ import pytest
 
 from api.costs import AnswersAtOnce
 from api.errors import ApiError
+from api.services import EXTENSION
 from ragsage.adapters.embedded.redis import EmbeddedRedis
 from ragsage.adapters.postgres.keys import Role
+from ragsage.adapters.postgres.namespaces import set_overrides
+from ragsage.core.types import Scope
+from ragsage.runtime import build_database
 
 from .api_harness import ApiServer, make_key, serve
 from .worker_harness import Deployment
 
 
 @contextmanager
-def _served(deployment: Deployment, **settings: str) -> Iterator[ApiServer]:
+def _served(deployment: Deployment, **settings: object) -> Iterator[ApiServer]:
     limited = replace(deployment, settings=replace(deployment.settings, **settings))
     with contextmanager(serve)(limited) as api:
         yield api
@@ -158,3 +163,28 @@ def test_a_key_produces_no_more_answers_at_once_than_its_cap(
             streamed = client.post("/v1/query", json={"question": "Pump?", "stream": True})
             assert streamed.status_code == 200 and "event: done" in streamed.text
             assert client.post("/v1/query", json={"question": "Valve?"}).status_code == 200
+
+
+def test_a_namespaces_searches_run_under_its_own_statement_timeout(
+    deployment: Deployment,
+) -> None:
+    slow, other = f"timed-{uuid.uuid4().hex[:8]}", f"untimed-{uuid.uuid4().hex[:8]}"
+
+    async def override() -> None:
+        database = build_database(deployment.settings)
+        try:
+            async with database.owner_connection() as owner:
+                variable = database.config.isolation_variable
+                await set_overrides(owner, variable, Scope(slow), {"search_timeout_ms": 1234})
+        finally:
+            await database.dispose()
+
+    asyncio.run(override())
+    with _served(deployment, search_timeout_ms=0) as api:
+        for namespace in (slow, other):
+            client = api.client(make_key(deployment.settings, namespace))
+            assert client.post("/v1/search", json={"query": "valve"}).status_code == 200
+        here = api.app.extensions[EXTENSION]
+        setting = [("SELECT current_setting('statement_timeout')", {})]
+        assert here.run(here.runtime.database.read(Scope(slow), setting)) == [("1234ms",)]
+        assert here.run(here.runtime.database.read(Scope(other), setting)) == [("30s",)]

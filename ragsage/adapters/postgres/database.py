@@ -79,6 +79,10 @@ class Database:
         owner_engine: AsyncEngine | None = None,
     ) -> None:
         self._config = config
+        # Per-namespace statement timeouts (ms) for one-message reads, which is how
+        # searches read: set by the process serving them from the operator's
+        # overrides (see api.costs).  Absent: the configured timeout.
+        self.read_timeouts: dict[str, int] = {}
         self._engine = engine or create_engine(config)
         self._owner_engine: AsyncEngine | None
         if owner_engine is not None:
@@ -109,8 +113,13 @@ class Database:
         return open_scoped_session(self._sessions, self._config, scope)
 
     async def read(self, scope: Scope | None, statements: Statements) -> list[tuple[Any, ...]]:
-        """The rows of the last statement, all sent in one message pinned to ``scope``."""
-        return await read_in_one_message(self._reads, self._config, scope, statements)
+        """The rows of the last statement, all sent in one message pinned to ``scope``.
+
+        Searches read this way; a namespace in :attr:`read_timeouts` gets its own
+        statement timeout for them.
+        """
+        timeout = self.read_timeouts.get(scope.namespace) if scope is not None else None
+        return await read_in_one_message(self._reads, self._config, scope, statements, timeout)
 
     async def refresh_statistics(self) -> bool:
         """Analyze the chunk table if it has no planner statistics or has doubled since.

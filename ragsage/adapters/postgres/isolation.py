@@ -33,7 +33,9 @@ class Statement:
     parameters: Mapping[str, str] = field(default_factory=dict)
 
 
-def isolation_preamble(config: PostgresConfig, scope: Scope | None) -> tuple[Statement, ...]:
+def isolation_preamble(
+    config: PostgresConfig, scope: Scope | None, timeout_ms: int | None = None
+) -> tuple[Statement, ...]:
     """The statements that pin a transaction to ``scope`` under Row-Level Security.
 
     Every setting is transaction-local (``set_config(..., true)``), so nothing
@@ -46,7 +48,7 @@ def isolation_preamble(config: PostgresConfig, scope: Scope | None) -> tuple[Sta
     settings = {
         # An empty namespace matches no row: the system session sees nothing directly.
         config.isolation_variable: scope.namespace if scope is not None else "",
-        "statement_timeout": str(config.statement_timeout_ms),
+        "statement_timeout": str(timeout_ms or config.statement_timeout_ms),
         # Filtered vector search keeps walking the HNSW graph until enough rows
         # pass the filters (pgvector >= 0.8), instead of returning too few.
         "hnsw.iterative_scan": "relaxed_order",
@@ -108,9 +110,11 @@ async def _pin(session: AsyncSession, config: PostgresConfig, scope: Scope | Non
     session.info[SCOPE_KEY] = scope.namespace if scope is not None else None
 
 
-def driver_preamble(config: PostgresConfig, scope: Scope | None) -> tuple[str, dict[str, str]]:
+def driver_preamble(
+    config: PostgresConfig, scope: Scope | None, timeout_ms: int | None = None
+) -> tuple[str, dict[str, str]]:
     """:func:`isolation_preamble` in psycopg's parameter style."""
-    (statement,) = isolation_preamble(config, scope)
+    (statement,) = isolation_preamble(config, scope, timeout_ms)
     return to_driver_style(statement.sql), dict(statement.parameters)
 
 
@@ -131,8 +135,11 @@ async def read_in_one_message(
     config: PostgresConfig,
     scope: Scope | None,
     statements: Statements,
+    timeout_ms: int | None = None,
 ) -> list[tuple[Any, ...]]:
     """The rows of the last of ``statements``, run in one message pinned to ``scope``.
+
+    ``timeout_ms`` replaces the configured statement timeout for this read.
 
     The isolation preamble and the statements go out as a single simple-query
     message on an autocommit connection: the server runs the statements of one
@@ -147,7 +154,7 @@ async def read_in_one_message(
     dead is replaced, with every idle one, and the whole read sent once more on
     a new connection (it has written nothing).
     """
-    sql, parameters = driver_preamble(config, scope)
+    sql, parameters = driver_preamble(config, scope, timeout_ms)
     for attempt in (0, 1):
         async with connections.connection(fresh=attempt > 0) as connection:
             cursor = psycopg.AsyncClientCursor(connection)

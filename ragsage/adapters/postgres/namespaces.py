@@ -29,7 +29,14 @@ class NamespaceQueue:
 
 
 # The overrides an operator may set, by column; None clears one back to the setting.
-OVERRIDES = ("job_slots", "quota_documents", "quota_bytes", "quota_chunks", "quota_queued_jobs")
+OVERRIDES = (
+    "job_slots",
+    "quota_documents",
+    "quota_bytes",
+    "quota_chunks",
+    "quota_queued_jobs",
+    "search_timeout_ms",
+)
 
 
 async def set_overrides(
@@ -44,6 +51,8 @@ async def set_overrides(
         raise ValueError(f"not a namespace setting: {', '.join(sorted(unknown))}")
     if any(value is not None and value < 0 for value in values.values()):
         raise ValueError("namespace settings must be 0 (no limit) or more")
+    if values.get("search_timeout_ms") == 0:
+        raise ValueError("a search timeout must be at least 1 ms")
     if not values:
         return
     await owner.execute(

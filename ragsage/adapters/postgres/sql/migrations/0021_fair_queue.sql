@@ -46,12 +46,15 @@ CREATE TABLE IF NOT EXISTS ragsage_namespace_settings (
         quota_bytes bigint CHECK (quota_bytes >= 0),
         quota_chunks bigint CHECK (quota_chunks >= 0),
         quota_queued_jobs bigint CHECK (quota_queued_jobs >= 0),
+        search_timeout_ms integer CHECK (search_timeout_ms > 0),
         updated_at timestamptz NOT NULL DEFAULT now()
     );
 
 COMMENT ON TABLE ragsage_namespace_settings IS 'per-namespace overrides set by the operator (the owner); a tenant reads its own row only';
 
 COMMENT ON COLUMN ragsage_namespace_settings.job_slots IS 'jobs the namespace runs at once while others wait (0: no cap); NULL: the setting RAGSAGE_JOB_NAMESPACE_SLOTS';
+
+COMMENT ON COLUMN ragsage_namespace_settings.search_timeout_ms IS 'how long one statement of the namespace''s searches and answers may run; NULL: RAGSAGE_SEARCH_TIMEOUT_MS';
 
 COMMENT ON COLUMN ragsage_namespace_settings.quota_bytes IS 'each quota: 0 is none, NULL is the deployment''s setting (RAGSAGE_QUOTA_*)';
 
