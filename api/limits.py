@@ -111,8 +111,8 @@ def configured_limits(settings: Settings) -> tuple[Limit, ...]:
     )
     found = []
     for name, kind, per, text, variable in wanted:
-        if not text.strip():
-            continue
+        if text.strip().lower() in ("", "none"):
+            continue  # from the environment, only "none" says so: empty means the default
         try:
             item = parse(text)
         except ValueError:

@@ -234,10 +234,10 @@ def overhead(settings: Settings, args: argparse.Namespace, key: str, queries: li
     )
     unlimited = replace(
         settings,
-        rate_limit_search_key="",
-        rate_limit_search_namespace="",
-        rate_limit_other_key="",
-        rate_limit_other_namespace="",
+        rate_limit_search_key="none",
+        rate_limit_search_namespace="none",
+        rate_limit_other_key="none",
+        rate_limit_other_namespace="none",
     )
     with_limits, url_with = serve_api(counted, args.logs / "api-limits.log")
     without, url_without = serve_api(unlimited, args.logs / "api-nolimits.log")

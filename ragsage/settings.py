@@ -117,7 +117,7 @@ class Settings:
     quota_bytes: int = 0
     quota_chunks: int = 0
     quota_queued_jobs: int = 0
-    # Request rates ("50/second", "1000 per minute"; empty: none), per API key and
+    # Request rates ("50/second", "1000 per minute"; "none": no limit), per API key and
     # per namespace, searches and answers counted apart from everything else.
     rate_limit_search_key: str = "50/second"
     rate_limit_search_namespace: str = "200/second"
