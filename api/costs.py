@@ -63,7 +63,7 @@ class AnswersAtOnce:
 
     def __init__(self, settings: Settings) -> None:
         self.cap = settings.answers_per_key
-        url = settings.limits_redis_url or settings.cache_redis_url or settings.redis_url
+        url = settings.limits_url()
         self._client = redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
 
     def take(self, key_id: str) -> str | None:

@@ -133,17 +133,18 @@ class RequestLimits:
         on_refused: Callable[[Limit, str], None] = lambda limit, namespace: None,
     ) -> None:
         self.limits = configured_limits(settings)
-        url = settings.limits_redis_url or settings.cache_redis_url or settings.redis_url
-        self.url = url
+        # Looked up on every request: by (kind, per).
+        self._by_scope = {(limit.kind, limit.per): limit for limit in self.limits}
         self._storage = RedisStorage(
-            url,
+            settings.limits_url(),
             key_prefix="ragsage:limits",
             wrap_exceptions=True,
             socket_timeout=0.5,
             socket_connect_timeout=0.5,
         )
         self._limiter = SlidingWindowCounterRateLimiter(self._storage)
-        self._client = redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
+        # The refusal counts go through the limiter's own connection pool.
+        self._client: redis.Redis = self._storage.storage
         self._on_unavailable, self._on_refused = on_unavailable, on_refused
         self._paused_until = 0.0
         self._lock = threading.Lock()
@@ -168,7 +169,7 @@ class RequestLimits:
         self, endpoint: str | None, per: str, who: str, namespace: str | None
     ) -> Refusal | None:
         kind = "search" if endpoint in SEARCH_ENDPOINTS else "other"
-        limit = next((x for x in self.limits if x.kind == kind and x.per == per), None)
+        limit = self._by_scope.get((kind, per))
         if limit is None or time.monotonic() < self._paused_until:
             return None
         try:

@@ -247,6 +247,10 @@ class Settings:
             widths.add(int(part))
         return tuple(sorted({*widths, self.embedding_dim}))
 
+    def limits_url(self) -> str:
+        """The Redis that counts request rates and answers at once."""
+        return self.limits_redis_url or self.cache_redis_url or self.redis_url
+
     def quotas(self) -> Quotas:
         """The deployment's per-namespace quotas (each namespace may have its own)."""
         return Quotas(

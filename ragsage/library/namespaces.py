@@ -105,7 +105,7 @@ def _delete_cache_entries(settings: Settings, scope: Scope) -> tuple[int, str | 
 
 def _delete_usage_counters(settings: Settings, scope: Scope) -> int:
     """The API's count of the namespace's refused requests (rate windows expire on their own)."""
-    url = settings.limits_redis_url or settings.cache_redis_url or settings.redis_url
+    url = settings.limits_url()
     client = redis.Redis.from_url(url, socket_timeout=10)
     try:
         return int(client.delete(refused_requests_key(scope.namespace)))

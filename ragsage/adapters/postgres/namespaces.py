@@ -55,10 +55,7 @@ async def set_overrides(
         raise ValueError("a search timeout must be at least 1 ms")
     if not values:
         return
-    await owner.execute(
-        text("SELECT set_config(:variable, :namespace, true)"),
-        {"variable": isolation_variable, "namespace": scope.namespace},
-    )
+    await _pin(owner, isolation_variable, scope)
     # Column names come from OVERRIDES above, never from the caller's text.
     columns = [name for name in OVERRIDES if name in values]
     await owner.execute(
@@ -70,6 +67,14 @@ async def set_overrides(
             + ", updated_at = now()"
         ),
         {"namespace": scope.namespace, **{c: values[c] for c in columns}},
+    )
+
+
+async def _pin(owner: AsyncConnection, isolation_variable: str, scope: Scope) -> None:
+    """Pin the owner's transaction to one namespace, as a tenant's session is pinned."""
+    await owner.execute(
+        text("SELECT set_config(:variable, :namespace, true)"),
+        {"variable": isolation_variable, "namespace": scope.namespace},
     )
 
 
@@ -149,10 +154,7 @@ async def delete_namespace_rows(
     too, so a policy that lets the owner see more can never widen a delete.
     Uploads of the namespace wait on the same lock, so none lands half-way.
     """
-    await owner.execute(
-        text("SELECT set_config(:variable, :namespace, true)"),
-        {"variable": isolation_variable, "namespace": scope.namespace},
-    )
+    await _pin(owner, isolation_variable, scope)
     await owner.execute(
         text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"),
         {"key": upload_lock_key(scope)},
@@ -177,10 +179,7 @@ async def namespace_rows(
     owner: AsyncConnection, isolation_variable: str, scope: Scope
 ) -> dict[str, int]:
     """Rows the namespace holds in every ragsage table, read as a deletion would see them."""
-    await owner.execute(
-        text("SELECT set_config(:variable, :namespace, true)"),
-        {"variable": isolation_variable, "namespace": scope.namespace},
-    )
+    await _pin(owner, isolation_variable, scope)
     counts: dict[str, int] = {}
     for table in await namespace_tables(owner):
         counts[table] = int(

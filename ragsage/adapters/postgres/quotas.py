@@ -15,6 +15,12 @@ from ragsage.core.errors import QuotaExceeded
 from ragsage.core.jobs import Quotas
 from ragsage.core.types import Scope
 
+# The namespace's chunks in the generation serving its searches.
+_SERVING_CHUNKS = (
+    "SELECT count(*) FROM ragsage_chunks c JOIN ragsage_generations g "
+    "ON g.namespace = c.namespace AND g.id = c.generation AND g.state = 'active'"
+)
+
 
 async def namespace_quotas(session: AsyncSession, defaults: Quotas) -> Quotas:
     """The deployment's quotas with the namespace's own overrides over them."""
@@ -70,11 +76,7 @@ async def check_chunks(
         return
     held = int(
         await session.scalar(
-            text(
-                "SELECT count(*) FROM ragsage_chunks c JOIN ragsage_generations g "
-                "ON g.namespace = c.namespace AND g.id = c.generation AND g.state = 'active' "
-                "WHERE c.document_id <> :id"
-            ),
+            text(f"{_SERVING_CHUNKS} WHERE c.document_id <> :id"),
             {"id": document_id},
         )
         or 0
@@ -95,8 +97,7 @@ async def usage(session: AsyncSession) -> dict[str, int]:
         await session.execute(
             text(
                 "SELECT (SELECT count(*) FROM ragsage_documents), "
-                "(SELECT count(*) FROM ragsage_chunks c JOIN ragsage_generations g "
-                "ON g.namespace = c.namespace AND g.id = c.generation AND g.state = 'active'), "
+                f"({_SERVING_CHUNKS}), "
                 "(SELECT coalesce(sum(size_bytes), 0) FROM ragsage_blobs), "
                 "(SELECT count(*) FROM ragsage_jobs WHERE state = 'queued'), "
                 "(SELECT count(*) FROM ragsage_jobs WHERE state = 'running')"
