@@ -26,10 +26,10 @@ import time
 from pathlib import Path
 
 import httpx
-from api_search import new_key, serve
+from api_search import new_key
 from real_corpus import ingest
 from sqlalchemy import create_engine, text
-from stack import local_stack
+from stack import local_stack, serve_api
 
 from ragsage.core.types import Scope
 from ragsage.library.enqueue import Enqueuer
@@ -120,7 +120,7 @@ def main() -> None:
         ingest(settings, samples, SAMPLES, 1, stack.directory / "worker.log", NAMESPACE)
         key = asyncio.run(new_key(settings, Scope(NAMESPACE)))
         bodies = questions(stack.owner_url)
-        server, url = serve(settings, stack.directory / "api.log")
+        server, url = serve_api(settings, stack.directory / "api.log")
         try:
             workers = api_workers(server.pid)
             ask(url, key, 50, args.clients, bodies)  # warm both workers' pools and caches

@@ -40,9 +40,9 @@ from pathlib import Path
 # Run as a script, this folder is on sys.path: its sibling modules import directly.
 import corpus_search
 import site_chrome
-from api_search import new_key, serve
+from api_search import new_key
 from sqlalchemy import Engine, create_engine, text
-from stack import Stack, local_stack
+from stack import Stack, local_stack, serve_api
 
 from ragsage.adapters.parsing import make_token_counter
 from ragsage.core.jobs import UploadOutcome
@@ -285,7 +285,7 @@ def search_report(
     settings = stack.settings
     sentences = corpus_search.query_sentences(pages)
     key = asyncio.run(new_key(settings, Scope(NAMESPACE)))
-    server, url = serve(settings, stack.directory / "api.log")
+    server, url = serve_api(settings, stack.directory / "api.log")
     try:
         figures, last = asyncio.run(
             corpus_search.measure(settings, NAMESPACE, sentences, (url, key))
