@@ -33,8 +33,9 @@ typecheck: setup
 system-packages:
 	@bash tests/system-packages.sh
 
+# Two processes: much of the suite waits on the services and workers it starts.
 unit: setup system-packages
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --numprocesses=2 --dist=loadfile
 
 test: lint typecheck unit
 
