@@ -16,10 +16,10 @@ from typing import Any
 from flask import Flask, Response, g, request
 
 from api import web
-from api.auth import RateLimited, authenticate_request, challenge_header, settle_unchecked
+from api.auth import authenticate_request, challenge_header, settle_unchecked
 from api.costs import AnswersAtOnce, SearchTimeouts
-from api.errors import error_response, register_error_handlers
-from api.limits import Refusal, RequestLimits
+from api.errors import register_error_handlers
+from api.limits import RateLimited, RequestLimits, too_many
 from api.metrics import Metrics
 from api.probes import Probes
 from api.routes import documents, jobs, ops, query, reindex, usage
@@ -79,6 +79,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     for module in (ops, query, documents, jobs, reindex, usage, web):
         app.register_blueprint(module.blueprint)
     register_error_handlers(app)
+    app.register_error_handler(RateLimited, lambda limited: too_many(limited.refusal))
 
     @app.before_request
     def start() -> Response | None:
@@ -93,9 +94,10 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
                 return too_many(limited.refusal)
             namespace = g.principal.scope.namespace
             bind_log_context(namespace=namespace)
-            refusal = here.limits.check_namespace(request.endpoint, namespace)
-            if refusal is not None:
-                return too_many(refusal)
+            if "uncounted" not in g:  # else counted beside the search (api.auth.run_checked)
+                refusal = here.limits.check_namespace(request.endpoint, namespace)
+                if refusal is not None:
+                    return too_many(refusal)
             check_path_ids(request.view_args or {})
         return None
 
@@ -118,13 +120,6 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
             reset_log_context(token)
 
     return app
-
-
-def too_many(refusal: Refusal) -> Response:
-    """429 naming the limit, with when to come back."""
-    response = error_response(429, "rate_limited", refusal.message)
-    response.headers.update(refusal.headers())
-    return response
 
 
 def create_production_app() -> Any:

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from flask import Response, g, request
 
 from api.errors import ApiError, error_response
-from api.limits import Refusal
+from api.limits import RateLimited, too_many
 from api.services import services
 from ragsage.adapters.postgres.keys import Principal, Role, authenticate_on, hash_key
 
@@ -39,16 +39,19 @@ def authenticate_request() -> None:
     here = services()
     digest = hash_key(key)
     seen = here.recent_keys.get(digest)
+    beside = request.endpoint in _CHECKED_BESIDE and seen is not None
+    if seen is not None and beside:
+        if here.limits.may_count_beside(request.endpoint, digest, seen.scope.namespace):
+            g.principal, g.unchecked_key, g.uncounted = seen, key, digest
+            return
     refusal = here.limits.check_key(
         request.endpoint, digest, seen.scope.namespace if seen is not None else None
     )
     if refusal is not None:
         raise RateLimited(refusal)
-    if request.endpoint in _CHECKED_BESIDE:
-        known = here.recent_keys.get(digest)
-        if known is not None:
-            g.principal, g.unchecked_key = known, key
-            return
+    if seen is not None and beside:
+        g.principal, g.unchecked_key = seen, key
+        return
 
     principal = here.run(authenticate_on(here.runtime.database, key))
     if principal is None:
@@ -56,14 +59,6 @@ def authenticate_request() -> None:
         raise ApiError(401, "unauthorized", _REFUSED)
     here.recent_keys.remember(digest, principal)
     g.principal = principal
-
-
-class RateLimited(Exception):
-    """A request over one of its rate limits (answered 429 before any other work)."""
-
-    def __init__(self, refusal: Refusal) -> None:
-        super().__init__(refusal.message)
-        self.refusal = refusal
 
 
 def run_checked(coroutine: Coroutine[Any, Any, _T]) -> _T:
@@ -90,11 +85,29 @@ def run_checked(coroutine: Coroutine[Any, Any, _T]) -> _T:
             raise
         return await check, outcome
 
-    checked, outcome = here.run(both())
+    uncounted: str | None = g.pop("uncounted", None)
+    if uncounted is None:
+        checked, outcome = here.run(both())
+    else:
+        checked, outcome = _counted_beside(both(), uncounted)
     _confirm(key, checked)
     if isinstance(outcome, Exception):
         raise outcome
     return outcome
+
+
+def _counted_beside(work: Coroutine[Any, Any, _T], key_digest: str) -> _T:
+    """``work``'s result, once this request's rate limits, counted while it ran, allow it."""
+    here = services()
+    running = here.loop.submit(work)
+    try:
+        refusal = here.limits.check_both(request.endpoint, key_digest, principal().scope.namespace)
+        if refusal is not None:
+            raise RateLimited(refusal)
+        return running.result(here.request_timeout)
+    except BaseException:
+        running.cancel()
+        raise
 
 
 def settle_unchecked(response: Response) -> Response:
@@ -103,10 +116,15 @@ def settle_unchecked(response: Response) -> Response:
     A request refused before its search ran (a malformed body, say) must not
     tell a revoked key's holder more than a 401 would.
     """
+    here = services()
+    uncounted: str | None = g.pop("uncounted", None)
+    if uncounted is not None:
+        refusal = here.limits.check_both(request.endpoint, uncounted, principal().scope.namespace)
+        if refusal is not None:
+            response = too_many(refusal)
     key: str | None = g.pop("unchecked_key", None)
     if key is None:
         return response
-    here = services()
     checked = here.run(authenticate_on(here.runtime.database, key))
     try:
         _confirm(key, checked)

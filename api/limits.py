@@ -18,11 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import redis
+from flask import Response
 from limits import RateLimitItem, parse
 from limits.errors import StorageError
 from limits.storage import RedisStorage
 from limits.strategies import SlidingWindowCounterRateLimiter
 
+from api.errors import error_response
 from ragsage.adapters.redis.keys import refused_requests_key
 from ragsage.core.errors import ConfigurationError
 from ragsage.settings import Settings
@@ -32,6 +34,8 @@ _log = logging.getLogger(__name__)
 SEARCH_ENDPOINTS = frozenset({"query.search", "query.query", "query.fetch_chunk", "query.sources"})
 # After the limits' Redis failed, requests skip it for this long (fail open).
 _PAUSE_SECONDS = 5.0
+# Keys and namespaces refused lately that one process keeps in mind at most.
+_REMEMBERED_REFUSALS = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +79,21 @@ class Refusal:
             "RateLimit-Reset": str(self.reset_in),
             "RateLimit-Policy": (f"{self.limit.item.amount};w={self.limit.item.get_expiry()}"),
         }
+
+
+class RateLimited(Exception):
+    """A request over one of its rate limits (answered 429 before any other work)."""
+
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(refusal.message)
+        self.refusal = refusal
+
+
+def too_many(refusal: Refusal) -> Response:
+    """429 naming the limit, with when to come back."""
+    response = error_response(429, "rate_limited", refusal.message)
+    response.headers.update(refusal.headers())
+    return response
 
 
 def configured_limits(settings: Settings) -> tuple[Limit, ...]:
@@ -148,6 +167,31 @@ class RequestLimits:
         self._on_unavailable, self._on_refused = on_unavailable, on_refused
         self._paused_until = 0.0
         self._lock = threading.Lock()
+        # (per, who) -> until when a search of theirs is counted before its work.
+        self._refused_until: dict[tuple[str, str], float] = {}
+
+    def may_count_beside(self, endpoint: str | None, key_digest: str, namespace: str) -> bool:
+        """Whether a search's counts may run beside its work instead of before it.
+
+        Counting costs two Redis round trips; made while the search runs, they
+        add almost nothing to its time.  A search found over a limit is then
+        thrown away, which wastes its database work, so a key or namespace
+        refused within its limit's window is counted first again: a flood pays
+        for its own refusals and runs no search it is not allowed.
+        """
+        if endpoint not in SEARCH_ENDPOINTS or not self._by_scope:
+            return False
+        now = time.monotonic()
+        return (
+            self._refused_until.get(("key", key_digest), 0.0) <= now
+            and self._refused_until.get(("namespace", namespace), 0.0) <= now
+        )
+
+    def check_both(self, endpoint: str | None, key_digest: str, namespace: str) -> Refusal | None:
+        """The key's limit, then its namespace's (not counted when the key is over)."""
+        return self.check_key(endpoint, key_digest, namespace) or self.check_namespace(
+            endpoint, namespace
+        )
 
     def check_key(
         self, endpoint: str | None, key_digest: str, namespace: str | None
@@ -177,6 +221,7 @@ class RequestLimits:
                 return None
             stats = self._limiter.get_window_stats(limit.item, limit.kind, limit.per, who)
             wait = max(1, math.ceil(stats.reset_time - time.time()))
+            self._remember_refusal(per, who, limit)
             self._on_refused(limit, namespace or "")
             if namespace is not None:
                 self._client.hincrby(refused_requests_key(namespace), limit.name, 1)
@@ -184,6 +229,12 @@ class RequestLimits:
             self._unavailable(exc)
             return None
         return Refusal(limit, retry_after=wait, reset_in=wait)
+
+    def _remember_refusal(self, per: str, who: str, limit: Limit) -> None:
+        now = time.monotonic()
+        if len(self._refused_until) > _REMEMBERED_REFUSALS:  # many keys flooding: forget old ones
+            self._refused_until = {k: t for k, t in self._refused_until.items() if t > now}
+        self._refused_until[(per, who)] = now + limit.item.get_expiry()
 
     def refusals(self, namespace: str) -> dict[str, int] | None:
         """Requests of ``namespace`` refused by each limit so far; None if Redis is away."""
