@@ -7,6 +7,7 @@ the whole server.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from ragsage.adapters.observability import metrics_dir
@@ -21,3 +22,10 @@ def child_exit(server: Any, worker: Any) -> None:
 
 def on_exit(server: Any) -> None:
     metrics_dir.finish()
+
+
+def post_worker_init(worker: Any) -> None:
+    # A search's thread gives up the GIL at each round trip and must win it back;
+    # behind a thread busy in Python that takes up to the switch interval (5 ms
+    # by default), which one tenant's burst of requests would add to another's.
+    sys.setswitchinterval(0.001)

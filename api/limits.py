@@ -167,8 +167,10 @@ class RequestLimits:
         self._on_unavailable, self._on_refused = on_unavailable, on_refused
         self._paused_until = 0.0
         self._lock = threading.Lock()
-        # (per, who) -> until when a search of theirs is counted before its work.
-        self._refused_until: dict[tuple[str, str], float] = {}
+        # (kind, per, who) -> until when (monotonic) their searches are counted before
+        # their work, and until when (wall clock, as Redis's windows) they are surely over.
+        self._refused_until: dict[tuple[str, str, str], float] = {}
+        self._full_until: dict[tuple[str, str, str], float] = {}
 
     def may_count_beside(self, endpoint: str | None, key_digest: str, namespace: str) -> bool:
         """Whether a search's counts may run beside its work instead of before it.
@@ -183,8 +185,8 @@ class RequestLimits:
             return False
         now = time.monotonic()
         return (
-            self._refused_until.get(("key", key_digest), 0.0) <= now
-            and self._refused_until.get(("namespace", namespace), 0.0) <= now
+            self._refused_until.get(("search", "key", key_digest), 0.0) <= now
+            and self._refused_until.get(("search", "namespace", namespace), 0.0) <= now
         )
 
     def check_both(self, endpoint: str | None, key_digest: str, namespace: str) -> Refusal | None:
@@ -217,24 +219,39 @@ class RequestLimits:
         if limit is None or time.monotonic() < self._paused_until:
             return None
         try:
-            if self._limiter.hit(limit.item, limit.kind, limit.per, who):
-                return None
-            stats = self._limiter.get_window_stats(limit.item, limit.kind, limit.per, who)
-            wait = max(1, math.ceil(stats.reset_time - time.time()))
-            self._remember_refusal(per, who, limit)
+            full_until = self._full_until.get((kind, per, who), 0.0)
+            if time.time() >= full_until:
+                if self._limiter.hit(limit.item, limit.kind, limit.per, who):
+                    return None
+                stats = self._limiter.get_window_stats(limit.item, limit.kind, limit.per, who)
+                full_until = stats.reset_time
+                self._remember_refusal(kind, per, who, limit, full_until)
             self._on_refused(limit, namespace or "")
             if namespace is not None:
                 self._client.hincrby(refused_requests_key(namespace), limit.name, 1)
         except (StorageError, redis.RedisError, OSError) as exc:
             self._unavailable(exc)
             return None
+        wait = max(1, math.ceil(full_until - time.time()))
         return Refusal(limit, retry_after=wait, reset_in=wait)
 
-    def _remember_refusal(self, per: str, who: str, limit: Limit) -> None:
+    def _remember_refusal(
+        self, kind: str, per: str, who: str, limit: Limit, full_until: float
+    ) -> None:
+        """Keep in mind that ``who`` is over ``limit``, and until when it surely stays so.
+
+        Until the window's reset time no request of ``who`` can pass (every
+        other process's requests only add to the count), so until then this
+        process refuses without asking Redis: a flood's refusals cost the
+        Redis server almost nothing and the API's threads little.
+        """
         now = time.monotonic()
         if len(self._refused_until) > _REMEMBERED_REFUSALS:  # many keys flooding: forget old ones
             self._refused_until = {k: t for k, t in self._refused_until.items() if t > now}
-        self._refused_until[(per, who)] = now + limit.item.get_expiry()
+            wall = time.time()
+            self._full_until = {k: t for k, t in self._full_until.items() if t > wall}
+        self._refused_until[(kind, per, who)] = now + limit.item.get_expiry()
+        self._full_until[(kind, per, who)] = full_until
 
     def refusals(self, namespace: str) -> dict[str, int] | None:
         """Requests of ``namespace`` refused by each limit so far; None if Redis is away."""
