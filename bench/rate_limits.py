@@ -7,10 +7,10 @@ The Debian HTML pages are ingested into namespace ``quiet`` (all of them) and
 workers x 8 threads), once per limit in --limits (the flooding key's searches;
 every key has it).  After ANALYZE and one search of every query (a running
 service has both its planner statistics and its queries' term counts), ``quiet``
-searches alone for --seconds at a steady --quiet-rate (default 10 a second),
-sentences from its own pages; then, for the same time, one ``flood`` key sends
-searches from 8 connections at --offered requests/s in all (at least 10x its
-limit), from a process of its own, while ``quiet`` searches as before.
+searches at a steady --quiet-rate (default 10 a second), sentences from its own
+pages: alone for half of --seconds, then for --seconds while one ``flood`` key
+sends searches from 8 connections at --offered requests/s in all (at least 10x
+its limit) from a process of its own, then alone again for half of --seconds.
 Printed: ``quiet``'s p50/p95 both times and their ratio, the flood's answers
 by status, and whether every refusal carried Retry-After and the RateLimit-*
 headers.  Client, server and database share the machine's two cores.
@@ -30,7 +30,9 @@ import subprocess
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
+from multiprocessing.synchronize import Event as EventType
 from pathlib import Path
 
 import httpx
@@ -132,23 +134,33 @@ def paced_searches(
     return latencies, statuses
 
 
-def flood(
+def start_flood(
     url: str, key: str, queries: list[str], offered: float, seconds: float
-) -> tuple[Counter[int], int, float]:
-    """8 connections sending ``offered`` searches/s in all; statuses, bad refusals, sent/s.
+) -> Callable[[], tuple[Counter[int], int, float]]:
+    """8 connections sending ``offered`` searches/s in all, from now for ``seconds``.
 
     The flood runs in a process of its own, as a client on another machine
-    would: its threads never hold the quiet client's GIL.
+    would: its threads never hold the quiet client's GIL.  This returns once
+    the flood's connections are open; call the result for the flood's
+    statuses, its refusals without the headers, and the rate it sent.
     """
     context = multiprocessing.get_context("spawn")
     results: multiprocessing.Queue[tuple[dict[int, int], int, float]] = context.Queue()
+    ready = context.Event()
     process = context.Process(
-        target=_flood_process, args=(url, key, queries, offered, seconds, results)
+        target=_flood_process, args=(url, key, queries, offered, seconds, ready, results)
     )
     process.start()
-    statuses, missing, sent_rate = results.get(timeout=seconds + 120)
-    process.join(30)
-    return Counter(statuses), missing, sent_rate
+    if not ready.wait(60):
+        process.kill()
+        raise RuntimeError("the flood's process did not start")
+
+    def outcome() -> tuple[Counter[int], int, float]:
+        statuses, missing, sent_rate = results.get(timeout=seconds + 120)
+        process.join(30)
+        return Counter(statuses), missing, sent_rate
+
+    return outcome
 
 
 def _flood_process(
@@ -157,6 +169,7 @@ def _flood_process(
     queries: list[str],
     offered: float,
     seconds: float,
+    ready: EventType,
     results: multiprocessing.Queue[tuple[dict[int, int], int, float]],
 ) -> None:
     statuses: Counter[int] = Counter()
@@ -169,6 +182,7 @@ def _flood_process(
         rate = offered / 8
         bodies = [json.dumps({"query": q}).encode() for q in queries]
         link = _Lean(host, int(port), key)
+        opened.wait()
         started = time.perf_counter()
         sent = 0
         while time.perf_counter() - started < seconds:
@@ -183,10 +197,13 @@ def _flood_process(
                     missing += 1
         link.close()
 
+    opened = threading.Barrier(9)
     threads = [threading.Thread(target=one, args=(n,)) for n in range(8)]
-    started = time.perf_counter()
     for thread in threads:
         thread.start()
+    opened.wait()
+    ready.set()
+    started = time.perf_counter()
     for thread in threads:
         thread.join()
     results.put((dict(statuses), missing, sum(statuses.values()) / (time.perf_counter() - started)))
@@ -350,25 +367,20 @@ def measure(
     server, url = serve_api(settings, args.logs / "api.log")
     try:
         paced_searches(url, quiet_key, quiet_queries, args.quiet_rate, 3)  # warm both workers
-        alone, alone_statuses = paced_searches(
+        # Half the unloaded samples before the flood and half after it: a drift of
+        # the machine's speed during the run moves both sides alike.
+        before, before_statuses = paced_searches(
+            url, quiet_key, quiet_queries, args.quiet_rate, args.seconds / 2
+        )
+        flooding = start_flood(url, flood_key, flood_queries, args.offered, args.seconds)
+        during, during_statuses = paced_searches(
             url, quiet_key, quiet_queries, args.quiet_rate, args.seconds
         )
-        during: list[float] = []
-        during_statuses: Counter[int] = Counter()
-
-        def watch() -> None:
-            latencies, statuses = paced_searches(
-                url, quiet_key, quiet_queries, args.quiet_rate, args.seconds
-            )
-            during.extend(latencies)
-            during_statuses.update(statuses)
-
-        watcher = threading.Thread(target=watch)
-        watcher.start()
-        statuses, missing, sent_rate = flood(
-            url, flood_key, flood_queries, args.offered, args.seconds
+        statuses, missing, sent_rate = flooding()
+        after, after_statuses = paced_searches(
+            url, quiet_key, quiet_queries, args.quiet_rate, args.seconds / 2
         )
-        watcher.join()
+        alone, alone_statuses = before + after, before_statuses + after_statuses
     finally:
         server.terminate()
         server.wait(30)
