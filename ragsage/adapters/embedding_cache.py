@@ -2,7 +2,10 @@
 
 A retried job, a re-index run twice, or the same boilerplate paragraph in a
 thousand documents pays for each distinct text once.  The key includes the
-model and the input type, so vectors can never leak between models; values are
+namespace, the model and the input type, so vectors never leak between models
+and one tenant's cached vectors are neither another's faster answer (which
+would tell it what the first had embedded) nor left behind when the first is
+erased (``ragsage namespaces delete`` removes its entries); values are
 float32 bytes, base64-encoded, which is what pgvector stores anyway.  Like the
 parse cache, a missing or damaged entry is only a miss.
 """
@@ -21,14 +24,30 @@ from ragsage.core.cache_writes import cache_write
 from ragsage.core.ports import Cache, Embedder, InputType
 
 _log = logging.getLogger(__name__)
-EMBED_CACHE_VERSION = 1
+# 2: entries are kept per namespace.
+EMBED_CACHE_VERSION = 2
+
+
+def embed_cache_prefix(namespace: str | None) -> str:
+    """How every cached vector of ``namespace`` begins (braces: a namespace may hold ':')."""
+    owner = "-" if namespace is None else f"{{{namespace}}}"
+    return f"ragsage:embed:v{EMBED_CACHE_VERSION}:{owner}:"
 
 
 class CachingEmbedder:
     """Wraps an embedder; only texts the cache has no vector for reach it."""
 
-    def __init__(self, inner: Embedder, cache: Cache, *, ttl_seconds: int = 30 * 24 * 3600):
+    def __init__(
+        self,
+        inner: Embedder,
+        cache: Cache,
+        *,
+        ttl_seconds: int = 30 * 24 * 3600,
+        namespace: str | None = None,
+    ):
         self.inner, self.cache, self.ttl_seconds = inner, cache, ttl_seconds
+        # None: work of no namespace (the library's own embed calls, evaluations).
+        self.namespace = namespace
         self.hits = 0
         self.misses = 0
 
@@ -44,9 +63,15 @@ class CachingEmbedder:
     def similarity_floor(self) -> float:
         return self.inner.similarity_floor
 
+    def for_namespace(self, namespace: str) -> CachingEmbedder:
+        """The same cache, holding ``namespace``'s vectors apart from every other's."""
+        return CachingEmbedder(
+            self.inner, self.cache, ttl_seconds=self.ttl_seconds, namespace=namespace
+        )
+
     def key(self, text: str, input_type: InputType) -> str:
         digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
-        return f"ragsage:embed:v{EMBED_CACHE_VERSION}:{self.model}:{input_type}:{digest}"
+        return f"{embed_cache_prefix(self.namespace)}{self.model}:{input_type}:{digest}"
 
     async def embed(
         self, texts: Sequence[str], *, input_type: InputType = "document"

@@ -65,7 +65,7 @@ def delete_command(args: argparse.Namespace) -> int:
     for table, count in erasure.rows.items():
         if count:
             print(f"  {table:32} {count:>10}")
-    print(f"  {'parse-cache entries':32} {erasure.cache_entries:>10}")
+    print(f"  {'cache entries (parses, vectors)':32} {erasure.cache_entries:>10}")
     if erasure.cache_error:
         print(f"error: {erasure.cache_error}; run the command again", file=sys.stderr)
         return 1

@@ -18,6 +18,7 @@ from pathlib import PurePath
 from ragsage.core.cache_writes import cache_write
 from ragsage.core.errors import DocumentError, EmptyDocument, ParseError
 from ragsage.core.identity import content_hash, document_id_for
+from ragsage.core.namespaced import embedder_for
 from ragsage.core.offload import run_cpu
 from ragsage.core.ports import (
     Cache,
@@ -154,7 +155,7 @@ class IngestionPipeline:
         timings: dict[str, float] = {}
         with self.tracer.span("prepare", tenant=scope.namespace, filename=document.source) as root:
             records = await self._chunk_and_embed(
-                root, document, pages, stage, timings, empty="its stored pages hold no text"
+                root, scope, document, pages, stage, timings, empty="its stored pages hold no text"
             )
         return PreparedDocument(
             document=document,
@@ -227,7 +228,7 @@ class IngestionPipeline:
             )
 
         records = await self._chunk_and_embed(
-            root, document, pages, stage, timings, empty="parsing produced no text to index"
+            root, scope, document, pages, stage, timings, empty="parsing produced no text to index"
         )
         return PreparedDocument(
             document=document,
@@ -242,6 +243,7 @@ class IngestionPipeline:
     async def _chunk_and_embed(
         self,
         root: Span,
+        scope: Scope,
         document: Document,
         pages: Sequence[Page],
         stage: StageListener,
@@ -271,7 +273,7 @@ class IngestionPipeline:
                 chunks = await self._contextualize(document, chunks, pages)
         stage("embed")
         with timed_stage(root, timings, "embed_ms", "embed", model=self.embedder.model) as span:
-            records = await self._embed(chunks)
+            records = await self._embed(scope, chunks)
             span.set(vectors=len(records))
         return records
 
@@ -375,9 +377,12 @@ class IngestionPipeline:
 
         return await bounded(self.config.concurrency, chunks, one)
 
-    async def _embed(self, chunks: Sequence[Chunk]) -> list[EmbeddedChunk]:
+    async def _embed(self, scope: Scope, chunks: Sequence[Chunk]) -> list[EmbeddedChunk]:
         return await embed_in_batches(
-            self.embedder, chunks, self.config.embed_batch_size, self.config.concurrency
+            embedder_for(self.embedder, scope),
+            chunks,
+            self.config.embed_batch_size,
+            self.config.concurrency,
         )
 
 

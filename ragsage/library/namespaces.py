@@ -15,13 +15,12 @@ from dataclasses import dataclass, field
 
 import redis
 
+from ragsage.adapters.embedding_cache import embed_cache_prefix
 from ragsage.adapters.postgres.namespaces import delete_namespace_rows, namespace_rows
 from ragsage.adapters.redis.keys import refused_requests_key
 from ragsage.core.types import Scope
 from ragsage.runtime import build_database
 from ragsage.settings import Settings
-
-_CACHE_KINDS = ("parse",)  # the cache entries kept per namespace (ragsage.ingestion.parse_cache)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +31,7 @@ class Erasure:
     rows: dict[str, int] = field(default_factory=dict)
     cache_entries: int = 0
     # Set when the cache could not be reached: its entries expire on their own
-    # (RAGSAGE_PARSE_CACHE_TTL), but until then they remain.
+    # (RAGSAGE_PARSE_CACHE_TTL; cached vectors after 30 days), but until then they remain.
     cache_error: str | None = None
 
     @property
@@ -41,7 +40,7 @@ class Erasure:
 
 
 def erase_namespace(settings: Settings, namespace: str) -> Erasure:
-    """Delete every row, stored byte, page, key and cached parse of ``namespace``.
+    """Delete every row, stored byte, page, key, cached parse and cached vector of ``namespace``.
 
     Running jobs of the namespace stop at their next heartbeat and write
     nothing (their rows are gone); queued ones never start.  Other namespaces
@@ -84,10 +83,7 @@ def _delete_cache_entries(settings: Settings, scope: Scope) -> tuple[int, str | 
         return removed, error
     client = redis.Redis.from_url(settings.cache_redis_url, socket_timeout=10)
     try:
-        for kind in _CACHE_KINDS:
-            # The key ends in ":{namespace}:{content hash}"; a namespace holds no
-            # glob character, so the pattern is the namespace's own.
-            pattern = f"ragsage:{kind}:*:{scope.namespace}:*"
+        for pattern in _cache_patterns(scope):
             batch: list[bytes] = []
             for key in client.scan_iter(match=pattern, count=1000):
                 batch.append(key)
@@ -97,10 +93,20 @@ def _delete_cache_entries(settings: Settings, scope: Scope) -> tuple[int, str | 
             if batch:
                 removed += int(client.delete(*batch))
     except (redis.RedisError, OSError) as exc:
-        return removed, f"the parse cache could not be reached ({type(exc).__name__})"
+        return removed, f"the cache could not be reached ({type(exc).__name__})"
     finally:
         client.close()
     return removed, None
+
+
+def _cache_patterns(scope: Scope) -> tuple[str, ...]:
+    """The cache entries kept per namespace, as patterns (a namespace holds no glob character).
+
+    Parses (:mod:`ragsage.ingestion.parse_cache`) end in
+    ":{namespace}:{content hash}"; cached vectors (:mod:`ragsage.adapters.embedding_cache`)
+    begin with the namespace in braces.
+    """
+    return (f"ragsage:parse:*:{scope.namespace}:*", f"{embed_cache_prefix(scope.namespace)}*")
 
 
 def _delete_usage_counters(settings: Settings, scope: Scope) -> int:

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol, TypeVar, cast
 
 from ragsage.core.errors import InvalidRequest
+from ragsage.core.namespaced import embedder_for
 from ragsage.core.ports import (
     DocumentStore,
     Embedder,
@@ -297,7 +298,7 @@ class Retriever:
         if options.hybrid_alpha == 0.0:
             return []
         with timed_stage(root, timing, "embed_ms", "embed", model=self.embedder.model):
-            vectors = await self.embedder.embed([query], input_type="query")
+            vectors = await embedder_for(self.embedder, scope).embed([query], input_type="query")
         with timed_stage(root, timing, "vector_ms", "dense", k=options.candidate_count) as span:
             found = await search(tuple(vectors[0]))
             span.set(found=len(found))

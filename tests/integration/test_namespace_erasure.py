@@ -11,10 +11,13 @@ from pathlib import Path
 import redis
 from sqlalchemy import text
 
+from ragsage.adapters.embedding_cache import CachingEmbedder, embed_cache_prefix
 from ragsage.adapters.postgres.keys import Role, authenticate_on, create_key
 from ragsage.adapters.postgres.namespaces import namespace_tables
+from ragsage.adapters.redis.redis import RedisCache
 from ragsage.core.types import Scope
 from ragsage.runtime import build_runtime
+from ragsage.testing import FakeEmbedder
 
 from .worker_harness import ROOT, Deployment
 
@@ -77,6 +80,20 @@ def _accepted(deployment: Deployment, key: str) -> bool:
     return asyncio.run(check())
 
 
+def _cache_vectors(deployment: Deployment, namespace: str) -> None:
+    """Vectors of the namespace's texts in the cache, as a paid model's embedder leaves them."""
+
+    async def embed() -> None:
+        cache = RedisCache.from_url(deployment.settings.cache_redis_url, prefix="")
+        try:
+            embedder = CachingEmbedder(FakeEmbedder(dimension=16), cache)
+            await embedder.for_namespace(namespace).embed(["Open the intake valve."])
+        finally:
+            await cache.close()
+
+    asyncio.run(embed())
+
+
 def _ragsage(deployment: Deployment, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(Path(sys.executable).with_name("ragsage")), "namespaces", *args],
@@ -102,6 +119,12 @@ def test_deleting_a_namespace_mid_job_leaves_nothing_of_it(deployment: Deploymen
     assert _ragsage(deployment, "set", ACME.namespace, "--max-documents", "9").returncode == 0
     cache = redis.Redis.from_url(deployment.settings.cache_redis_url)
     assert list(cache.scan_iter(match="*:acme:*"))  # its parse is cached
+    for namespace in (ACME.namespace, GLOBEX.namespace):
+        _cache_vectors(deployment, namespace)
+    vectors = {
+        n: list(cache.scan_iter(match=embed_cache_prefix(n) + "*")) for n in ("acme", "globex")
+    }
+    assert vectors["acme"] and vectors["globex"]
     shown = _ragsage(deployment, "delete", ACME.namespace)
     assert shown.returncode == 1 and "run again with --yes" in shown.stderr
     assert "ragsage_chunks" in shown.stdout
@@ -126,6 +149,8 @@ def test_deleting_a_namespace_mid_job_leaves_nothing_of_it(deployment: Deploymen
     left = _rows_left(deployment, ACME.namespace)
     assert left and set(left.values()) == {0}, left
     assert not list(cache.scan_iter(match="*:acme:*"))
+    assert not list(cache.scan_iter(match=embed_cache_prefix("acme") + "*"))
+    assert list(cache.scan_iter(match=embed_cache_prefix("globex") + "*")) == vectors["globex"]
     assert _rows_left(deployment, GLOBEX.namespace) == globex_before
     log = slow.log.read_text(errors="replace")
     assert f"job {running.job_id}: abandoned" in log
