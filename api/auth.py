@@ -89,7 +89,13 @@ def run_checked(coroutine: Coroutine[Any, Any, _T]) -> _T:
     if uncounted is None:
         checked, outcome = here.run(both())
     else:
-        checked, outcome = _counted_beside(both(), uncounted)
+        try:
+            checked, outcome = _counted_beside(both(), uncounted)
+        except RateLimited:
+            # A namespace's 429 says something of its traffic: the key is confirmed
+            # first (settle_unchecked), so a revoked one still gets only a 401.
+            g.unchecked_key = key
+            raise
     _confirm(key, checked)
     if isinstance(outcome, Exception):
         raise outcome

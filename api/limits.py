@@ -14,6 +14,7 @@ import logging
 import math
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -142,6 +143,60 @@ def configured_limits(settings: Settings) -> tuple[Limit, ...]:
     return tuple(found)
 
 
+class RefusalTally:
+    """Each namespace's refusals by limit, added to Redis by a thread of their own.
+
+    A flood's refusals are answered without waiting on Redis for their count:
+    this thread sends what has piled up since its last round in one pipeline.
+    """
+
+    def __init__(self, client: redis.Redis, on_error: Callable[[BaseException], None]) -> None:
+        self._client, self._on_error = client, on_error
+        self._pending: Counter[tuple[str, str]] = Counter()
+        self._changed = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+
+    def add(self, namespace: str, limit_name: str) -> None:
+        with self._changed:
+            self._pending[(namespace, limit_name)] += 1
+            if self._thread is None:  # started here, not before gunicorn forks
+                self._thread = threading.Thread(
+                    target=self._run, name="ragsage-refusals", daemon=True
+                )
+                self._thread.start()
+            self._changed.notify()
+
+    def flush(self) -> None:
+        """Send what is pending now (raises what Redis raises)."""
+        with self._changed:
+            taken, self._pending = self._pending, Counter()
+        if not taken:
+            return
+        pipeline = self._client.pipeline(transaction=False)
+        for (namespace, limit_name), count in taken.items():
+            pipeline.hincrby(refused_requests_key(namespace), limit_name, count)
+        pipeline.execute()
+
+    def stop(self) -> None:
+        with self._changed:
+            self._stopping = True
+            self._changed.notify()
+        if self._thread is not None:
+            self._thread.join(2)
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                self._changed.wait_for(lambda: self._pending or self._stopping)
+                if self._stopping and not self._pending:
+                    return
+            try:
+                self.flush()
+            except (redis.RedisError, OSError) as exc:
+                self._on_error(exc)  # those counts are lost, as the limits fail open
+
+
 class RequestLimits:
     """Checks each request against its limits; fails open when Redis is away."""
 
@@ -165,10 +220,11 @@ class RequestLimits:
         # The refusal counts go through the limiter's own connection pool.
         self._client: redis.Redis = self._storage.storage
         self._on_unavailable, self._on_refused = on_unavailable, on_refused
+        self._tally = RefusalTally(self._client, self._unavailable)
         self._paused_until = 0.0
         self._lock = threading.Lock()
         # (kind, per, who) -> until when (monotonic) their searches are counted before
-        # their work, and until when (wall clock, as Redis's windows) they are surely over.
+        # their work, and until when (monotonic) they are surely over their limit.
         self._refused_until: dict[tuple[str, str, str], float] = {}
         self._full_until: dict[tuple[str, str, str], float] = {}
 
@@ -219,43 +275,54 @@ class RequestLimits:
         if limit is None or time.monotonic() < self._paused_until:
             return None
         try:
-            full_until = self._full_until.get((kind, per, who), 0.0)
-            if time.time() >= full_until:
+            full_for = self._full_until.get((kind, per, who), 0.0) - time.monotonic()
+            if full_for <= 0:
                 if self._limiter.hit(limit.item, limit.kind, limit.per, who):
                     return None
+                asked = time.monotonic()
                 stats = self._limiter.get_window_stats(limit.item, limit.kind, limit.per, who)
-                full_until = stats.reset_time
-                self._remember_refusal(kind, per, who, limit, full_until)
+                full_for = stats.reset_time - time.time()
+                if stats.remaining == 0:  # not freed between the two calls
+                    # Counted from before the question, so never past Redis's own reset.
+                    self._remember_refusal(kind, per, who, limit, asked + full_for)
             self._on_refused(limit, namespace or "")
             if namespace is not None:
-                self._client.hincrby(refused_requests_key(namespace), limit.name, 1)
+                self._tally.add(namespace, limit.name)
         except (StorageError, redis.RedisError, OSError) as exc:
             self._unavailable(exc)
             return None
-        wait = max(1, math.ceil(full_until - time.time()))
+        wait = max(1, math.ceil(full_for))
         return Refusal(limit, retry_after=wait, reset_in=wait)
 
     def _remember_refusal(
         self, kind: str, per: str, who: str, limit: Limit, full_until: float
     ) -> None:
-        """Keep in mind that ``who`` is over ``limit``, and until when it surely stays so.
+        """Keep in mind that ``who`` is over ``limit``, and until when (monotonic) surely so.
 
-        Until the window's reset time no request of ``who`` can pass (every
+        Until the window's next reset no request of ``who`` can pass (every
         other process's requests only add to the count), so until then this
         process refuses without asking Redis: a flood's refusals cost the
         Redis server almost nothing and the API's threads little.
         """
         now = time.monotonic()
-        if len(self._refused_until) > _REMEMBERED_REFUSALS:  # many keys flooding: forget old ones
-            self._refused_until = {k: t for k, t in self._refused_until.items() if t > now}
-            wall = time.time()
-            self._full_until = {k: t for k, t in self._full_until.items() if t > wall}
-        self._refused_until[(kind, per, who)] = now + limit.item.get_expiry()
-        self._full_until[(kind, per, who)] = full_until
+        with self._lock:
+            if len(self._refused_until) >= _REMEMBERED_REFUSALS:
+                # Many keys flooding at once: forget the ones whose window has passed,
+                # then, if still too many, the oldest.
+                live = sorted((t, k) for k, t in self._refused_until.items() if t > now)
+                kept = dict((k, t) for t, k in live[-(_REMEMBERED_REFUSALS // 2) :])
+                self._refused_until = kept
+                self._full_until = {k: self._full_until.get(k, 0.0) for k in kept}
+            self._refused_until[(kind, per, who)] = now + limit.item.get_expiry()
+            self._full_until[(kind, per, who)] = full_until
 
     def refusals(self, namespace: str) -> dict[str, int] | None:
-        """Requests of ``namespace`` refused by each limit so far; None if Redis is away."""
+        """Requests of ``namespace`` refused by each limit so far; None if Redis is away.
+
+        Another API process's refusals of the last few milliseconds may not be in yet.
+        """
         try:
+            self._tally.flush()
             counts = self._client.hgetall(refused_requests_key(namespace))
         except (redis.RedisError, OSError):
             return None
@@ -265,6 +332,7 @@ class RequestLimits:
         }
 
     def close(self) -> None:
+        self._tally.stop()
         self._client.close()
 
     def _unavailable(self, exc: BaseException) -> None:

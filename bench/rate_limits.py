@@ -233,7 +233,13 @@ class _Lean:
             + body
         )
         self.sock.sendall(request)
-        status = int(self.reader.readline().split()[1])
+        line = self.reader.readline()
+        if not line:  # the server closed the idle connection: once more on a new one
+            self.close()
+            self._open()
+            self.sock.sendall(request)
+            line = self.reader.readline()
+        status = int(line.split()[1])
         headers: dict[str, str] = {}
         while (line := self.reader.readline()) not in (b"\r\n", b""):
             name, _, value = line.decode("latin-1").partition(":")

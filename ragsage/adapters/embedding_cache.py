@@ -44,10 +44,14 @@ class CachingEmbedder:
         *,
         ttl_seconds: int = 30 * 24 * 3600,
         namespace: str | None = None,
+        per_namespace: bool = True,
     ):
         self.inner, self.cache, self.ttl_seconds = inner, cache, ttl_seconds
         # None: work of no namespace (the library's own embed calls, evaluations).
         self.namespace = namespace
+        # False for a cache one person keeps for themselves (an evaluation's, on disk),
+        # whose throwaway namespaces would otherwise miss it on every run.
+        self.per_namespace = per_namespace
         self.hits = 0
         self.misses = 0
 
@@ -65,6 +69,8 @@ class CachingEmbedder:
 
     def for_namespace(self, namespace: str) -> CachingEmbedder:
         """The same cache, holding ``namespace``'s vectors apart from every other's."""
+        if not self.per_namespace:
+            return self
         return CachingEmbedder(
             self.inner, self.cache, ttl_seconds=self.ttl_seconds, namespace=namespace
         )

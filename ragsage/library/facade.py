@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ragsage.adapters.memory import MemoryDocumentStore, MemoryLexicalStore, MemoryVectorStore
 from ragsage.adapters.offline import HashingEmbedder
 from ragsage.core.errors import InvalidRequest
+from ragsage.core.namespaced import embedder_for
 from ragsage.core.ports import (
     Chunker,
     Contextualizer,
@@ -337,7 +338,8 @@ class RAG(LoopOwner, TracksSources):
         """``texts`` embedded as passages by the embedder this namespace searches with."""
 
         async def call(engine: QueryEngine) -> list[list[float]]:
-            return [list(v) for v in await engine.embedder.embed(list(texts))]
+            embedder = embedder_for(engine.embedder, self._backend.scope)
+            return [list(v) for v in await embedder.embed(list(texts))]
 
         return self._run(self._backend.query(call))
 

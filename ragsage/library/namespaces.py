@@ -86,6 +86,8 @@ def _delete_cache_entries(settings: Settings, scope: Scope) -> tuple[int, str | 
         for pattern in _cache_patterns(scope):
             batch: list[bytes] = []
             for key in client.scan_iter(match=pattern, count=1000):
+                if not _owned_by(key.decode(errors="replace"), scope):
+                    continue
                 batch.append(key)
                 if len(batch) >= 500:
                     removed += int(client.delete(*batch))
@@ -107,6 +109,19 @@ def _cache_patterns(scope: Scope) -> tuple[str, ...]:
     begin with the namespace in braces.
     """
     return (f"ragsage:parse:*:{scope.namespace}:*", f"{embed_cache_prefix(scope.namespace)}*")
+
+
+def _owned_by(key: str, scope: Scope) -> bool:
+    """Whether a key the patterns found is the namespace's own.
+
+    A namespace may hold ':', so the parse pattern of ``eu`` also finds the
+    entries of ``acme:eu``; the parse key's fields before the namespace (prefix,
+    version, parser fingerprint) hold none, which tells the two apart.
+    """
+    if not key.startswith("ragsage:parse:"):
+        return True  # a vector's key names its namespace in braces: the pattern was exact
+    namespace_and_hash = key.split(":", 4)[4]
+    return namespace_and_hash.rsplit(":", 1)[0] == scope.namespace
 
 
 def _delete_usage_counters(settings: Settings, scope: Scope) -> int:

@@ -56,4 +56,4 @@ class SqliteCache:
 def cached_embedder(inner: Embedder, cache_dir: str | Path) -> tuple[CachingEmbedder, SqliteCache]:
     """``inner`` behind a cache in ``cache_dir/embeddings.sqlite3``; close the cache after."""
     cache = SqliteCache(Path(cache_dir) / "embeddings.sqlite3")
-    return CachingEmbedder(inner, cache), cache
+    return CachingEmbedder(inner, cache, per_namespace=False), cache
