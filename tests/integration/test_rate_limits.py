@@ -14,6 +14,7 @@ import pytest
 
 from api.costs import AnswersAtOnce
 from api.errors import ApiError
+from api.limits import RequestLimits
 from api.services import EXTENSION
 from ragsage.adapters.embedded.redis import EmbeddedRedis
 from ragsage.adapters.postgres.keys import Role
@@ -192,3 +193,24 @@ def test_a_namespaces_searches_run_under_its_own_statement_timeout(
         setting = [("SELECT current_setting('statement_timeout')", {})]
         assert here.run(here.runtime.database.read(Scope(slow), setting)) == [("1234ms",)]
         assert here.run(here.runtime.database.read(Scope(other), setting)) == [("30s",)]
+
+
+def test_counts_made_together_are_the_librarys_own(deployment: Deployment) -> None:
+    """A search's two counts go in one pipeline; the library's own checks must see them."""
+    settings = replace(
+        deployment.settings,
+        rate_limit_search_key="3/minute",
+        rate_limit_search_namespace="5/minute",
+    )
+    limits = RequestLimits(settings)
+    namespace, digest = f"both-{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
+    try:
+        together = [limits.check_both("query.search", digest, namespace) for _ in range(4)]
+        assert together[:3] == [None] * 3
+        assert together[3] is not None and together[3].limit.name == "search per key"
+        # The fourth was counted for the namespace too (once); hit() one at a time agrees.
+        assert limits.check_namespace("query.search", namespace) is None
+        refused = limits.check_namespace("query.search", namespace)
+        assert refused is not None and refused.limit.name == "search per namespace"
+    finally:
+        limits.close()
