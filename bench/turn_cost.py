@@ -20,6 +20,7 @@ from pathlib import Path
 from uuid import UUID
 
 import site_chrome
+from sqlalchemy import create_engine, text
 from stack import local_stack, migrate
 
 from ragsage.core.types import Scope
@@ -54,10 +55,19 @@ async def claims(settings: Settings, jobs: dict[UUID, str]) -> tuple[float, floa
         await runtime.aclose()
 
 
+def analyze(owner_url: str) -> None:
+    engine = create_engine(owner_url.replace("postgresql://", "postgresql+psycopg://"))
+    with engine.connect() as connection:
+        connection.execute(text("ANALYZE"))
+        connection.commit()
+    engine.dispose()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--doc-root", type=Path, default=Path("/usr/share/doc"))
     parser.add_argument("--namespaces", type=int, default=1)
+    parser.add_argument("--analyze", action="store_true", help="ANALYZE the tables before claiming")
     args = parser.parse_args()
     pages = site_chrome.html_pages(args.doc_root)
     with local_stack("turn_cost") as stack:
@@ -76,6 +86,8 @@ def main() -> None:
         finally:
             enqueuer.close()
         uploaded = time.perf_counter() - started
+        if args.analyze:
+            analyze(stack.owner_url)
         by_turn, by_id, each = asyncio.run(claims(stack.settings, jobs))
     print(
         f"{len(jobs)} jobs in {args.namespaces} namespaces, uploaded one by one in "

@@ -41,6 +41,8 @@ from ragsage.settings import Settings
 
 _log = logging.getLogger(__name__)
 # What a send raises when the broker cannot be reached (kombu wraps redis-py).
+# Single uploads between two looks at whether the job table needs new statistics.
+_STATISTICS_EVERY = 16
 BROKER_DOWN = (BrokerOperationalError, redis.ConnectionError, redis.TimeoutError, OSError)
 
 
@@ -66,6 +68,7 @@ class Enqueuer(ReindexControls):
         self._owns = database is None
         self.database = database or build_database(settings)
         self._loop = loop or LoopThread("ragsage-enqueue")
+        self._single_uploads = 0
 
     def enqueue_document(
         self,
@@ -188,6 +191,7 @@ class Enqueuer(ReindexControls):
                     results.append(await self._create(session, scope, upload, job_class))
                 except InputError as exc:
                     results.append(exc)
+        await self.database.refresh_job_statistics()
         return results
 
     async def _mark_enqueued_many(self, scope: Scope, job_ids: Sequence[UUID]) -> None:
@@ -235,7 +239,12 @@ class Enqueuer(ReindexControls):
 
     async def _record(self, scope: Scope, upload: Upload, job_class: str) -> UploadOutcome:
         async with self.database.session(scope) as session:
-            return await self._create(session, scope, upload, job_class)
+            outcome = await self._create(session, scope, upload, job_class)
+        # One upload adds one job: looking at the table's growth every few is enough.
+        self._single_uploads += 1
+        if self._single_uploads % _STATISTICS_EVERY == 1:
+            await self.database.refresh_job_statistics()
+        return outcome
 
     async def _create(
         self, session: AsyncSession, scope: Scope, upload: Upload, job_class: str

@@ -318,3 +318,36 @@ def test_one_worker_slot_serves_other_tenants_before_the_backlogs_later_jobs(
         ("tenant-a", "a-urgent.md"),
         *[("tenant-a", f"a-{n}.md") for n in range(1, 6)],
     ]
+
+
+def test_a_first_bulk_upload_gives_the_job_table_planner_statistics(
+    deployment: Deployment,
+) -> None:
+    """Autovacuum is too slow for a first bulk upload; the uploads analyze the table."""
+
+    async def figures() -> tuple[float, int]:
+        runtime = build_runtime(deployment.settings)
+        try:
+            async with runtime.database.owner_connection() as owner:
+                rows = await owner.scalar(
+                    text("SELECT reltuples FROM pg_class WHERE relname = 'ragsage_jobs'")
+                )
+                columns = await owner.scalar(
+                    text("SELECT count(*) FROM pg_stats WHERE tablename = 'ragsage_jobs'")
+                )
+                if rows < 0:  # before any statistics: turn autovacuum off for the table
+                    await owner.execute(
+                        text("ALTER TABLE ragsage_jobs SET (autovacuum_enabled = false)")
+                    )
+            return float(rows), int(columns)
+        finally:
+            await runtime.aclose()
+
+    assert asyncio.run(figures()) == (-1.0, 0)  # the planner takes the table for empty
+    for tenant in range(20):
+        deployment.enqueuer.enqueue_documents(
+            f"tenant-{tenant}",
+            (Upload(f"note-{n}.md", f"# Note {n} of {tenant}\n".encode()) for n in range(10)),
+        )
+    rows, columns = asyncio.run(figures())
+    assert rows >= 100 and columns > 0

@@ -128,10 +128,21 @@ class Database:
         True when it ran ``ANALYZE``.  A failure is logged and reported as
         False: stale statistics make searches slower, never wrong.
         """
+        return await self._refresh("ragsage_refresh_chunk_statistics", "chunk")
+
+    async def refresh_job_statistics(self) -> bool:
+        """Analyze the job table if it has no planner statistics or has doubled since.
+
+        Uploads call this after they commit (``sql/functions/refresh_job_statistics.sql``
+        says why choosing a turn needs it); as :meth:`refresh_statistics`.
+        """
+        return await self._refresh("ragsage_refresh_job_statistics", "job")
+
+    async def _refresh(self, function: str, table: str) -> bool:
         try:
-            rows = await self.read(None, [("SELECT ragsage_refresh_chunk_statistics()", {})])
+            rows = await self.read(None, [(f"SELECT {function}()", {})])
         except (SQLAlchemyError, psycopg.Error) as exc:
-            _log.warning("could not refresh the chunk table's statistics: %s", exc)
+            _log.warning("could not refresh the %s table's statistics: %s", table, exc)
             return False
         return bool(rows and rows[0][0])
 
