@@ -11,18 +11,20 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
 from api.costs import AnswersAtOnce
 from api.errors import ApiError
 from api.limits import RequestLimits
 from api.services import EXTENSION
 from ragsage.adapters.embedded.redis import EmbeddedRedis
+from ragsage.adapters.postgres import Database
 from ragsage.adapters.postgres.keys import Role
 from ragsage.adapters.postgres.namespaces import set_overrides
 from ragsage.core.types import Scope
 from ragsage.runtime import build_database
 
-from .api_harness import ApiServer, make_key, serve
+from .api_harness import ApiServer, make_key, serve, with_database
 from .worker_harness import Deployment
 
 
@@ -214,3 +216,22 @@ def test_counts_made_together_are_the_librarys_own(deployment: Deployment) -> No
         assert refused is not None and refused.limit.name == "search per namespace"
     finally:
         limits.close()
+
+
+def test_a_revoked_key_over_its_namespaces_rate_learns_only_that_it_is_revoked(
+    deployment: Deployment,
+) -> None:
+    """A namespace's 429 tells of its traffic: a revoked key gets the 401 first."""
+    namespace = f"gone-{uuid.uuid4().hex[:8]}"
+    with _served(deployment, rate_limit_search_namespace="2/minute") as api:
+        key = make_key(deployment.settings, namespace)
+        assert _search(api, key, 2) == [200, 200]  # this process now knows the key
+
+        async def revoke(database: Database) -> None:
+            async with database.session(Scope(namespace)) as session:
+                await session.execute(text("UPDATE ragsage_api_keys SET revoked_at = now()"))
+
+        with_database(deployment.settings, revoke)
+        # Over the namespace's limit and revoked: counted beside its search, refused by
+        # the count, and still answered as a revoked key.
+        assert _search(api, key, 1) == [401]
