@@ -104,23 +104,39 @@ class Watchdog(threading.Thread):
                 _log.warning("watchdog round failed: %s", type(exc).__name__)
 
     def tick(self) -> int | None:
-        """One round: how many jobs it re-sent, or None if another worker's round ran.
-
-        With the broker's queues empty, a job sent a while ago and still not
-        started cannot be waiting its turn: its message was lost (a worker
-        killed between taking it and starting it, a broker restart in between).
-        It is sent again after the lease plus the longest retry pause (which
-        covers a retry's countdown), not after ``job_requeue_after``.
-        """
+        """One round: how many jobs it re-sent, or None if another worker's round ran."""
         settings = self.process.runtime.settings
-        requeue_after = None
-        if self.waiting() == 0:
-            requeue_after = min(
-                settings.job_requeue_after, settings.job_lease + settings.job_retry_backoff_max
-            )
         return self.process.loop.run(
-            run_round(self.process.runtime, self.send, requeue_after=requeue_after)
+            run_round(
+                self.process.runtime,
+                self.send,
+                requeue_after=requeue_after_for(settings, self.waiting()),
+            )
         )
+
+
+# A job sent and waiting while the broker still holds messages is never sent again.
+_WHILE_TURNS_WAIT = 100 * 365 * 86400.0
+
+
+def requeue_after_for(settings: Settings, waiting: int | None) -> float | None:
+    """After how long a job sent but not started is sent again, given the broker's queues.
+
+    A message is a turn for whichever job is next, not an order for its own
+    job, so while the broker holds any message a job sent long ago is waiting
+    its turn behind a backlog, not lost: sending it again would only add an
+    idle turn (a deep backlog waits hours; every round would add thousands).
+    With the queues empty, a job sent a while ago and still not started cannot
+    be waiting: its message was lost (a worker killed between taking it and
+    starting it, a broker restart), so it is sent again after the lease plus
+    the longest retry pause (which covers a retry's countdown).  When the
+    queues cannot be read, ``job_requeue_after`` (None: the setting) holds.
+    """
+    if waiting is None:
+        return None
+    if waiting > 0:
+        return _WHILE_TURNS_WAIT
+    return min(settings.job_requeue_after, settings.job_lease + settings.job_retry_backoff_max)
 
 
 async def mark_enqueued(

@@ -23,6 +23,7 @@ from ragsage.core.jobs import Upload
 from ragsage.core.types import Scope
 from ragsage.jobs.watchdog import run_round
 from ragsage.runtime import Runtime, build_runtime
+from worker.process import requeue_after_for
 
 from .worker_harness import Deployment
 
@@ -150,3 +151,26 @@ async def test_marking_a_send_never_marks_a_later_requeue(
     async with first.database.session(ACME) as session:
         await store.mark_enqueued(session, job_id, attempts=1)  # the retry's own note
     assert await _enqueued(first, [job_id]) == [True]
+
+
+async def test_a_job_waiting_its_turn_behind_a_backlog_is_not_sent_again(
+    deployment: Deployment,
+) -> None:
+    """Messages are turns: while the broker holds any, a job sent long ago waits its own."""
+    settings = replace(deployment.settings, job_unsent_grace=GRACE, job_requeue_after=0.5)
+    runtime = build_runtime(settings)
+    try:
+        (job_id,) = await _unsent_uploads(runtime, 1)
+        async with runtime.database.session(ACME) as session:
+            await store.mark_enqueued(session, job_id)  # sent, and not started since
+        await asyncio.sleep(1.0)
+        broker = Broker()
+        backlog = requeue_after_for(settings, waiting=40)
+        assert await run_round(runtime, broker.send, requeue_after=backlog) == 0
+        assert broker.sent == {}
+        # The queues are empty and the job still has not started: its message was lost.
+        emptied = requeue_after_for(settings, waiting=0)
+        assert await run_round(runtime, broker.send, requeue_after=emptied) == 1
+        assert broker.sent == {job_id: 1}
+    finally:
+        await runtime.aclose()
