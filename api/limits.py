@@ -231,8 +231,8 @@ class RequestLimits:
     def may_count_beside(self, endpoint: str | None, key_digest: str, namespace: str) -> bool:
         """Whether a search's counts may run beside its work instead of before it.
 
-        Counting costs two Redis round trips; made while the search runs, they
-        add almost nothing to its time.  A search found over a limit is then
+        Counting costs a Redis round trip; made while the search runs, it adds
+        almost nothing to its time.  A search found over a limit is then
         thrown away, which wastes its database work, so a key or namespace
         refused within its limit's window is counted first again: a flood pays
         for its own refusals and runs no search it is not allowed.
