@@ -39,18 +39,20 @@ def authenticate_request() -> None:
     here = services()
     digest = hash_key(key)
     seen = here.recent_keys.get(digest)
-    beside = request.endpoint in _CHECKED_BESIDE and seen is not None
-    if seen is not None and beside:
-        if here.limits.may_count_beside(request.endpoint, digest, seen.scope.namespace):
-            g.principal, g.unchecked_key, g.uncounted = seen, key, digest
-            return
+    # A known key's search goes out before the key is checked again (run_checked).
+    beside = seen if request.endpoint in _CHECKED_BESIDE else None
+    if beside is not None and here.limits.may_count_beside(
+        request.endpoint, digest, beside.scope.namespace
+    ):
+        g.principal, g.unchecked_key, g.uncounted = beside, key, digest
+        return
     refusal = here.limits.check_key(
         request.endpoint, digest, seen.scope.namespace if seen is not None else None
     )
     if refusal is not None:
         raise RateLimited(refusal)
-    if seen is not None and beside:
-        g.principal, g.unchecked_key = seen, key
+    if beside is not None:
+        g.principal, g.unchecked_key = beside, key
         return
 
     principal = here.run(authenticate_on(here.runtime.database, key))

@@ -37,6 +37,9 @@ SEARCH_ENDPOINTS = frozenset({"query.search", "query.query", "query.fetch_chunk"
 _PAUSE_SECONDS = 5.0
 # Keys and namespaces refused lately that one process keeps in mind at most.
 _REMEMBERED_REFUSALS = 10_000
+# (kind, per, who): whose count under which limit.
+_Who = tuple[str, str, str]
+_NOT_REFUSED = (0.0, 0.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,10 +226,9 @@ class RequestLimits:
         self._tally = RefusalTally(self._client, self._unavailable)
         self._paused_until = 0.0
         self._lock = threading.Lock()
-        # (kind, per, who) -> until when (monotonic) their searches are counted before
-        # their work, and until when (monotonic) they are surely over their limit.
-        self._refused_until: dict[tuple[str, str, str], float] = {}
-        self._full_until: dict[tuple[str, str, str], float] = {}
+        # (kind, per, who) refused lately -> (until when their searches are counted
+        # before their work, until when they are surely over their limit), monotonic.
+        self._refused: dict[_Who, tuple[float, float]] = {}
 
     def may_count_beside(self, endpoint: str | None, key_digest: str, namespace: str) -> bool:
         """Whether a search's counts may run beside its work instead of before it.
@@ -241,8 +243,8 @@ class RequestLimits:
             return False
         now = time.monotonic()
         return (
-            self._refused_until.get(("search", "key", key_digest), 0.0) <= now
-            and self._refused_until.get(("search", "namespace", namespace), 0.0) <= now
+            self._refused.get(("search", "key", key_digest), _NOT_REFUSED)[0] <= now
+            and self._refused.get(("search", "namespace", namespace), _NOT_REFUSED)[0] <= now
         )
 
     def check_both(self, endpoint: str | None, key_digest: str, namespace: str) -> Refusal | None:
@@ -250,15 +252,13 @@ class RequestLimits:
         kind = "search" if endpoint in SEARCH_ENDPOINTS else "other"
         key_limit = self._by_scope.get((kind, "key"))
         namespace_limit = self._by_scope.get((kind, "namespace"))
-        if key_limit is None or namespace_limit is None:
-            return self.check_key(endpoint, key_digest, namespace) or self.check_namespace(
-                endpoint, namespace
-            )
         now = time.monotonic()
         if (
-            now < self._paused_until
-            or self._full_until.get((kind, "key", key_digest), 0.0) > now
-            or self._full_until.get((kind, "namespace", namespace), 0.0) > now
+            key_limit is None
+            or namespace_limit is None
+            or now < self._paused_until
+            or self._over_until((kind, "key", key_digest)) > now
+            or self._over_until((kind, "namespace", namespace)) > now
         ):
             return self.check_key(endpoint, key_digest, namespace) or self.check_namespace(
                 endpoint, namespace
@@ -323,7 +323,7 @@ class RequestLimits:
         if limit is None or time.monotonic() < self._paused_until:
             return None
         try:
-            if self._full_until.get((kind, per, who), 0.0) <= time.monotonic():
+            if self._over_until((kind, per, who)) <= time.monotonic():
                 if self._limiter.hit(limit.item, limit.kind, limit.per, who):
                     return None
             return self._refuse(kind, per, who, limit, namespace)
@@ -335,7 +335,7 @@ class RequestLimits:
         self, kind: str, per: str, who: str, limit: Limit, namespace: str | None
     ) -> Refusal:
         """The refusal of a request over ``limit``: from memory, or asking Redis when to return."""
-        full_for = self._full_until.get((kind, per, who), 0.0) - time.monotonic()
+        full_for = self._over_until((kind, per, who)) - time.monotonic()
         if full_for <= 0:
             asked = time.monotonic()
             stats = self._limiter.get_window_stats(limit.item, limit.kind, limit.per, who)
@@ -361,15 +361,16 @@ class RequestLimits:
         """
         now = time.monotonic()
         with self._lock:
-            if len(self._refused_until) >= _REMEMBERED_REFUSALS:
+            if len(self._refused) >= _REMEMBERED_REFUSALS:
                 # Many keys flooding at once: forget the ones whose window has passed,
                 # then, if still too many, the oldest.
-                live = sorted((t, k) for k, t in self._refused_until.items() if t > now)
-                kept = dict((k, t) for t, k in live[-(_REMEMBERED_REFUSALS // 2) :])
-                self._refused_until = kept
-                self._full_until = {k: self._full_until.get(k, 0.0) for k in kept}
-            self._refused_until[(kind, per, who)] = now + limit.item.get_expiry()
-            self._full_until[(kind, per, who)] = full_until
+                live = sorted((t[0], k) for k, t in self._refused.items() if t[0] > now)
+                self._refused = {k: self._refused[k] for _, k in live[-_REMEMBERED_REFUSALS // 2 :]}
+            self._refused[(kind, per, who)] = (now + limit.item.get_expiry(), full_until)
+
+    def _over_until(self, who: _Who) -> float:
+        """Until when (monotonic) ``who`` is surely over its limit; 0 if not known to be."""
+        return self._refused.get(who, _NOT_REFUSED)[1]
 
     def refusals(self, namespace: str) -> dict[str, int] | None:
         """Requests of ``namespace`` refused by each limit so far; None if Redis is away.
