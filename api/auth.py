@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
+from contextlib import suppress
 from typing import Any, TypeVar
 
 from flask import Response, g, request
@@ -111,6 +112,10 @@ def _counted_beside(work: Coroutine[Any, Any, _T], key_digest: str) -> _T:
     try:
         refusal = here.limits.check_both(request.endpoint, key_digest, principal().scope.namespace)
         if refusal is not None:
+            # The search is left to end and its result dropped: cancelled mid-read, it
+            # could still be closing its connection when the process stops.
+            with suppress(Exception):
+                running.result(here.request_timeout)
             raise RateLimited(refusal)
         return running.result(here.request_timeout)
     except BaseException:

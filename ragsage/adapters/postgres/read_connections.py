@@ -118,5 +118,12 @@ def _idle_now(connection: psycopg.AsyncConnection[Any]) -> bool:
 
 
 async def _close_quietly(connection: psycopg.AsyncConnection[Any]) -> None:
-    with suppress(Exception):
-        await connection.close()
+    try:
+        with suppress(Exception):
+            await connection.close()
+    finally:
+        # The close failed (another loop's connection) or was cancelled part-way (a
+        # search dropped for its rate limit): end it here, so nothing is left open.
+        if not connection.closed:
+            with suppress(Exception):
+                connection.pgconn.finish()
