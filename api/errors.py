@@ -22,6 +22,7 @@ from ragsage.core.errors import (
     ConfigurationError,
     Conflict,
     DocumentError,
+    Forbidden,
     InputError,
     ProviderError,
     QuotaExceeded,
@@ -131,6 +132,8 @@ def _ragsage(exc: RagsageError) -> Response:
         return error_response(409, "conflict", str(exc))
     if isinstance(exc, QuotaExceeded):
         return error_response(403, "quota_exceeded", str(exc))
+    if isinstance(exc, Forbidden):
+        return error_response(403, "forbidden", str(exc))
     if isinstance(exc, UnsupportedWidth):
         return error_response(422, "unsupported_width", str(exc))
     if isinstance(exc, InputError):

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, Field
 
+from ragsage.core.types import MAX_PRINCIPALS, PRINCIPAL_PATTERN
 from ragsage.query.options import MAX_QUERY_CHARS
 from ragsage.query.requests import Query, SearchOptions, Strict, json_integer
 
@@ -23,6 +24,8 @@ MAX_NAME_FILTER_CHARS = 256
 # Ids in paths are hashes, UUIDs and ordinals: short, printable, never a control character.
 MAX_PATH_ID_CHARS = 512
 PATH_ID_PATTERN = r"^[^\x00-\x1f\x7f]*$"
+# What ragsage.core.types accepts as a principal name, said to clients in the schema.
+PrincipalName = Annotated[str, Field(min_length=1, max_length=200, pattern=PRINCIPAL_PATTERN)]
 # No embedder ragsage offers makes vectors narrower than this.
 MIN_DIM = 16
 
@@ -76,6 +79,16 @@ class UploadFields(Strict):
     namespace: str | None = Field(
         default=None, description="Ignored: the namespace always comes from the API key."
     )
+    access: list[PrincipalName] | None = Field(
+        default=None,
+        max_length=MAX_PRINCIPALS,
+        description=(
+            "Principals who may read the document (for example group:sales); [] opens it "
+            "to the whole namespace.  Absent: a new document gets the key's own principals "
+            "(open, for a key bound to none), a new version keeps the document's list.  A "
+            "key bound to principals may name only a non-empty subset of them (else 403)."
+        ),
+    )
 
 
 class DocumentUpload(UploadFields):
@@ -88,6 +101,19 @@ class DocumentUpload(UploadFields):
             r"|^(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)$"
         ),
         description="The file's bytes, standard base64 with padding.",
+    )
+
+
+class AccessChange(Strict):
+    """A document's new access list."""
+
+    access: list[PrincipalName] = Field(
+        max_length=MAX_PRINCIPALS,
+        description=(
+            "Principals who may read the document; [] opens it to the whole namespace "
+            "(not for a key bound to principals, which may name only a non-empty subset "
+            "of its own)."
+        ),
     )
 
 
@@ -166,6 +192,7 @@ class DocumentOut(BaseModel):
     metadata: dict[str, Any]
     created_at: datetime
     updated_at: datetime
+    access: list[str] = Field(description="Principals who may read it; empty: the whole namespace.")
 
 
 class DocumentList(BaseModel):

@@ -42,6 +42,13 @@ def register(commands: Any) -> None:
         default="bulk",
         help="bulk (default) waits behind the namespace's interactive uploads",
     )
+    enqueue.add_argument(
+        "--access",
+        action="append",
+        metavar="PRINCIPAL",
+        help="a principal who may read the files (repeatable); without it a new document "
+        "is open to the whole namespace and a new version keeps its list",
+    )
     enqueue.set_defaults(handler=_enqueue, asynchronous=False)
 
     reindex = commands.add_parser(
@@ -152,7 +159,7 @@ def _enqueue(args: argparse.Namespace) -> int:
         nonlocal failures
         for path in collect_files(args.paths):
             try:
-                upload = upload_from_path(path)
+                upload = upload_from_path(path, access=args.access)
             except OSError as exc:
                 failures += 1
                 print(f"error: {path}: cannot read ({exc.strerror or exc})", file=sys.stderr)

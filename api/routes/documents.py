@@ -16,6 +16,7 @@ from api.routes.common import cleaned, int_arg, json_body, parse_json, text_arg
 from api.schemas import (
     MAX_CURSOR_CHARS,
     MAX_NAME_FILTER_CHARS,
+    AccessChange,
     DocumentList,
     DocumentOut,
     DocumentUpload,
@@ -24,7 +25,9 @@ from api.schemas import (
 )
 from api.services import services
 from ragsage.adapters.postgres.jobs import documents
+from ragsage.adapters.postgres.jobs.uploads import upload_access
 from ragsage.adapters.postgres.keys import Role
+from ragsage.core.types import MAX_PRINCIPALS, PRINCIPAL_PATTERN
 
 blueprint = Blueprint("documents", __name__)
 # The form upload, beside the JSON one that DocumentUpload describes.
@@ -40,9 +43,17 @@ MULTIPART_UPLOAD: dict[str, Any] = {
             },
             "external_id": {"type": "string", "minLength": 1, "maxLength": 512},
             "job_class": {"type": "string", "enum": ["interactive", "bulk"]},
+            "access": {
+                "type": "array",
+                "items": {"type": "string", "pattern": PRINCIPAL_PATTERN, "maxLength": 200},
+                "maxItems": MAX_PRINCIPALS,
+            },
         },
     },
-    "encoding": {"metadata": {"contentType": "application/json"}},
+    "encoding": {
+        "metadata": {"contentType": "application/json"},
+        "access": {"contentType": "application/json"},
+    },
 }
 
 
@@ -65,6 +76,8 @@ def _upload_from_request() -> tuple[UploadFields, bytes]:
         }
         if "job_class" in request.form:
             fields["job_class"] = request.form["job_class"]
+        if "access" in request.form:
+            fields["access"] = parse_json(request.form["access"], "access")
         body = UploadFields.model_validate(cleaned(fields))
         return body, upload.read()
     parsed = json_body(DocumentUpload)
@@ -97,6 +110,8 @@ def upload() -> Any:
         metadata=fields.metadata,
         external_id=fields.external_id,
         job_class=fields.job_class,
+        access=fields.access,
+        principals=who.scope.principals,
     )
     body = UploadResponse(
         document_id=outcome.document_id,
@@ -164,6 +179,32 @@ def get_one(document_id: str) -> Any:
             return await documents.get_document(session, document_id)
 
     record = here.run(read())
+    if record is None:
+        raise ApiError(404, "not_found", f"no document {document_id!r}")
+    return convert.dump(DocumentOut(**record.to_dict()))
+
+
+@blueprint.patch("/v1/documents/<document_id>")
+@documented(
+    "Change a document's access list, on every chunk and job of it at once",
+    ok(schemas.DocumentOut),
+    body=schemas.AccessChange,
+    errors=(400, 401, 403, 404, 415, 422, 503),
+)
+def change(document_id: str) -> Any:
+    who = require(Role.WRITE)
+    body = json_body(AccessChange)
+    access = upload_access(who.scope, body.access)
+    assert access is not None
+    here = services()
+
+    async def apply() -> documents.DocumentRecord | None:
+        async with here.runtime.database.session(who.scope) as session:
+            if not await documents.set_access(session, document_id, access):
+                return None
+            return await documents.get_document(session, document_id)
+
+    record = here.run(apply())
     if record is None:
         raise ApiError(404, "not_found", f"no document {document_id!r}")
     return convert.dump(DocumentOut(**record.to_dict()))

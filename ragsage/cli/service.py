@@ -28,6 +28,7 @@ async def migrate_command(args: argparse.Namespace) -> int:
 async def keys_command(args: argparse.Namespace) -> int:
     """Create, list or revoke API keys of one namespace."""
     from ragsage.adapters.postgres.keys import Role, create_key, list_keys, revoke_key
+    from ragsage.core.errors import InvalidRequest
     from ragsage.core.types import Scope
     from ragsage.runtime import build_database
 
@@ -37,10 +38,18 @@ async def keys_command(args: argparse.Namespace) -> int:
     try:
         async with database.session(scope) as session:
             if args.action == "create":
-                key = await create_key(session, scope, Role(args.role), args.name)
+                try:
+                    key = await create_key(
+                        session, scope, Role(args.role), args.name, args.principal or ()
+                    )
+                except InvalidRequest as exc:
+                    print(f"error: {exc}", file=sys.stderr)
+                    return 2
                 print(key)
+                bound = f", bound to {', '.join(sorted(args.principal))}" if args.principal else ""
                 print(
-                    f"(a {args.role} key for namespace {scope.namespace!r}; it is shown only once)",
+                    f"(a {args.role} key for namespace {scope.namespace!r}{bound}; "
+                    "it is shown only once)",
                     file=sys.stderr,
                 )
                 return 0
@@ -52,7 +61,8 @@ async def keys_command(args: argparse.Namespace) -> int:
                 return 1
             for info in await list_keys(session):
                 state = f"revoked {info.revoked_at:%Y-%m-%d}" if info.revoked_at else "live"
-                print(f"{info.id}  {info.role.value:5}  {state:18}  {info.name}")
+                bound = f"  principals: {', '.join(info.principals)}" if info.principals else ""
+                print(f"{info.id}  {info.role.value:5}  {state:18}  {info.name}{bound}")
             return 0
     finally:
         await database.dispose()
@@ -65,6 +75,13 @@ def register_keys(commands: Any) -> None:
     create.add_argument("--namespace", required=True)
     create.add_argument("--role", choices=("read", "write", "admin"), default="write")
     create.add_argument("--name", default="")
+    create.add_argument(
+        "--principal",
+        action="append",
+        metavar="NAME",
+        help="bind the key to a principal (repeatable): it then reads only documents "
+        "open to the namespace or listing one of its principals",
+    )
     revoke = actions.add_parser("revoke", help="revoke a key by its id")
     revoke.add_argument("key_id")
     revoke.add_argument("--namespace", required=True)

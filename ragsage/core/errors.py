@@ -66,6 +66,10 @@ class UnsupportedWidth(InvalidRequest):
     """A vector width with no HNSW index here; the message names those that have one."""
 
 
+class Forbidden(InputError):
+    """The caller's key may not do this (an access list beyond its principals, say)."""
+
+
 class Conflict(InputError):
     """A well-formed request the current state refuses (it may succeed once that changes)."""
 

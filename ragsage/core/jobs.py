@@ -117,6 +117,10 @@ class Upload:
     media_type: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
     external_id: str | None = None
+    # Principals who may read the document; None leaves the choice to the uploader's
+    # key (its own principals, or open to the namespace), or keeps a stored
+    # document's list; an empty list opens it to the whole namespace.
+    access: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,13 +15,44 @@ from enum import StrEnum
 from typing import Any, Literal
 
 _NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+# A principal is an opaque name such as ``group:sales`` or ``user:ana@example.com``.
+# No comma (the session setting lists them comma-separated) and no leading ``*``
+# (the setting's mark for a session bound to no principal).
+PRINCIPAL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@+/=#-]{0,199}$"
+_PRINCIPAL = re.compile(PRINCIPAL_PATTERN)
+MAX_PRINCIPALS = 64
+
+
+def check_principals(names: Any, what: str = "an access list") -> frozenset[str]:
+    """``names`` as a set of valid principal names, or InvalidRequest naming the bad one."""
+    from ragsage.core.errors import InvalidRequest
+
+    if isinstance(names, str) or not isinstance(names, (list, tuple, set, frozenset)):
+        raise InvalidRequest(f"{what} must be a list of principal names")
+    found = frozenset(names)
+    for name in found:
+        if not isinstance(name, str) or not _PRINCIPAL.fullmatch(name):
+            raise InvalidRequest(
+                f"{what} holds {name!r}: a principal name is 1-200 characters of letters, "
+                "digits and _ . : @ + / = # -, starting with a letter or digit"
+            )
+    if len(found) > MAX_PRINCIPALS:
+        raise InvalidRequest(f"{what} names {len(found)} principals; at most {MAX_PRINCIPALS}")
+    return found
 
 
 @dataclass(frozen=True, slots=True)
 class Scope:
-    """The tenant a piece of work belongs to; every store call carries one."""
+    """The tenant a piece of work belongs to, and whom it reads for.
+
+    ``principals`` None is a session bound to no principal: it reads every
+    document of the namespace (workers, the CLI, unbound keys).  A set binds
+    it: it reads only documents whose access list is empty or names one of
+    them, which the database enforces (docs/tenants.md, "Access lists").
+    """
 
     namespace: str
+    principals: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         if not _NAMESPACE.fullmatch(self.namespace):
@@ -29,6 +60,23 @@ class Scope:
                 "namespace must be 1-128 characters of letters, digits, '_', '.', ':' or '-', "
                 f"starting with a letter or digit; got {self.namespace!r}"
             )
+        if self.principals is not None:
+            if not self.principals:
+                raise ValueError("a bound scope names at least one principal")
+            from ragsage.core.errors import InvalidRequest
+
+            try:
+                check_principals(self.principals, "a scope's principals")
+            except InvalidRequest as exc:
+                raise ValueError(str(exc)) from None
+
+    @property
+    def bound(self) -> bool:
+        return self.principals is not None
+
+    def unbound(self) -> Scope:
+        """The same namespace, read for no principal in particular."""
+        return Scope(self.namespace)
 
 
 @dataclass(frozen=True, slots=True)

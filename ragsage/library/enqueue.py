@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import mimetypes
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -33,7 +33,7 @@ from ragsage.adapters.postgres.jobs import store
 from ragsage.adapters.postgres.jobs.uploads import check_upload_class, create_upload
 from ragsage.core.errors import InputError, InvalidRequest
 from ragsage.core.jobs import Job, JobState, Upload, UploadOutcome
-from ragsage.core.types import Scope
+from ragsage.core.types import Scope, check_principals
 from ragsage.library.reindexing import ReindexControls
 from ragsage.runtime import build_database
 from ragsage.runtime.loop import LoopThread
@@ -81,6 +81,8 @@ class Enqueuer(ReindexControls):
         metadata: Mapping[str, Any] | None = None,
         external_id: str | None = None,
         job_class: str = "bulk",
+        access: Collection[str] | None = None,
+        principals: Collection[str] | None = None,
     ) -> UploadOutcome:
         """Accept one file for ingestion; returns its job, or the document it duplicates.
 
@@ -88,6 +90,12 @@ class Enqueuer(ReindexControls):
         ``interactive`` (a person waits for this one): a namespace's interactive
         jobs run before its bulk backlog.  Across namespaces, turns are fair
         whatever the class (docs/ingestion.md).
+
+        ``access`` names the principals who may read the document (``[]``: the
+        whole namespace; None: a new document is open, or gets ``principals``,
+        and a new version keeps its list).  ``principals`` uploads as a key
+        bound to them would: the document it replaces must be readable by one
+        of them, and ``access`` must be a non-empty subset of them.
         """
         if (data is None) == (path is None):
             raise InvalidRequest("give exactly one of data or path")
@@ -99,9 +107,10 @@ class Enqueuer(ReindexControls):
             media_type=media_type or mimetypes.guess_type(filename)[0],
             metadata=dict(metadata or {}),
             external_id=external_id,
+            access=None if access is None else tuple(access),
         )
         check_upload_class(job_class)
-        scope = Scope(namespace)
+        scope = _scope(namespace, principals)
         outcome = self._loop.run(self._record(scope, upload, job_class))
         if outcome.needs_sending and outcome.job_id is not None:
             self._send_committed(namespace, [outcome.job_id])
@@ -115,6 +124,7 @@ class Enqueuer(ReindexControls):
         batch_files: int = 64,
         batch_bytes: int = 64 * 1024 * 1024,
         job_class: str = "bulk",
+        principals: Collection[str] | None = None,
     ) -> list[UploadOutcome | InputError]:
         """Accept many files: per batch, one transaction, then the sends, then one update.
 
@@ -122,9 +132,11 @@ class Enqueuer(ReindexControls):
         service refuses (empty, too large, a bad name), the error that says
         why; the other files go ahead.  ``uploads`` is read lazily, so a
         folder of any size is held in memory only a batch at a time.
-        ``job_class`` is as for :meth:`enqueue_document`, for every file.
+        ``job_class`` and ``principals`` are as for :meth:`enqueue_document`,
+        for every file; each :class:`Upload` may carry its own ``access``.
         """
         check_upload_class(job_class)
+        scope = _scope(namespace, principals)
         results: list[UploadOutcome | InputError] = []
         batch: list[Upload] = []
         size = 0
@@ -132,10 +144,10 @@ class Enqueuer(ReindexControls):
             batch.append(upload)
             size += len(upload.data)
             if len(batch) >= batch_files or size >= batch_bytes:
-                results.extend(self._enqueue_batch(Scope(namespace), batch, job_class))
+                results.extend(self._enqueue_batch(scope, batch, job_class))
                 batch, size = [], 0
         if batch:
-            results.extend(self._enqueue_batch(Scope(namespace), batch, job_class))
+            results.extend(self._enqueue_batch(scope, batch, job_class))
         return results
 
     def _enqueue_batch(
@@ -259,6 +271,16 @@ class Enqueuer(ReindexControls):
         )
 
 
+def _scope(namespace: str, principals: Collection[str] | None) -> Scope:
+    """The scope an upload is recorded in: bound to ``principals`` when they are given."""
+    if principals is None:
+        return Scope(namespace)
+    try:
+        return Scope(namespace, check_principals(list(principals), "principals"))
+    except ValueError as exc:
+        raise InvalidRequest(str(exc)) from None
+
+
 _default: Enqueuer | None = None
 _guard = threading.Lock()
 
@@ -282,6 +304,7 @@ def enqueue_document(
     metadata: Mapping[str, Any] | None = None,
     external_id: str | None = None,
     job_class: str = "bulk",
+    access: Collection[str] | None = None,
 ) -> UploadOutcome:
     """:meth:`Enqueuer.enqueue_document` on the environment's deployment."""
     return default_enqueuer().enqueue_document(
@@ -293,6 +316,7 @@ def enqueue_document(
         metadata=metadata,
         external_id=external_id,
         job_class=job_class,
+        access=access,
     )
 
 
@@ -308,10 +332,17 @@ def enqueue_documents(
     return default_enqueuer().enqueue_documents(namespace, uploads, job_class=job_class)
 
 
-def upload_from_path(path: Path, filename: str | None = None) -> Upload:
+def upload_from_path(
+    path: Path, filename: str | None = None, access: Collection[str] | None = None
+) -> Upload:
     """An :class:`Upload` of a file's bytes, its type guessed from its name."""
     name = filename or path.name
-    return Upload(filename=name, data=path.read_bytes(), media_type=mimetypes.guess_type(name)[0])
+    return Upload(
+        filename=name,
+        data=path.read_bytes(),
+        media_type=mimetypes.guess_type(name)[0],
+        access=None if access is None else tuple(access),
+    )
 
 
 __all__ = [

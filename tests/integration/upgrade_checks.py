@@ -25,6 +25,7 @@ from .upgrade_checks_keyword import (
     check_v18,
     check_v19,
     check_v20,
+    keyword_chain,
     keyword_hits,
 )
 
@@ -356,6 +357,24 @@ async def _check_v21(database: Database) -> None:
     assert order == [jobs["ingest"].id, jobs["reindex"].id]
 
 
+async def _check_v22(database: Database) -> None:
+    from ragsage.adapters.postgres.jobs.documents import set_access
+    from ragsage.core.types import Scope
+
+    sales = Scope("acme", frozenset({"group:sales"}))
+    await keyword_chain(database)  # first: it expects no term counted yet
+    # Rows from before access lists are open to the whole namespace, as they were.
+    async with database.session(sales) as session:
+        assert list(await session.scalars(text("SELECT access FROM ragsage_chunks"))) == [[]]
+    assert await keyword_hits(database, sales, "zirconium") == [("doc_v3", 0)]
+    async with database.session(ACME) as session:
+        assert await set_access(session, "doc_v3", ["group:hr"])
+    assert await keyword_hits(database, sales, "zirconium") == []
+    async with database.session(sales) as session:
+        assert list(await session.scalars(text("SELECT id FROM ragsage_documents"))) == []
+    assert await keyword_hits(database, ACME, "zirconium") == [("doc_v3", 0)]
+
+
 UPGRADES = {
     2: (_seed_v1, _check_v2),
     3: (_seed_v2, _check_v3),
@@ -377,4 +396,5 @@ UPGRADES = {
     19: (_seed_v3, check_v19),
     20: (_seed_v3, check_v20),
     21: (_seed_v20, _check_v21),
+    22: (_seed_v3, _check_v22),
 }

@@ -1,4 +1,10 @@
-"""The upgrade checks of the keyword migrations (13 on), and the keyword calls they make."""
+"""The upgrade checks of the keyword migrations (13 on), and the keyword calls they make.
+
+The keyword function in its current form reads the access lists of migration 22,
+so a schema holds it from 22 on.  The checks of 13 to 20 therefore look at what
+those steps left in the tables; what each step made the function do is checked
+by ``keyword_chain``, which the check of 22 runs once the function is there.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +21,7 @@ ACME, GLOBEX = Scope("acme"), Scope("globex")
 
 
 # The keyword function called with every argument spelled out, so a check does
-# not depend on what today's PgLexicalStore passes; a schema holds it from 13 on.
+# not depend on what today's PgLexicalStore passes; a schema holds it from 22 on.
 KEYWORD_SEARCH = (
     "ragsage_keyword_search({query}, false, 3, 500, 500, NULL, NULL, NULL, NULL, NULL, true, "
     "NULL, 3)"
@@ -39,7 +45,7 @@ async def keyword_rank(database: Database, query: str) -> float:
     return float(rank)
 
 
-async def check_v13(database: Database) -> None:
+async def _keyword_v13(database: Database) -> None:
     # Nothing is counted until a search asks; then each term once, in its namespace.
     assert await helpers.term_counts(database, ACME) == {}
     assert await keyword_hits(database, ACME, "zirconium ledger") == [("doc_v3", 0)]
@@ -50,9 +56,9 @@ async def check_v13(database: Database) -> None:
     assert "zirconium" not in await helpers.term_counts(database, GLOBEX)
 
 
-async def check_v14(database: Database) -> None:
+async def _keyword_v14(database: Database) -> None:
     # The cache still fills per namespace, and the function hands back the chunk itself.
-    await check_v13(database)
+    await _keyword_v13(database)
     async with database.session(ACME) as session:
         call = KEYWORD_SEARCH.format(query="'zirconium ledger'")
         rows = (
@@ -64,22 +70,22 @@ async def check_v14(database: Database) -> None:
     assert rows[0][4] > 0
 
 
-async def check_v15(database: Database) -> None:
+async def _keyword_v15(database: Database) -> None:
     # The app role may ask; a table of a few rows is left to autovacuum.
     assert await database.refresh_statistics() is False
-    await check_v14(database)
+    await _keyword_v14(database)
 
 
-async def check_v16(database: Database) -> None:
-    await check_v15(database)
+async def _keyword_v16(database: Database) -> None:
+    await _keyword_v15(database)
     # The same chunk, the same words: in the text's order they count twice.
     assert await keyword_rank(database, "zirconium ledger") == 2 * await keyword_rank(
         database, "ledger zirconium"
     )
 
 
-async def check_v17(database: Database) -> None:
-    await check_v16(database)
+async def _keyword_v17(database: Database) -> None:
+    await _keyword_v16(database)
     async with database.owner_connection() as connection:
         options = await connection.scalar(
             text("SELECT reloptions FROM pg_class WHERE relname = 'ragsage_chunks_lexical'")
@@ -87,8 +93,8 @@ async def check_v17(database: Database) -> None:
     assert options == ["gin_pending_list_limit=256"]
 
 
-async def check_v18(database: Database) -> None:
-    await check_v17(database)
+async def _keyword_v18(database: Database) -> None:
+    await _keyword_v17(database)
     assert await helpers.term_counts(database, ACME)  # the v13 check searched and counted
     async with database.session(GLOBEX) as session:
         await session.execute(text("DELETE FROM ragsage_term_stats"))
@@ -98,8 +104,8 @@ async def check_v18(database: Database) -> None:
     assert await helpers.term_counts(database, ACME) == {}
 
 
-async def check_v19(database: Database) -> None:
-    await check_v18(database)
+async def _keyword_v19(database: Database) -> None:
+    await _keyword_v18(database)
     async with database.session(ACME) as session:
         call = KEYWORD_SEARCH.format(query="'zirconium ledger'").replace("NULL, 3)", "NULL, 1)")
         rows = (
@@ -112,8 +118,8 @@ async def check_v19(database: Database) -> None:
     assert await keyword_hits(database, GLOBEX, "zirconium") == []
 
 
-async def check_v20(database: Database) -> None:
-    await check_v19(database)
+async def _keyword_v20(database: Database) -> None:
+    await _keyword_v19(database)
     # The old function answers servers from before 19 with the new one's rows and ranks.
     async with database.session(ACME) as session:
         old = (
@@ -141,3 +147,85 @@ async def check_v20(database: Database) -> None:
             )
         )
     assert languages == {"sql"}  # a call of the new function, no ranking of its own
+
+
+async def keyword_chain(database: Database) -> None:
+    """What migrations 13 to 20 made keyword search do, on a schema that holds its function."""
+    await _keyword_v20(database)
+
+
+async def _seeded_chunk_survives(database: Database) -> None:
+    async with database.session(ACME) as session:
+        texts = list(await session.scalars(text("SELECT text FROM ragsage_chunks")))
+    assert "zirconium ledger" in texts
+    async with database.session(GLOBEX) as session:
+        assert list(await session.scalars(text("SELECT text FROM ragsage_chunks"))) == []
+
+
+async def _keyword_function_absent(database: Database) -> None:
+    async with database.owner_connection() as connection:
+        present = await connection.scalar(
+            text(
+                "SELECT to_regprocedure('ragsage_keyword_search(text, boolean, integer, "
+                "integer, integer, text[], text[], jsonb, timestamptz, timestamptz, boolean, "
+                "integer, integer)') IS NOT NULL"
+            )
+        )
+    assert present is False  # its current form needs migration 22's columns
+
+
+async def check_v13(database: Database) -> None:
+    # The counts table starts empty and each namespace sees only its own rows.
+    await _seeded_chunk_survives(database)
+    await _keyword_function_absent(database)
+    assert await helpers.term_counts(database, ACME) == {}
+    async with database.owner_connection() as connection:
+        await connection.execute(
+            text(
+                "INSERT INTO ragsage_term_stats (namespace, generation, term, chunks, cap) "
+                "VALUES ('acme', 1, 'zirconium', 1, 501)"
+            )
+        )
+    assert await helpers.term_counts(database, ACME) == {"zirconium": 1}
+    assert await helpers.term_counts(database, GLOBEX) == {}
+
+
+async def check_v14(database: Database) -> None:
+    await check_v13(database)
+
+
+async def check_v15(database: Database) -> None:
+    # The app role may ask; a table of a few rows is left to autovacuum.
+    assert await database.refresh_statistics() is False
+    await check_v14(database)
+
+
+async def check_v16(database: Database) -> None:
+    await check_v15(database)
+
+
+async def check_v17(database: Database) -> None:
+    await check_v16(database)
+    async with database.owner_connection() as connection:
+        options = await connection.scalar(
+            text("SELECT reloptions FROM pg_class WHERE relname = 'ragsage_chunks_lexical'")
+        )
+    assert options == ["gin_pending_list_limit=256"]
+
+
+async def check_v18(database: Database) -> None:
+    await check_v17(database)
+    async with database.session(GLOBEX) as session:
+        await session.execute(text("DELETE FROM ragsage_term_stats"))
+    assert await helpers.term_counts(database, ACME)  # another namespace cannot touch them
+    async with database.session(ACME) as session:
+        await session.execute(text("DELETE FROM ragsage_term_stats"))
+    assert await helpers.term_counts(database, ACME) == {}
+
+
+async def check_v19(database: Database) -> None:
+    await check_v18(database)
+
+
+async def check_v20(database: Database) -> None:
+    await check_v19(database)

@@ -38,6 +38,11 @@ def safe_setting_name(name: str) -> str:
     return name
 
 
+def principals_variable_for(isolation_variable: str) -> str:
+    """The setting carrying a session's principals: beside the namespace's, same prefix."""
+    return isolation_variable.rsplit(".", 1)[0] + ".principals"
+
+
 def async_url(dsn: str) -> str:
     """The SQLAlchemy URL for ``dsn`` on the async psycopg 3 driver."""
     scheme, sep, rest = dsn.partition("://")
@@ -73,7 +78,8 @@ class PostgresConfig:
     ``RESET ROLE`` back to the owner; use it only where nothing untrusted runs.
 
     ``isolation_variable`` is the transaction-local setting carrying the
-    namespace that every table's policy compares rows against.
+    namespace that every table's policy compares rows against;
+    :attr:`principals_variable`, beside it, carries whom the session reads for.
     ``embedding_dim`` is the width of new namespaces' vectors, and
     ``embedding_widths`` the other widths a namespace may be re-indexed into:
     each width has its own HNSW index, built by :meth:`Database.migrate` and
@@ -96,6 +102,10 @@ class PostgresConfig:
     hnsw_m: int = 16
     hnsw_ef_construction: int = 64
     ef_search: int = 40
+
+    @property
+    def principals_variable(self) -> str:
+        return principals_variable_for(self.isolation_variable)
 
     def __post_init__(self) -> None:
         try:

@@ -48,6 +48,7 @@ def isolation_preamble(
     settings = {
         # An empty namespace matches no row: the system session sees nothing directly.
         config.isolation_variable: scope.namespace if scope is not None else "",
+        config.principals_variable: principals_setting(scope),
         "statement_timeout": str(timeout_ms or config.statement_timeout_ms),
         # Filtered vector search keeps walking the HNSW graph until enough rows
         # pass the filters (pgvector >= 0.8), instead of returning too few.
@@ -65,6 +66,28 @@ def isolation_preamble(
     for i, (name, value) in enumerate(settings.items()):
         parameters[f"n{i}"], parameters[f"v{i}"] = name, value
     return (Statement(f"SELECT {calls}", parameters),)
+
+
+UNBOUND = "*"
+
+
+def principals_setting(scope: Scope | None) -> str:
+    """What a session's principals setting holds: ``*`` when bound to none, else the names.
+
+    Empty (the system session, or a transaction nobody pinned) admits only
+    documents open to the whole namespace, and the namespace setting beside it
+    admits nothing: a forgotten preamble fails closed.
+    """
+    if scope is None:
+        return ""
+    if scope.principals is None:
+        return UNBOUND
+    return ",".join(sorted(scope.principals))
+
+
+def pinned_as(scope: Scope | None) -> tuple[str, frozenset[str] | None] | None:
+    """What a session records of the scope it was pinned to (see sessions.scoped)."""
+    return None if scope is None else (scope.namespace, scope.principals)
 
 
 @asynccontextmanager
@@ -107,7 +130,7 @@ async def _pin_fresh(session: AsyncSession, config: PostgresConfig, scope: Scope
 async def _pin(session: AsyncSession, config: PostgresConfig, scope: Scope | None) -> None:
     for statement in isolation_preamble(config, scope):
         await session.execute(text(statement.sql), dict(statement.parameters))
-    session.info[SCOPE_KEY] = scope.namespace if scope is not None else None
+    session.info[SCOPE_KEY] = pinned_as(scope)
 
 
 def driver_preamble(

@@ -23,7 +23,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.core.errors import InvalidRequest
-from ragsage.core.types import Scope
+from ragsage.core.types import Scope, check_principals
 
 if TYPE_CHECKING:
     from ragsage.adapters.postgres.database import Database
@@ -46,7 +46,11 @@ class Role(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """Who a request acts as: the key's namespace and role."""
+    """Who a request acts as: the key's namespace, role and (if bound) principals.
+
+    ``scope.principals`` is None for a key bound to no principal, which reads
+    the whole namespace.
+    """
 
     scope: Scope
     key_id: str
@@ -62,6 +66,7 @@ class KeyInfo:
     name: str
     created_at: datetime
     revoked_at: datetime | None
+    principals: tuple[str, ...] = ()
 
 
 def hash_key(key: str) -> str:
@@ -80,15 +85,32 @@ def new_key() -> tuple[str, str]:
     return key_id, f"{PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
 
 
-async def create_key(session: AsyncSession, scope: Scope, role: Role, name: str = "") -> str:
-    """Store a new key for ``scope`` and return it — the only time it is visible."""
+async def create_key(
+    session: AsyncSession,
+    scope: Scope,
+    role: Role,
+    name: str = "",
+    principals: Sequence[str] = (),
+) -> str:
+    """Store a new key for ``scope`` and return it — the only time it is visible.
+
+    ``principals`` binds the key: it reads only documents open to the whole
+    namespace or listing one of them.  An admin key acts on the whole
+    namespace (re-index, usage), so it cannot be bound.
+    """
     if len(name) > 200:
         raise InvalidRequest("a key name is at most 200 characters")
+    bound = sorted(check_principals(list(principals), "a key's principals"))
+    if bound and role is Role.ADMIN:
+        raise InvalidRequest(
+            "an admin key acts on the whole namespace and cannot be bound to principals; "
+            "bind a read or write key"
+        )
     key_id, key = new_key()
     await session.execute(
         text(
-            "INSERT INTO ragsage_api_keys (namespace, id, key_hash, role, name) "
-            "VALUES (:namespace, :id, :hash, :role, :name)"
+            "INSERT INTO ragsage_api_keys (namespace, id, key_hash, role, name, principals) "
+            "VALUES (:namespace, :id, :hash, :role, :name, :principals)"
         ),
         {
             "namespace": scope.namespace,
@@ -96,6 +118,7 @@ async def create_key(session: AsyncSession, scope: Scope, role: Role, name: str 
             "hash": hash_key(key),
             "role": role.value,
             "name": name,
+            "principals": bound,
         },
     )
     return key
@@ -118,11 +141,11 @@ async def revoke_key(session: AsyncSession, key_id: str) -> bool:
 async def list_keys(session: AsyncSession) -> list[KeyInfo]:
     rows = await session.execute(
         text(
-            "SELECT id, role, name, created_at, revoked_at FROM ragsage_api_keys "
+            "SELECT id, role, name, created_at, revoked_at, principals FROM ragsage_api_keys "
             "ORDER BY created_at"
         )
     )
-    return [KeyInfo(r[0], Role(r[1]), r[2], r[3], r[4]) for r in rows]
+    return [KeyInfo(r[0], Role(r[1]), r[2], r[3], r[4], tuple(r[5] or ())) for r in rows]
 
 
 async def authenticate(session: AsyncSession, key: str) -> Principal | None:
@@ -131,7 +154,7 @@ async def authenticate(session: AsyncSession, key: str) -> Principal | None:
         return None
     row = (
         await session.execute(
-            text("SELECT namespace, key_id, role FROM ragsage_find_api_key(:hash)"),
+            text("SELECT namespace, key_id, role, principals FROM ragsage_find_api_key(:hash)"),
             {"hash": hash_key(key)},
         )
     ).first()
@@ -146,7 +169,7 @@ async def authenticate_on(database: Database, key: str) -> Principal | None:
         None,
         [
             (
-                "SELECT namespace, key_id, role FROM ragsage_find_api_key(%(hash)s)",
+                "SELECT namespace, key_id, role, principals FROM ragsage_find_api_key(%(hash)s)",
                 {"hash": hash_key(key)},
             )
         ],
@@ -161,4 +184,6 @@ def _principal(key: str, row: Sequence[Any] | None) -> Principal | None:
     # against a row that is not the one the key names.
     if not hmac.compare_digest(str(row[1]), _SHAPE.fullmatch(key).group(1)):  # type: ignore[union-attr]
         return None
-    return Principal(scope=Scope(str(row[0])), key_id=str(row[1]), role=Role(str(row[2])))
+    bound = frozenset(str(name) for name in row[3] or ())
+    scope = Scope(str(row[0]), bound or None)
+    return Principal(scope=scope, key_id=str(row[1]), role=Role(str(row[2])))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
+from ragsage.adapters.postgres.config import principals_variable_for
 from ragsage.core.types import Scope
 
 
@@ -71,10 +72,17 @@ async def set_overrides(
 
 
 async def _pin(owner: AsyncConnection, isolation_variable: str, scope: Scope) -> None:
-    """Pin the owner's transaction to one namespace, as a tenant's session is pinned."""
+    """Pin the owner's transaction to one namespace, as a tenant's session is pinned.
+
+    Bound to no principal: the owner's work (erasure, say) covers every document.
+    """
     await owner.execute(
-        text("SELECT set_config(:variable, :namespace, true)"),
-        {"variable": isolation_variable, "namespace": scope.namespace},
+        text("SELECT set_config(:variable, :namespace, true), set_config(:principals, '*', true)"),
+        {
+            "variable": isolation_variable,
+            "namespace": scope.namespace,
+            "principals": principals_variable_for(isolation_variable),
+        },
     )
 
 

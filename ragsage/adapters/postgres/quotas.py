@@ -29,9 +29,19 @@ async def namespace_quotas(session: AsyncSession, defaults: Quotas) -> Quotas:
 
 
 async def check_upload(
-    session: AsyncSession, scope: Scope, quotas: Quotas, *, document_id: str, size: int
+    session: AsyncSession,
+    scope: Scope,
+    quotas: Quotas,
+    *,
+    document_id: str,
+    external_id: str,
+    size: int,
 ) -> None:
-    """Refuse an upload that would pass the queued-jobs, documents or bytes quota."""
+    """Refuse an upload that would pass the queued-jobs, documents or bytes quota.
+
+    The counts are the whole namespace's, whatever the uploader's key may read
+    (the privileged ``ragsage_upload_room``, functions/upload_room.sql).
+    """
     if not (quotas.queued_jobs or quotas.documents or quotas.bytes):
         return
     # Uploads of a quota-bound namespace take turns, so two cannot both pass
@@ -43,12 +53,10 @@ async def check_upload(
     row = (
         await session.execute(
             text(
-                "SELECT (SELECT count(*) FROM ragsage_jobs WHERE state = 'queued'), "
-                "(SELECT count(*) FROM ragsage_documents), "
-                "EXISTS (SELECT 1 FROM ragsage_documents WHERE id = :id), "
-                "(SELECT coalesce(sum(size_bytes), 0) FROM ragsage_blobs)"
+                "SELECT queued, documents, present, stored_bytes "
+                "FROM ragsage_upload_room(:id, :external_id)"
             ),
-            {"id": document_id},
+            {"id": document_id, "external_id": external_id},
         )
     ).one()
     queued, documents, replacing, stored = int(row[0]), int(row[1]), bool(row[2]), int(row[3])

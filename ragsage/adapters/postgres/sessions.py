@@ -11,7 +11,7 @@ import psycopg
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ragsage.adapters.postgres.isolation import SCOPE_KEY, Statements
+from ragsage.adapters.postgres.isolation import SCOPE_KEY, Statements, pinned_as
 from ragsage.core.errors import InvalidRequest, RagsageError, StorageError
 from ragsage.core.types import Scope
 
@@ -44,10 +44,14 @@ def translate(exc: SQLAlchemyError | psycopg.Error) -> RagsageError:
 
 def _check_pinned(session: AsyncSession, scope: Scope) -> None:
     pinned = session.info.get(SCOPE_KEY)
-    if pinned != scope.namespace:
+    if pinned == pinned_as(scope):
+        return
+    held = pinned[0] if pinned else None
+    if held != scope.namespace:
         raise StorageError(
-            f"a session scoped to {pinned!r} cannot serve namespace {scope.namespace!r}"
+            f"a session scoped to {held!r} cannot serve namespace {scope.namespace!r}"
         )
+    raise StorageError(f"a session read for other principals cannot serve {scope.namespace!r}")
 
 
 @asynccontextmanager

@@ -36,6 +36,7 @@ def config_values(config: PostgresConfig) -> dict[str, str]:
         "tsconfig": safe_identifier(config.text_search_config),
         "app_role": safe_identifier(config.app_role),
         "isolation_setting": safe_setting_name(config.isolation_variable),
+        "principals_setting": safe_setting_name(config.principals_variable),
         "hnsw_m": str(int(config.hnsw_m)),
         "hnsw_ef_construction": str(int(config.hnsw_ef_construction)),
         "embedding_dim": str(int(config.embedding_dim)),

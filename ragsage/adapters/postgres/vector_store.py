@@ -86,7 +86,16 @@ _COPY_TYPES = (
     "int4",
     "int4",
 )
-_MOVE = f"INSERT INTO ragsage_chunks ({_COLUMNS}) SELECT {_COLUMNS} FROM ragsage_chunk_staging"
+# Each chunk takes its document's access list (migration 22), read in the same
+# statement, while the document rows are locked (see :meth:`PgVectorStore.upsert`).
+# The foreign key is checked at commit, so a library ingestion may write a new
+# document's row after its chunks: such a row starts open, as its chunks do.
+_MOVE = (
+    f"INSERT INTO ragsage_chunks ({_COLUMNS}, access) SELECT "
+    + ", ".join(f"s.{column.strip()}" for column in _COLUMNS.split(","))
+    + ", coalesce(d.access, '{}') FROM ragsage_chunk_staging s LEFT JOIN ragsage_documents d "
+    "ON d.namespace = s.namespace AND d.id = s.document_id"
+)
 
 
 class PgVectorStore:
@@ -138,6 +147,15 @@ class PgVectorStore:
                 session, scope, self.embedding_model, self.embedding_dim, self.embedder_kind
             )
             documents = sorted({record.chunk.document_id for record in records})
+            # A change of a document's access list waits for these rows, and these
+            # wait for it: the chunks never keep a list the document no longer has.
+            await session.execute(
+                text(
+                    "SELECT 1 FROM ragsage_documents WHERE id = ANY(:documents) "
+                    "ORDER BY id FOR SHARE"
+                ),
+                {"documents": documents},
+            )
             await session.execute(
                 text(
                     "DELETE FROM ragsage_chunks WHERE generation = :generation "

@@ -62,16 +62,37 @@ def test_the_preamble_binds_the_namespace_and_never_splices_it() -> None:
     assert "set_config(:n0, :v0, true)" in statement.sql
     values = dict(
         zip(
-            [statement.parameters[f"n{i}"] for i in range(5)],
-            [statement.parameters[f"v{i}"] for i in range(5)],
+            [statement.parameters[f"n{i}"] for i in range(6)],
+            [statement.parameters[f"v{i}"] for i in range(6)],
             strict=True,
         )
     )
     assert values["ragsage.namespace"] == "acme-corp"
+    assert values["ragsage.principals"] == "*"  # bound to no principal: reads every document
     assert values["hnsw.iterative_scan"] == "relaxed_order"
     # No parallel workers for scoped statements: starting them cost more than the search.
     assert values["max_parallel_workers_per_gather"] == "0"
     assert "role" not in values  # the app login needs no role switch
+
+
+def test_a_bound_scope_pins_its_principals_as_bound_values() -> None:
+    config = PostgresConfig(dsn=OWNER, app_dsn=APP)
+    scope = Scope("acme", frozenset({"user:ana@example.com", "group:sales"}))
+    (statement,) = isolation_preamble(config, scope)
+    assert "group:sales" not in statement.sql
+    values = {statement.parameters[f"n{i}"]: statement.parameters[f"v{i}"] for i in range(6)}
+    assert values["ragsage.principals"] == "group:sales,user:ana@example.com"
+    (system,) = isolation_preamble(config, None)
+    none = {system.parameters[f"n{i}"]: system.parameters[f"v{i}"] for i in range(6)}
+    assert none["ragsage.principals"] == ""  # the system session: no principal at all
+
+
+def test_principal_names_that_would_break_the_setting_are_refused() -> None:
+    for bad in ("a,b", "*", " x", "", "x" * 201, "ünï"):
+        with pytest.raises(ValueError):
+            Scope("acme", frozenset({bad}))
+    with pytest.raises(ValueError, match="at least one"):
+        Scope("acme", frozenset())
 
 
 def test_without_an_app_login_the_preamble_switches_role_first() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -15,7 +15,7 @@ from ragsage.adapters.postgres.jobs import document_rows, page_store
 
 _COLUMNS = (
     "id, external_id, filename, title, media_type, size_bytes, status, error, content_hash, "
-    "metadata, created_at, updated_at"
+    "metadata, created_at, updated_at, access"
 )
 
 
@@ -35,6 +35,8 @@ class DocumentRecord:
     metadata: dict[str, Any]
     created_at: datetime
     updated_at: datetime
+    # Principals who may read it; empty: the whole namespace.
+    access: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -50,6 +52,7 @@ class DocumentRecord:
             "metadata": self.metadata,
             "created_at": self.created_at.isoformat(),
             "updated_at": self.updated_at.isoformat(),
+            "access": list(self.access),
         }
 
 
@@ -67,6 +70,7 @@ def _record(row: Sequence[Any]) -> DocumentRecord:
         metadata=dict(row[9] or {}),
         created_at=row[10],
         updated_at=row[11],
+        access=tuple(row[12] or ()),
     )
 
 
@@ -139,6 +143,39 @@ async def delete_document(session: AsyncSession, document_id: str) -> bool:
     return True
 
 
+async def set_access(session: AsyncSession, document_id: str, access: Collection[str]) -> bool:
+    """Give a document a new access list, on every row that copies it; False if none.
+
+    One transaction: the next request sees the new list on every chunk of every
+    generation and on every job.  Rows already holding the list are left alone;
+    the others are rewritten, with their index entries (docs/tenants.md gives
+    the cost).  The document row is updated first, which waits for a chunk
+    write of the document in progress (it holds the row ``FOR SHARE``), so the
+    chunks it writes are updated here too.
+    """
+    params = {"id": document_id, "access": sorted(set(access))}
+    found = (
+        await session.execute(
+            text(
+                "UPDATE ragsage_documents SET access = :access, updated_at = now() "
+                "WHERE id = :id RETURNING id"
+            ),
+            params,
+        )
+    ).first()
+    if found is None:
+        return False
+    for table in ("ragsage_chunks", "ragsage_jobs"):
+        await session.execute(
+            text(
+                f"UPDATE {table} SET access = :access WHERE document_id = :id "
+                "AND access IS DISTINCT FROM CAST(:access AS text[])"
+            ),
+            params,
+        )
+    return True
+
+
 async def cancel_job(session: AsyncSession, job_id: UUID) -> bool:
     """Cancel a queued or running job; a running one stops at its next step, writing nothing."""
     row = (
@@ -166,8 +203,8 @@ async def retry_job(session: AsyncSession, job_id: UUID) -> bool:
                 "attempts = 0, deliveries = 0, lost_deliveries = 0, started_at = NULL, "
                 "finished_at = NULL, recovered = false, run_after = NULL, "
                 "enqueued_at = NULL, updated_at = now() WHERE j.id = :id "
-                "AND j.state IN ('failed', 'cancelled') AND EXISTS (SELECT 1 FROM ragsage_blobs b "
-                "WHERE b.content_hash = j.content_hash) RETURNING j.document_id"
+                "AND j.state IN ('failed', 'cancelled') AND ragsage_content_kept(j.content_hash) "
+                "RETURNING j.document_id"
             ),
             {"id": job_id},
         )

@@ -59,16 +59,10 @@ async def load_pages(session: AsyncSession, content_hash: str) -> list[Page]:
 
 
 async def delete_unreferenced(session: AsyncSession, content_hash: str) -> None:
-    """Delete a version's blob and pages unless a document or open job still needs them."""
-    params = {"hash": content_hash}
-    in_use = await session.scalar(
-        text(
-            "SELECT EXISTS (SELECT 1 FROM ragsage_documents WHERE content_hash = :hash) "
-            "OR EXISTS (SELECT 1 FROM ragsage_jobs WHERE content_hash = :hash "
-            "AND state IN ('queued', 'running'))"
-        ),
-        params,
-    )
-    if not in_use:
-        await session.execute(text("DELETE FROM ragsage_blobs WHERE content_hash = :hash"), params)
-        await session.execute(text("DELETE FROM ragsage_pages WHERE content_hash = :hash"), params)
+    """Delete a version's blob and pages unless a document or open job still needs them.
+
+    Through the privileged ``ragsage_forget_content``: a session bound to
+    principals cannot see every document that may share the bytes, nor the
+    bytes themselves (migration 22).
+    """
+    await session.execute(text("SELECT ragsage_forget_content(:hash)"), {"hash": content_hash})

@@ -116,9 +116,12 @@ async def insert_job(
     await session.execute(
         text(
             "INSERT INTO ragsage_jobs (namespace, id, document_id, kind, state, content_hash, "
-            "filename, media_type, metadata, generation, version, job_class) VALUES (:namespace, "
-            ":id, :document_id, :kind, 'queued', :hash, :filename, :media_type, :metadata, "
-            ":generation, :version, :job_class)"
+            "filename, media_type, metadata, generation, version, job_class, access) "
+            "SELECT :namespace, :id, :document_id, :kind, 'queued', :hash, :filename, "
+            ":media_type, :metadata, :generation, :version, :job_class, "
+            # The document's access list (migration 22); a job of no stored document is open.
+            "coalesce((SELECT d.access FROM ragsage_documents d WHERE d.id = :document_id), "
+            "'{}')"
         ),
         {
             "namespace": namespace,

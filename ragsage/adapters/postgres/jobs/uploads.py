@@ -9,7 +9,7 @@ it, so an accepted upload is never lost.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -18,13 +18,14 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.postgres.jobs import store
+from ragsage.adapters.postgres.jobs.documents import set_access
 from ragsage.adapters.postgres.namespaces import upload_lock_key
 from ragsage.adapters.postgres.quotas import check_upload, namespace_quotas
-from ragsage.core.errors import EmptyDocument, InvalidRequest
+from ragsage.core.errors import Conflict, EmptyDocument, Forbidden, InvalidRequest
 from ragsage.core.identity import content_hash, document_id_for
 from ragsage.core.jobs import JobState, Quotas, Upload, UploadOutcome
 from ragsage.core.text import clean
-from ragsage.core.types import Scope
+from ragsage.core.types import Scope, check_principals
 
 MAX_FILENAME = 255
 
@@ -109,11 +110,23 @@ async def create_upload(
         text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"),
         {"key": f"{scope.namespace}/{digest}"},
     )
+    access = upload_access(scope, upload.access)
+    if scope.bound:
+        await _check_not_hidden(session, document_id, external_id)
     duplicate = await _duplicate(session, digest, document_id)
     if duplicate is not None:
+        if access is not None:
+            await set_access(session, duplicate.document_id, access)
         return duplicate
     limits = await namespace_quotas(session, quotas or Quotas())
-    await check_upload(session, scope, limits, document_id=document_id, size=len(upload.data))
+    await check_upload(
+        session,
+        scope,
+        limits,
+        document_id=document_id,
+        external_id=external_id,
+        size=len(upload.data),
+    )
 
     await session.execute(
         text(
@@ -134,9 +147,13 @@ async def create_upload(
     version = await session.scalar(
         text(
             "INSERT INTO ragsage_documents (namespace, id, external_id, content_hash, title, "
-            "source, filename, media_type, size_bytes, metadata, status, upload_version) "
+            "source, filename, media_type, size_bytes, metadata, status, upload_version, access) "
             "VALUES (:namespace, :id, :external_id, :hash, :filename, :filename, :filename, "
-            ":media_type, :size, :metadata, 'queued', 1) ON CONFLICT (namespace, id) DO UPDATE SET "
+            ":media_type, :size, :metadata, 'queued', 1, "
+            "coalesce(CAST(:access AS text[]), CAST(:default_access AS text[]))) "
+            "ON CONFLICT (namespace, id) DO UPDATE SET "
+            # A new version keeps the document's list unless the upload names one.
+            "access = coalesce(CAST(:access AS text[]), ragsage_documents.access), "
             "content_hash = CASE WHEN ragsage_documents.status = 'ready' "
             "THEN ragsage_documents.content_hash ELSE excluded.content_hash END, "
             "status = CASE WHEN ragsage_documents.status = 'ready' THEN 'ready' ELSE 'queued' END, "
@@ -152,8 +169,12 @@ async def create_upload(
             "media_type": upload.media_type,
             "size": len(upload.data),
             "metadata": Jsonb(dict(upload.metadata)),
+            "access": None if access is None else sorted(access),
+            "default_access": sorted(scope.principals or ()),
         },
     )
+    if access is not None:
+        await set_access(session, document_id, access)  # the stored version's chunks too
     job_id = uuid.uuid4()
     await store.insert_job(
         session,
@@ -169,6 +190,42 @@ async def create_upload(
         job_class=job_class,
     )
     return UploadOutcome(job_id, document_id, JobState.QUEUED, duplicate=False, needs_sending=True)
+
+
+def upload_access(scope: Scope, requested: Collection[str] | None) -> frozenset[str] | None:
+    """The access list an upload asks for, checked against the uploader's principals.
+
+    None: the upload names none (a new document then gets the key's own
+    principals, or is open to the namespace for a key bound to none).  A key
+    bound to principals may name only a non-empty subset of them.
+    """
+    if requested is None:
+        return None
+    names = check_principals(list(requested))
+    if scope.principals is not None and (not names or not names <= scope.principals):
+        raise Forbidden(
+            "this key may give a document only an access list within its own principals "
+            f"({', '.join(sorted(scope.principals))})"
+        )
+    return names
+
+
+async def _check_not_hidden(session: AsyncSession, document_id: str, external_id: str) -> None:
+    """Refuse a bound key's upload that would replace a document it cannot read."""
+    row = (
+        await session.execute(
+            text(
+                "SELECT r.present, EXISTS (SELECT 1 FROM ragsage_documents d "
+                "WHERE d.id = :id OR d.external_id = :external_id) "
+                "FROM ragsage_upload_room(:id, :external_id) r"
+            ),
+            {"id": document_id, "external_id": external_id},
+        )
+    ).one()
+    if row[0] and not row[1]:
+        raise Conflict(
+            "external_id names a document this key may not change; upload under another external_id"
+        )
 
 
 def _clean_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,9 +1,9 @@
--- requires: 3
+-- requires: 22
 
 CREATE OR REPLACE FUNCTION ragsage_find_api_key(presented_hash text)
-    RETURNS TABLE (namespace text, key_id text, role text)
+    RETURNS TABLE (namespace text, key_id text, role text, principals text[])
     LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
-        SELECT k.namespace, k.id, k.role FROM ragsage_api_keys k
+        SELECT k.namespace, k.id, k.role, k.principals FROM ragsage_api_keys k
         WHERE k.key_hash = presented_hash AND k.revoked_at IS NULL
     $$;
 

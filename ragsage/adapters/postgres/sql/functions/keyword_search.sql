@@ -1,4 +1,4 @@
--- requires: 13
+-- requires: 22
 -- Migration 19's keyword search function: migration 16's ranking with a plan kept per backend.
 --
 -- Every earlier keyword function assembled its final statement as text and ran
@@ -11,6 +11,12 @@
 -- candidates and phrase bonus are the ones migration 16 computed, term for
 -- term; only the order in which a rank's terms are added differs, which moves
 -- no ranking a `real` can tell apart.
+--
+-- It reads chunks as `ragsage_system`, outside the policies, so it applies
+-- their rule itself (migration 22): the caller's namespace, and a chunk only if
+-- the caller is bound to no principal, the chunk's list is empty, or the list
+-- shares one of the caller's principals.  Term weights still count the whole
+-- namespace (docs/tenants.md, "Access lists").
 
 CREATE OR REPLACE FUNCTION ragsage_keyword_search(
         query_text text, with_syntax boolean, k integer, common_rows integer,
@@ -26,6 +32,9 @@ CREATE OR REPLACE FUNCTION ragsage_keyword_search(
     #variable_conflict use_column
     DECLARE
         ns text := current_setting('{{isolation_setting}}', true);
+        mine text := current_setting('{{principals_setting}}', true);
+        everyone boolean := coalesce(mine = '*', false);
+        readers text[] := coalesce(string_to_array(mine, ','), '{}');
         gen integer;
         terms text[];
         missing text[];
@@ -174,7 +183,7 @@ CREATE OR REPLACE FUNCTION ragsage_keyword_search(
                 -- there are enough, else the rarest term's, a sample either
                 -- way; and the chunks the sample could miss are held.
                 SELECT count(*) INTO hits FROM (SELECT 1 FROM ragsage_chunks c
-                    WHERE (c.namespace || '') = ns AND c.generation = gen AND c.lexical @@ whole LIMIT k) s;
+                    WHERE (c.namespace || '') = ns AND c.generation = gen AND (everyone OR c.access = '{}' OR c.access && readers) AND c.lexical @@ whole LIMIT k) s;
                 IF hits < k THEN
                     held := whole;
                     candidates := quote_literal(rarest)::tsquery;
@@ -238,7 +247,7 @@ CREATE OR REPLACE FUNCTION ragsage_keyword_search(
                                 + coalesce(w30 * ts_rank('{0.1, 0.2, 0.4, 0.1}', h.lexical, q30, 1), 0)
                                 + coalesce(w31 * ts_rank('{0.1, 0.2, 0.4, 0.1}', h.lexical, q31, 1), 0)
                                 + coalesce(w32 * ts_rank('{0.1, 0.2, 0.4, 0.1}', h.lexical, q32, 1), 0) END END END END END END END END AS base
-    FROM (SELECT c.ctid AS at, c.document_id, c.ordinal, c.lexical FROM ragsage_chunks c WHERE (c.namespace || '') = ns AND c.generation = gen AND c.lexical @@ candidates AND (document_ids IS NULL OR c.document_id = ANY(document_ids)) AND (sources IS NULL OR c.source = ANY(sources)) AND (ragsage_keyword_search.metadata IS NULL OR c.metadata @> ragsage_keyword_search.metadata) AND (created_after IS NULL OR c.created_at >= created_after) AND (created_before IS NULL OR c.created_at <= created_before) LIMIT limit_rows) h
+    FROM (SELECT c.ctid AS at, c.document_id, c.ordinal, c.lexical FROM ragsage_chunks c WHERE (c.namespace || '') = ns AND c.generation = gen AND (everyone OR c.access = '{}' OR c.access && readers) AND c.lexical @@ candidates AND (document_ids IS NULL OR c.document_id = ANY(document_ids)) AND (sources IS NULL OR c.source = ANY(sources)) AND (ragsage_keyword_search.metadata IS NULL OR c.metadata @> ragsage_keyword_search.metadata) AND (created_after IS NULL OR c.created_at >= created_after) AND (created_before IS NULL OR c.created_at <= created_before) LIMIT limit_rows) h
                         ORDER BY base DESC, h.document_id, h.ordinal LIMIT 2 * k) t
                     ORDER BY rank DESC, t.document_id, t.ordinal LIMIT k) t) r
             CROSS JOIN LATERAL (SELECT c.document_id, c.ordinal, c.text, c.embed_text, c.heading_path, c.page_numbers, c.metadata, c.source, c.created_at, c.start_char, c.end_char
@@ -295,7 +304,7 @@ CREATE OR REPLACE FUNCTION ragsage_keyword_search(
                                 + coalesce(w30 * ts_rank('{0.1, 0.2, 0.4, 0.1}', h.lexical, q30, 1), 0)
                                 + coalesce(w31 * ts_rank('{0.1, 0.2, 0.4, 0.1}', h.lexical, q31, 1), 0)
                                 + coalesce(w32 * ts_rank('{0.1, 0.2, 0.4, 0.1}', h.lexical, q32, 1), 0) END END END END END END END END AS base
-    FROM ((SELECT c.ctid AS at, c.document_id, c.ordinal, c.lexical FROM ragsage_chunks c WHERE (c.namespace || '') = ns AND c.generation = gen AND c.lexical @@ candidates AND (document_ids IS NULL OR c.document_id = ANY(document_ids)) AND (sources IS NULL OR c.source = ANY(sources)) AND (ragsage_keyword_search.metadata IS NULL OR c.metadata @> ragsage_keyword_search.metadata) AND (created_after IS NULL OR c.created_at >= created_after) AND (created_before IS NULL OR c.created_at <= created_before) LIMIT limit_rows) UNION (SELECT c.ctid, c.document_id, c.ordinal, c.lexical FROM ragsage_chunks c WHERE (c.namespace || '') = ns AND c.generation = gen AND c.lexical @@ held AND (document_ids IS NULL OR c.document_id = ANY(document_ids)) AND (sources IS NULL OR c.source = ANY(sources)) AND (ragsage_keyword_search.metadata IS NULL OR c.metadata @> ragsage_keyword_search.metadata) AND (created_after IS NULL OR c.created_at >= created_after) AND (created_before IS NULL OR c.created_at <= created_before))) h
+    FROM ((SELECT c.ctid AS at, c.document_id, c.ordinal, c.lexical FROM ragsage_chunks c WHERE (c.namespace || '') = ns AND c.generation = gen AND (everyone OR c.access = '{}' OR c.access && readers) AND c.lexical @@ candidates AND (document_ids IS NULL OR c.document_id = ANY(document_ids)) AND (sources IS NULL OR c.source = ANY(sources)) AND (ragsage_keyword_search.metadata IS NULL OR c.metadata @> ragsage_keyword_search.metadata) AND (created_after IS NULL OR c.created_at >= created_after) AND (created_before IS NULL OR c.created_at <= created_before) LIMIT limit_rows) UNION (SELECT c.ctid, c.document_id, c.ordinal, c.lexical FROM ragsage_chunks c WHERE (c.namespace || '') = ns AND c.generation = gen AND (everyone OR c.access = '{}' OR c.access && readers) AND c.lexical @@ held AND (document_ids IS NULL OR c.document_id = ANY(document_ids)) AND (sources IS NULL OR c.source = ANY(sources)) AND (ragsage_keyword_search.metadata IS NULL OR c.metadata @> ragsage_keyword_search.metadata) AND (created_after IS NULL OR c.created_at >= created_after) AND (created_before IS NULL OR c.created_at <= created_before))) h
                         ORDER BY base DESC, h.document_id, h.ordinal LIMIT 2 * k) t
                     ORDER BY rank DESC, t.document_id, t.ordinal LIMIT k) t) r
             CROSS JOIN LATERAL (SELECT c.document_id, c.ordinal, c.text, c.embed_text, c.heading_path, c.page_numbers, c.metadata, c.source, c.created_at, c.start_char, c.end_char
