@@ -1,0 +1,244 @@
+"""The database keeps documents apart by their access lists, whatever SQL a session sends.
+
+As the app role with principals pinned, a raw ``SELECT *`` over every table the
+catalogue lists, and a call of every function the app role may execute, hand
+back nothing of a document the principals may not read.  A table or function
+added later is covered (or fails the test until it is).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from ragsage.adapters.postgres import Database
+from ragsage.adapters.postgres.dense_statements import vector_literal
+from ragsage.adapters.postgres.jobs import store
+from ragsage.adapters.postgres.jobs.documents import set_access
+from ragsage.core.types import Scope
+
+from . import helpers
+
+ACME = Scope("acme")
+SALES = Scope("acme", frozenset({"group:sales"}))
+DOCUMENTS = {
+    "hr.md": (["group:hr"], "The severance zircon formula pays the zircon bonus."),
+    "both.md": (["group:hr", "group:legal"], "The litigation basilisk files name the basilisk."),
+    "sales.md": (["group:sales"], "The pipeline quokka forecast counts every quokka."),
+    "open.md": ([], "The cafeteria narwhal menu changes when the narwhal says."),
+}
+HIDDEN = ("hr.md", "both.md")
+
+
+@pytest.fixture
+async def stored(db: Database) -> dict[str, Any]:
+    """The four documents with their chunks, bytes, pages and jobs, and their lists."""
+    kit = helpers.kit()
+    ids: dict[str, str] = {}
+    hashes: dict[str, str] = {}
+    for name, (access, body) in DOCUMENTS.items():
+        result = await helpers.ingest(db, kit, ACME, body, name)
+        ids[name], hashes[name] = result.document.id, result.document.content_hash
+        async with db.session(ACME) as session:
+            await session.execute(
+                text(
+                    "INSERT INTO ragsage_blobs (namespace, content_hash, data, size_bytes) "
+                    "VALUES ('acme', :hash, :data, 1)"
+                ),
+                {"hash": hashes[name], "data": body.encode()},
+            )
+            await session.execute(
+                text(
+                    "INSERT INTO ragsage_pages (namespace, content_hash, number, text, route) "
+                    "VALUES ('acme', :hash, 1, :text, 'text')"
+                ),
+                {"hash": hashes[name], "text": body},
+            )
+            await store.insert_job(
+                session,
+                job_id=uuid.uuid4(),
+                namespace="acme",
+                document_id=ids[name],
+                kind="ingest",
+                content_hash=hashes[name],
+                filename=name,
+                media_type="text/markdown",
+                metadata={"about": body},
+            )
+            assert await set_access(session, ids[name], access)
+    # A search that counts terms fills the statistics table too.
+    async with db.session(ACME) as session:
+        await session.execute(
+            text("SELECT * FROM ragsage_term_counts(1, ARRAY['zircon', 'quokka'], 100)")
+        )
+    return {"ids": ids, "hashes": hashes}
+
+
+def _hidden_marks(stored: dict[str, Any]) -> list[str]:
+    marks = []
+    for name in HIDDEN:
+        marks += [stored["ids"][name], stored["hashes"][name], name]
+        marks += [word for word in DOCUMENTS[name][1].lower().split() if len(word) > 6]
+    return marks
+
+
+def _assert_clean(rows: Any, marks: list[str], where: str) -> None:
+    for row in rows:
+        flat = repr(tuple(row)).lower()
+        for mark in marks:
+            assert mark.lower() not in flat, f"{where} gave a bound session {mark!r}: {flat[:200]}"
+
+
+async def test_a_raw_select_over_every_table_shows_a_bound_session_no_unreadable_row(
+    db: Database, stored: dict[str, Any]
+) -> None:
+    async with db.owner_connection() as owner:
+        tables = list(
+            await owner.scalars(
+                text(
+                    "SELECT c.relname FROM pg_class c JOIN pg_namespace n "
+                    "ON n.oid = c.relnamespace WHERE n.nspname = current_schema() "
+                    "AND c.relkind = 'r' AND c.relname LIKE 'ragsage\\_%' "
+                    "AND has_table_privilege(:role, c.oid, 'SELECT') ORDER BY 1"
+                ),
+                {"role": db.config.app_role},
+            )
+        )
+    assert {"ragsage_chunks", "ragsage_documents", "ragsage_jobs", "ragsage_blobs"} <= set(tables)
+    marks = _hidden_marks(stored)
+    for table in tables:
+        async with db.session(SALES) as session:
+            rows = (await session.execute(text(f'SELECT * FROM "{table}"'))).all()
+        _assert_clean(rows, marks, table)
+        async with db.session(ACME) as session:
+            everything = (await session.execute(text(f'SELECT * FROM "{table}"'))).all()
+        assert len(everything) >= len(rows)
+    async with db.session(SALES) as session:
+        documents = set(await session.scalars(text("SELECT id FROM ragsage_documents")))
+        chunks = set(await session.scalars(text("SELECT DISTINCT document_id FROM ragsage_chunks")))
+        shared = (await session.execute(text("SELECT count(*) FROM ragsage_blobs"))).scalar()
+    readable = {stored["ids"]["sales.md"], stored["ids"]["open.md"]}
+    assert documents == chunks == readable  # the bound session is not simply blind
+    assert shared == 0  # bytes shared by hash are never a bound session's to read
+
+
+async def test_every_function_the_app_role_may_call_gives_a_bound_session_nothing_unreadable(
+    db: Database, stored: dict[str, Any]
+) -> None:
+    kit = helpers.kit()
+    zircon = vector_literal((await kit.embedder.embed(["severance zircon formula"]))[0])
+    hr_hash = stored["hashes"]["hr.md"]
+    # Every function the app role may execute, each called the way a caller could.
+    calls: dict[str, list[tuple[str, dict[str, Any]]]] = {
+        "ragsage_keyword_search": [
+            (
+                "SELECT * FROM ragsage_keyword_search(:q, :syntax, 10, 500, 500, NULL, NULL, "
+                "NULL, NULL, NULL, true, NULL, 10)",
+                {"q": q, "syntax": syntax},
+            )
+            for q in ("zircon", "severance zircon formula", "basilisk", "the")
+            for syntax in (False, True)
+        ],
+        "ragsage_lexical_search": [
+            (
+                "SELECT * FROM ragsage_lexical_search(:q, false, 10, 500, 500, NULL, NULL, "
+                "NULL, NULL, NULL)",
+                {"q": "zircon basilisk"},
+            )
+        ],
+        f"ragsage_nearest_{kit.embedder.dimension}": [
+            (
+                f"SELECT * FROM ragsage_nearest_{kit.embedder.dimension}("
+                "CAST(:v AS vector), 10, 10, :exact, NULL)",
+                {"v": zircon, "exact": exact},
+            )
+            for exact in (False, True)
+        ],
+        # Namespace-wide counts of words (the documented side channel): no row of a document.
+        "ragsage_term_counts": [
+            ("SELECT * FROM ragsage_term_counts(1, ARRAY['zircon', 'severance'], 100)", {})
+        ],
+        "ragsage_upload_room": [("SELECT * FROM ragsage_upload_room('x', 'hr.md')", {})],
+        "ragsage_content_kept": [("SELECT ragsage_content_kept(:h)", {"h": hr_hash})],
+        "ragsage_forget_content": [("SELECT ragsage_forget_content(:h)", {"h": hr_hash})],
+        "ragsage_find_api_key": [("SELECT * FROM ragsage_find_api_key('nothing')", {})],
+        "ragsage_identifier_words": [("SELECT ragsage_identifier_words('zirconPlan')", {})],
+        "ragsage_refresh_chunk_statistics": [("SELECT ragsage_refresh_chunk_statistics()", {})],
+        "ragsage_refresh_job_statistics": [("SELECT ragsage_refresh_job_statistics()", {})],
+        # The workers' doors across namespaces: namespace names, job ids and counts only.
+        "ragsage_next_job": [("SELECT * FROM ragsage_next_job(0, ARRAY[]::uuid[])", {})],
+        "ragsage_stale_jobs": [("SELECT * FROM ragsage_stale_jobs(0, 0)", {})],
+        "ragsage_job_counts": [("SELECT * FROM ragsage_job_counts()", {})],
+        "ragsage_namespaces": [("SELECT * FROM ragsage_namespaces()", {})],
+    }
+    async with db.owner_connection() as owner:
+        callable_now = set(
+            await owner.scalars(
+                text(
+                    "SELECT DISTINCT p.proname FROM pg_proc p JOIN pg_namespace n "
+                    "ON n.oid = p.pronamespace WHERE n.nspname = current_schema() "
+                    "AND p.proname LIKE 'ragsage\\_%' "
+                    "AND has_function_privilege(:role, p.oid, 'EXECUTE')"
+                ),
+                {"role": db.config.app_role},
+            )
+        )
+    dense = {name for name in callable_now if name.startswith("ragsage_nearest_")}
+    assert callable_now - dense == set(calls) - dense, (
+        "a function the app role may call is unprobed"
+    )
+    marks = _hidden_marks(stored)
+    identities = [stored[kind][name] for kind in ("ids", "hashes") for name in HIDDEN]
+    for name, statements in calls.items():
+        for sql, params in statements:
+            async with db.session(SALES) as session:
+                rows = (await session.execute(text(sql), params)).all()
+            # Term counts answer with the caller's own words, counted namespace-wide.
+            _assert_clean(rows, identities if name == "ragsage_term_counts" else marks, name)
+    # The hidden document's bytes are still held by it: a bound caller cannot remove them.
+    async with db.session(ACME) as session:
+        assert await session.scalar(text("SELECT ragsage_content_kept(:h)"), {"h": hr_hash})
+    # And the searches do find what the bound session may read.
+    async with db.session(SALES) as session:
+        found = (
+            await session.execute(
+                text(
+                    "SELECT document_id FROM ragsage_keyword_search('quokka', false, 10, 500, "
+                    "500, NULL, NULL, NULL, NULL, NULL, true, NULL, 10)"
+                )
+            )
+        ).all()
+    assert {row[0] for row in found} == {stored["ids"]["sales.md"]}
+
+
+async def test_a_transaction_pinned_to_a_namespace_without_principals_sees_only_open_rows(
+    db: Database, stored: dict[str, Any]
+) -> None:
+    async with db.owner_connection() as owner:
+        await owner.execute(text(f'SET LOCAL ROLE "{db.config.app_role}"'))
+        await owner.execute(text("SELECT set_config('ragsage.namespace', 'acme', true)"))
+        documents = set(await owner.scalars(text("SELECT id FROM ragsage_documents")))
+        blobs = (await owner.execute(text("SELECT count(*) FROM ragsage_blobs"))).scalar()
+    assert documents == {stored["ids"]["open.md"]}  # a forgotten preamble fails closed
+    assert blobs == 0
+
+
+async def test_a_bound_session_cannot_write_a_list_beyond_its_principals(
+    db: Database, stored: dict[str, Any]
+) -> None:
+    sales_id = stored["ids"]["sales.md"]
+    with pytest.raises(Exception, match="row-level security"):
+        async with db.session(SALES) as session:
+            await session.execute(
+                text("UPDATE ragsage_documents SET access = '{group:hr}' WHERE id = :id"),
+                {"id": sales_id},
+            )
+    async with db.session(SALES) as session:
+        changed = await session.execute(
+            text("UPDATE ragsage_chunks SET text = 'x' WHERE document_id = :id"),
+            {"id": stored["ids"]["hr.md"]},
+        )
+        assert changed.rowcount == 0  # an unreadable row is not there to change
