@@ -18,7 +18,7 @@ from ragsage.adapters.postgres import Database
 from ragsage.adapters.postgres.dense_statements import vector_literal
 from ragsage.adapters.postgres.jobs import store
 from ragsage.adapters.postgres.jobs.documents import set_access
-from ragsage.core.types import Scope
+from ragsage.core.types import Scope, SearchFilters
 
 from . import helpers
 
@@ -166,6 +166,16 @@ async def test_every_function_the_app_role_may_call_gives_a_bound_session_nothin
         "ragsage_forget_content": [("SELECT ragsage_forget_content(:h)", {"h": hr_hash})],
         "ragsage_find_api_key": [("SELECT * FROM ragsage_find_api_key('nothing')", {})],
         "ragsage_identifier_words": [("SELECT ragsage_identifier_words('zirconPlan')", {})],
+        # Pure: a list as index entries; it reads no table.
+        "ragsage_readers": [("SELECT ragsage_readers('acme', '{group:hr}')", {})],
+        "ragsage_readable_nearest": [
+            (
+                "SELECT * FROM ragsage_readable_nearest(CAST(:v AS vector), 10, 10, NULL, "
+                f"{below}, 20000, 400, NULL, NULL, NULL, NULL, NULL)",
+                {"v": zircon},
+            )
+            for below in (1000, 0)  # ranked exactly, and told to walk instead
+        ],
         "ragsage_refresh_chunk_statistics": [("SELECT ragsage_refresh_chunk_statistics()", {})],
         "ragsage_refresh_job_statistics": [("SELECT ragsage_refresh_job_statistics()", {})],
         # The workers' doors across namespaces: namespace names, job ids and counts only.
@@ -242,3 +252,35 @@ async def test_a_bound_session_cannot_write_a_list_beyond_its_principals(
             {"id": stored["ids"]["hr.md"]},
         )
         assert changed.all() == []  # an unreadable row is not there to change
+
+
+async def test_a_key_reading_few_chunks_gets_its_k_nearest_of_them_walked_or_ranked(
+    db: Database,
+) -> None:
+    kit = helpers.kit()
+    ids = []
+    for number in range(24):
+        body = " ".join(
+            f"Section {number}-{i} talks of orbit {i * number} and tides." for i in range(12)
+        )
+        done = await helpers.ingest(db, kit, ACME, body, f"doc{number}.md", chunk_size=16)
+        ids.append(done.document.id)
+    readable = set(ids[:2])
+    async with db.session(ACME) as session:
+        for document in ids:
+            access = ["group:sales"] if document in readable else ["group:hr"]
+            assert await set_access(session, document, access)
+    store = helpers.stores(db, kit).vectors
+    query = tuple((await kit.embedder.embed(["orbit and tides of section"]))[0])
+    expected = await store.search(
+        ACME, query, k=8, filters=SearchFilters(document_ids=frozenset(readable))
+    )
+    assert len(expected) == 8
+    ranked = await store.search(SALES, query, k=8)
+    assert store.paths.path("acme", None, SALES.principals) == "exact"  # few: ranked exactly
+    assert [c.chunk.id for c in ranked] == [c.chunk.id for c in expected]
+    # Told to walk (as for a key reading most of a big namespace), it still gets them all.
+    store.paths.remember("acme", None, False, SALES.principals)
+    walked = await store.search(SALES, query, k=8)
+    assert {c.chunk.document_id for c in walked} <= readable
+    assert len(walked) == 8

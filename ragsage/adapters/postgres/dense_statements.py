@@ -50,6 +50,7 @@ def with_nearest_rows(sql: str) -> str:
     )
 
 
+_PathKey = tuple[str, int | None, frozenset[str] | None]
 # How a dense statement finds its rows: ``choose`` decides from the namespace's
 # size (and reports the choice), ``walk`` walks the HNSW graph and ranks
 # exactly only when the walk came back short, ``exact`` ranks exactly.
@@ -155,17 +156,27 @@ class DensePaths:
 
     def __init__(self, seconds: float = 60.0, limit: int = 10_000) -> None:
         self.seconds, self.limit = seconds, limit
-        self._chosen: dict[tuple[str, int | None], tuple[DensePath, float]] = {}
+        self._chosen: dict[_PathKey, tuple[DensePath, float]] = {}
         self.unplanned: set[int] = set()
 
-    def path(self, namespace: str, generation: int | None) -> DensePath:
-        remembered = self._chosen.get((namespace, generation))
+    def path(
+        self, namespace: str, generation: int | None, principals: frozenset[str] | None = None
+    ) -> DensePath:
+        """The remembered path, or ``choose``.  With ``principals``: a bound session's
+        (``exact`` ranks its readable chunks, ``walk`` searches as any session does)."""
+        remembered = self._chosen.get((namespace, generation, principals))
         if remembered is None or remembered[1] < time.monotonic():
             return "choose"
         return remembered[0]
 
-    def remember(self, namespace: str, generation: int | None, small: bool) -> None:
-        key = (namespace, generation)
+    def remember(
+        self,
+        namespace: str,
+        generation: int | None,
+        small: bool,
+        principals: frozenset[str] | None = None,
+    ) -> None:
+        key = (namespace, generation, principals)
         self._chosen.pop(key, None)
         if len(self._chosen) >= self.limit:
             del self._chosen[next(iter(self._chosen))]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.postgres.dense_function import dense_function_name
 from ragsage.adapters.postgres.dense_statements import (
+    EXACT_BELOW,
+    EXACT_CAP,
     KEY_COLUMNS,
+    SHARE_FACTOR,
     DensePath,
     DensePaths,
     dense_statement,
@@ -300,9 +304,11 @@ class PgVectorStore:
         self._check_vector(query_vector)
         if k < 1:
             return []
-        path = self.paths.path(scope.namespace, self.generation)
         rows = None
-        if path != "choose" and (filters is None or filters.is_empty):
+        if scope.principals is not None:
+            rows = await self._nearest_readable(scope, query_vector, k, filters, carried)
+        path = self.paths.path(scope.namespace, self.generation)
+        if rows is None and path != "choose" and (filters is None or filters.is_empty):
             rows = await self._nearest_planned(scope, query_vector, k, carried, path == "exact")
         if rows is None:
             rows = await self._nearest_by_statement(scope, query_vector, k, filters, path, carried)
@@ -351,6 +357,52 @@ class PgVectorStore:
             return None
         except (SQLAlchemyError, psycopg.Error) as exc:
             raise translate(exc) from exc
+
+    async def _nearest_readable(
+        self,
+        scope: Scope,
+        query_vector: tuple[float, ...],
+        k: int,
+        filters: SearchFilters | None,
+        carried: int,
+    ) -> list[tuple[Any, ...]] | None:
+        """A bound session's ranking of the few chunks it may read, or None.
+
+        None when the session reads too much of the namespace for that to pay
+        (remembered for a while, as the namespace's own path is): it then
+        walks the graph as any session does, under the policies.  The rows
+        are the width search function's (functions/readable_nearest.sql).
+        """
+        principals = scope.principals
+        if self.paths.path(scope.namespace, self.generation, principals) == "walk":
+            return None
+        wanted = filters if filters is not None and not filters.is_empty else None
+        call = (
+            "SELECT * FROM ragsage_readable_nearest(CAST(%(query)s AS vector), %(k)s, "
+            "%(carried)s, CAST(%(generation)s AS integer), %(below)s, %(cap)s, %(share)s, "
+            "CAST(%(ids)s AS text[]), CAST(%(sources)s AS text[]), CAST(%(metadata)s AS jsonb), "
+            "CAST(%(after)s AS timestamptz), CAST(%(before)s AS timestamptz))"
+        )
+        params = {
+            "query": vector_literal(query_vector),
+            "k": k,
+            "carried": carried,
+            "generation": self.generation,
+            "below": EXACT_BELOW,
+            "cap": EXACT_CAP,
+            "share": SHARE_FACTOR,
+            "ids": None
+            if wanted is None or wanted.document_ids is None
+            else sorted(wanted.document_ids),
+            "sources": None if wanted is None or wanted.sources is None else sorted(wanted.sources),
+            "metadata": json.dumps(dict(wanted.metadata)) if wanted and wanted.metadata else None,
+            "after": wanted.created_after if wanted else None,
+            "before": wanted.created_before if wanted else None,
+        }
+        rows = await read_rows(self._target, scope, [(call, params)])
+        few = not (rows and rows[0][3] is False and rows[0][4] is None)
+        self.paths.remember(scope.namespace, self.generation, few, principals)
+        return rows if few else None
 
     async def _nearest_by_statement(
         self,

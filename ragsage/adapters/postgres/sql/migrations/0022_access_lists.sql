@@ -71,6 +71,19 @@ DROP POLICY IF EXISTS ragsage_term_stats_forget ON ragsage_term_stats;
 
 CREATE POLICY ragsage_term_stats_forget ON ragsage_term_stats FOR DELETE TO "{{app_role}}" USING (namespace = current_setting('{{isolation_setting}}', true) AND current_setting('{{principals_setting}}', true) = '*');
 
+-- A bound session's dense search ranks the chunks it may read exactly when they are
+-- few (functions/readable_nearest.sql), which needs them found without reading the
+-- namespace: each chunk's readers as "namespace principal" (or "namespace *" when
+-- the list is empty), indexed.  The policies never name this expression, so no
+-- plan of an unbound session is drawn to the index.
+CREATE OR REPLACE FUNCTION ragsage_readers(ns text, access text[]) RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+        SELECT CASE WHEN cardinality(access) = 0 THEN ARRAY[ns || ' *']
+            ELSE string_to_array(ns || ' ' || array_to_string(access, ',' || ns || ' '), ',') END
+    $$;
+
+CREATE INDEX IF NOT EXISTS ragsage_chunks_readers ON ragsage_chunks USING gin (ragsage_readers(namespace, access));
+
 -- The key lookup now returns the key's principals: a new result type.
 DROP FUNCTION IF EXISTS ragsage_find_api_key(text);
 
