@@ -395,14 +395,52 @@ function documentRow(doc) {
   const size = doc.size_bytes === null ? "" : `${Math.max(1, Math.round(doc.size_bytes / 1024))} KB`;
   const actions = element("td");
   actions.append(button(`Delete ${doc.filename || doc.title}`, () => removeDocument(doc), "secondary"));
+  const readers = element("td", null, "readers");
+  showReaders(readers, doc);
   row.append(
     element("td", doc.filename || doc.title),
     status,
     element("td", size),
     element("td", new Date(doc.created_at).toLocaleString()),
+    readers,
     actions,
   );
   return row;
+}
+
+// Who may read a document: its access list, or everyone in the namespace when it has none.
+function showReaders(cell, doc) {
+  const name = doc.filename || doc.title;
+  const list = element("span", doc.access.length ? doc.access.join(", ") : "Everyone");
+  cell.replaceChildren(list, " ", button(`Change readers of ${name}`, () => editReaders(cell, doc), "link"));
+}
+
+function editReaders(cell, doc) {
+  const name = doc.filename || doc.title;
+  const form = element("form", null, "row");
+  const id = `readers-${doc.id}`;
+  const label = element("label", `Readers of ${name}`, "visually-hidden");
+  label.htmlFor = id;
+  const input = element("input");
+  input.id = id;
+  input.value = doc.access.join(", ");
+  input.placeholder = "everyone, or group:sales, user:ana@example.com";
+  const save = element("button", "Save");
+  save.type = "submit";
+  form.append(label, input, save, button("Cancel", () => showReaders(cell, doc), "secondary"));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const access = input.value.split(",").map((part) => part.trim()).filter(Boolean);
+    try {
+      const changed = await json("PATCH", `/v1/documents/${encodeURIComponent(doc.id)}`, { access });
+      showReaders(cell, changed);
+      say("documents-message", `${name}: readable by ${access.length ? access.join(", ") : "everyone"}.`);
+    } catch (error) {
+      if (!refused(error)) say("documents-message", `${name}: ${error.message}`, true);
+    }
+  });
+  cell.replaceChildren(form);
+  input.focus();
 }
 
 async function removeDocument(doc) {

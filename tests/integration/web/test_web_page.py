@@ -165,7 +165,9 @@ def test_sign_in_upload_ask_cite_search_and_delete(
     )
     assert accessibility_problems(browser) == []  # the lists filled: uploads, documents, jobs
     # Clicked in the page itself: the list may be redrawn by a job finishing meanwhile.
-    browser.execute_script("document.querySelector('#documents tbody button').click()")
+    browser.execute_script(
+        "document.querySelector('#documents tbody td:last-child button').click()"
+    )
     browser.switch_to.alert.accept()
     wait_for(
         browser,
@@ -363,3 +365,65 @@ def test_cancel_a_running_job_and_filter_a_search(
     refused = wait_for(browser, lambda d: console_errors(d), "the policy's refusal")
     assert "Content Security Policy" in refused[0] and "example.invalid" in refused[0]
     assert foreign_requests(browser, api.url) == []
+
+
+def test_change_who_may_read_a_document(
+    running: Deployment, api: ApiServer, browser: WebDriver, tmp_path: Path
+) -> None:
+    key = make_key(running.settings, "acme", Role.WRITE)
+    browser.get(api.url)
+    signed_in(browser, api, key)
+    policy = tmp_path / "travel.md"
+    policy.write_text(POLICY)
+    upload_files(browser, [policy])
+    wait_for(browser, lambda d: finished(upload_states(d), ["travel.md"]), "the job ends")
+    wait_for(
+        browser,
+        lambda d: texts(d, "#documents tbody td.readers span") == ["Everyone"],
+        "a new document is open to the namespace",
+    )
+    assert clicked(browser, "#documents td.readers button", "Change readers of travel.md")
+    field = wait_for(
+        browser,
+        lambda d: d.find_element(By.ID, "documents").find_element(
+            By.CSS_SELECTOR, "td.readers input"
+        ),
+        "the readers field",
+    )
+    assert accessibility_problems(browser) == []
+    field.send_keys("group:hr, user:ana@example.com")
+    browser.find_element(By.CSS_SELECTOR, "td.readers button[type=submit]").click()
+    wait_for(
+        browser,
+        lambda d: (
+            texts(d, "#documents tbody td.readers span") == ["group:hr, user:ana@example.com"]
+        ),
+        "the new list shows",
+    )
+    client = api.client(key)
+    (stored,) = client.get("/v1/documents").json()["documents"]
+    assert stored["access"] == ["group:hr", "user:ana@example.com"]
+    # A key bound to another principal no longer sees it; one bound to hr does.
+    for principal, shown in (("group:sales", []), ("group:hr", ["travel.md"])):
+        bound = with_database(
+            running.settings,
+            lambda database, p=principal: _bound_key(database, p),
+        )
+        signed_in(browser, api, bound)
+        wait_for(
+            browser,
+            lambda d, s=shown: (
+                texts(d, "#documents tbody td:first-child") == s
+                and (s or "No documents" in d.find_element(By.ID, "documents-message").text)
+            ),
+            f"what a key bound to {principal} sees",
+        )
+    assert console_errors(browser) == [] and failed_requests(browser, api.url) == []
+
+
+async def _bound_key(database: Database, principal: str) -> str:
+    from ragsage.adapters.postgres.keys import create_key
+
+    scope = Scope("acme")
+    async with database.session(scope) as session:
+        return await create_key(session, scope, Role.READ, "bound", [principal])
