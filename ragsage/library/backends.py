@@ -7,7 +7,7 @@ above them has one code path for notebooks and for a shared database.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from ragsage.adapters.offline import ExtractiveReader
@@ -54,6 +54,8 @@ class Backend(Protocol):
     async def pages(self, document: Document) -> list[Page]: ...
 
     async def delete(self, document_id: str) -> bool: ...
+
+    async def set_access(self, document_id: str, access: Collection[str]) -> bool: ...
 
     async def query(self, call: Callable[[QueryEngine], Awaitable[_T]]) -> _T: ...
 
@@ -148,6 +150,11 @@ class LocalBackend:
         self._pages.pop(document_id, None)
         return existed
 
+    async def set_access(self, document_id: str, access: Collection[str]) -> bool:
+        raise InvalidRequest(
+            "access lists are kept by the Postgres stores (RAG.from_settings), not in memory"
+        )
+
     async def query(self, call: Callable[[QueryEngine], Awaitable[_T]]) -> _T:
         return await call(self._engine)
 
@@ -218,6 +225,15 @@ class PostgresBackend:
 
         async with self.runtime.database.session(self.scope) as session:
             return await delete_document(session, document_id)
+
+    async def set_access(self, document_id: str, access: Collection[str]) -> bool:
+        from ragsage.adapters.postgres.jobs.documents import set_access
+        from ragsage.adapters.postgres.jobs.uploads import upload_access
+
+        checked = upload_access(self.scope, access)
+        assert checked is not None
+        async with self.runtime.database.session(self.scope) as session:
+            return await set_access(session, document_id, checked)
 
     async def query(self, call: Callable[[QueryEngine], Awaitable[_T]]) -> _T:
         return await self.runtime.with_engine(self.scope, call)

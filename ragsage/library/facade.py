@@ -12,7 +12,7 @@ per task.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -136,20 +136,25 @@ class RAG(LoopOwner, TracksSources):
         *,
         namespace: str = "default",
         migrate: bool = False,
+        principals: Collection[str] | None = None,
         **ports: Any,
     ) -> RAG:
         """A namespace of the Postgres database the settings name (default: environment).
 
         ``ports`` (``embedder=``, ``reranker=``, ``llm=`` ...) override the
         adapters the settings describe.  With ``migrate=True`` the schema is
-        brought up to date first (needs the owner connection).
+        brought up to date first (needs the owner connection).  ``principals``
+        binds it as a bound API key is bound (docs/access.md): it reads only
+        documents open to the namespace or listing one of them, and documents
+        it indexes get them as their access list.
         """
         from ragsage.runtime import build_runtime
         from ragsage.settings import Settings
 
+        scope = _scope(namespace, principals)
         runtime = build_runtime(settings or Settings.from_env(), **ports)
         rag = cls.__new__(cls)
-        rag._attach(PostgresBackend(runtime, _scope(namespace)))
+        rag._attach(PostgresBackend(runtime, scope))
         if migrate:
             try:
                 rag._run(runtime.database.migrate())
@@ -238,6 +243,17 @@ class RAG(LoopOwner, TracksSources):
 
     delete_document = blocking(_delete_document)
     adelete_document = awaiting(_delete_document)
+
+    def _set_access(self, document_id: str, access: Collection[str]) -> Work[bool]:
+        """Give a document a new access list (``[]``: the whole namespace); False if absent.
+
+        Postgres only: the in-memory stores keep no access lists.  A bound RAG
+        may name only a non-empty subset of its principals.
+        """
+        return Work(self._backend.set_access(document_id, access))
+
+    set_access = blocking(_set_access)
+    aset_access = awaiting(_set_access)
 
     # ------------------------------------------------------------------ retrieval
 
@@ -387,8 +403,9 @@ class RAG(LoopOwner, TracksSources):
         return prompt_section(self.as_tools())
 
 
-def _scope(namespace: str) -> Scope:
+def _scope(namespace: str, principals: Collection[str] | None = None) -> Scope:
     try:
-        return Scope(namespace)
+        bound = None if principals is None else frozenset(principals)
+        return Scope(namespace, bound)
     except ValueError as exc:
         raise InvalidRequest(str(exc)) from exc

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ragsage import RAG, InvalidRequest
+from ragsage import RAG, Forbidden, InvalidRequest
 from ragsage.adapters.postgres import PostgresConfig
 from ragsage.settings import Settings
 
@@ -163,3 +163,32 @@ def test_a_file_indexed_under_a_pre_namespace_id_is_replaced_not_duplicated(
     assert {chunk.document_id for chunk in chunks} == {legacy}
     assert rag.count() == 1
     assert "red switch" in rag.search("gateway switch").results[0].chunk.text
+
+
+def test_a_rag_bound_to_principals_reads_and_writes_as_a_bound_key(
+    rag: RAG, settings: Settings
+) -> None:
+    rag.index_text(HANDBOOK, document_id="handbook", source="handbook.md")
+    rag.index_text(
+        "# Pricing\n\nThe list price of the quokka plan is 40 euros.", document_id="price"
+    )
+    assert rag.set_access("handbook", ["group:hr"]) is True
+    assert rag.set_access("absent", ["group:hr"]) is False
+
+    def sources(found: RAG, query: str) -> set[str]:
+        return {hit.chunk.document_id for hit in found.search(query, top_k=10).results}
+
+    with RAG.from_settings(settings, namespace="acme", principals=["group:sales"]) as sales:
+        assert sources(sales, "holiday allowance laptops") <= {"price"}
+        assert "price" in sources(sales, "quokka plan price")
+        sales.index_text("# Forecast\n\nThe wombat forecast grows.", document_id="forecast")
+        assert sources(sales, "wombat forecast") == {"forecast", "price"}  # never the handbook
+        with pytest.raises(Forbidden):
+            sales.set_access("forecast", ["group:hr"])  # beyond its principals
+        assert sales.set_access("handbook", ["group:sales"]) is False  # absent to it
+    with RAG.from_settings(settings, namespace="acme", principals=["group:hr"]) as hr:
+        assert "handbook" in sources(hr, "holiday allowance laptops")
+        assert "forecast" not in sources(hr, "wombat forecast")  # the sales RAG's own
+    assert "forecast" in sources(rag, "wombat forecast")  # unbound: everything
+    with pytest.raises(InvalidRequest, match="Postgres"):
+        RAG.default().set_access("x", [])

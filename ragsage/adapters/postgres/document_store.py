@@ -41,14 +41,19 @@ class PgDocumentStore:
         self._target = target
 
     async def save(self, scope: Scope, document: Document, chunks: Sequence[Chunk]) -> None:
-        """Insert or replace the document row; its chunks are written by the vector store."""
+        """Insert or replace the document row; its chunks are written by the vector store.
+
+        A new document's access list is the writer's principals (open, for a
+        session bound to none); a stored one keeps its list.
+        """
         async with scoped(self._target, scope) as session:
             await session.execute(
                 text(
                     "INSERT INTO ragsage_documents (namespace, id, content_hash, title, source, "
-                    "metadata, created_at, external_id, filename, status) "
+                    "metadata, created_at, external_id, filename, status, access) "
                     "VALUES (:namespace, :id, :hash, :title, :source, :metadata, "
-                    "coalesce(:created_at, now()), :source, :source, 'ready') "
+                    "coalesce(:created_at, now()), :source, :source, 'ready', "
+                    "CAST(:access AS text[])) "
                     "ON CONFLICT (namespace, id) DO UPDATE SET "
                     "content_hash = excluded.content_hash, "
                     "title = excluded.title, source = excluded.source, "
@@ -66,6 +71,7 @@ class PgDocumentStore:
                     "source": document.source,
                     "metadata": Jsonb(dict(document.metadata)),
                     "created_at": document.created_at,
+                    "access": sorted(scope.principals or ()),
                 },
             )
 

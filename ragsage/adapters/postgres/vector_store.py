@@ -93,12 +93,14 @@ _COPY_TYPES = (
 # Each chunk takes its document's access list (migration 22), read in the same
 # statement, while the document rows are locked (see :meth:`PgVectorStore.upsert`).
 # The foreign key is checked at commit, so a library ingestion may write a new
-# document's row after its chunks: such a row starts open, as its chunks do.
+# document's row after its chunks: its chunks then take the list that row will
+# start with, the writer's principals (open, for a session bound to none; see
+# PgDocumentStore.save).
 _MOVE = (
     f"INSERT INTO ragsage_chunks ({_COLUMNS}, access) SELECT "
     + ", ".join(f"s.{column.strip()}" for column in _COLUMNS.split(","))
-    + ", coalesce(d.access, '{}') FROM ragsage_chunk_staging s LEFT JOIN ragsage_documents d "
-    "ON d.namespace = s.namespace AND d.id = s.document_id"
+    + ", coalesce(d.access, CAST(:default_access AS text[])) FROM ragsage_chunk_staging s "
+    "LEFT JOIN ragsage_documents d ON d.namespace = s.namespace AND d.id = s.document_id"
 )
 
 
@@ -199,7 +201,7 @@ class PgVectorStore:
                             chunk.end_char,
                         )
                     )
-            await session.execute(text(_MOVE))
+            await session.execute(text(_MOVE), {"default_access": sorted(scope.principals or ())})
             # Emptied now, not only at commit: a second upsert in the same
             # transaction must not move these rows again.
             await session.execute(text("TRUNCATE ragsage_chunk_staging"))
