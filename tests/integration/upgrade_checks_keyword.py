@@ -84,8 +84,7 @@ async def _keyword_v16(database: Database) -> None:
     )
 
 
-async def _keyword_v17(database: Database) -> None:
-    await _keyword_v16(database)
+async def _pending_list_bounded(database: Database) -> None:
     async with database.owner_connection() as connection:
         options = await connection.scalar(
             text("SELECT reloptions FROM pg_class WHERE relname = 'ragsage_chunks_lexical'")
@@ -93,15 +92,25 @@ async def _keyword_v17(database: Database) -> None:
     assert options == ["gin_pending_list_limit=256"]
 
 
-async def _keyword_v18(database: Database) -> None:
-    await _keyword_v17(database)
-    assert await helpers.term_counts(database, ACME)  # the v13 check searched and counted
+async def _forgotten_per_namespace(database: Database) -> None:
+    """A namespace deletes its own term counts, and cannot touch another's."""
     async with database.session(GLOBEX) as session:
         await session.execute(text("DELETE FROM ragsage_term_stats"))
-    assert await helpers.term_counts(database, ACME)  # another namespace cannot touch them
+    assert await helpers.term_counts(database, ACME)
     async with database.session(ACME) as session:
         await session.execute(text("DELETE FROM ragsage_term_stats"))
     assert await helpers.term_counts(database, ACME) == {}
+
+
+async def _keyword_v17(database: Database) -> None:
+    await _keyword_v16(database)
+    await _pending_list_bounded(database)
+
+
+async def _keyword_v18(database: Database) -> None:
+    await _keyword_v17(database)
+    assert await helpers.term_counts(database, ACME)  # the v13 check searched and counted
+    await _forgotten_per_namespace(database)
 
 
 async def _keyword_v19(database: Database) -> None:
@@ -206,21 +215,12 @@ async def check_v16(database: Database) -> None:
 
 async def check_v17(database: Database) -> None:
     await check_v16(database)
-    async with database.owner_connection() as connection:
-        options = await connection.scalar(
-            text("SELECT reloptions FROM pg_class WHERE relname = 'ragsage_chunks_lexical'")
-        )
-    assert options == ["gin_pending_list_limit=256"]
+    await _pending_list_bounded(database)
 
 
 async def check_v18(database: Database) -> None:
     await check_v17(database)
-    async with database.session(GLOBEX) as session:
-        await session.execute(text("DELETE FROM ragsage_term_stats"))
-    assert await helpers.term_counts(database, ACME)  # another namespace cannot touch them
-    async with database.session(ACME) as session:
-        await session.execute(text("DELETE FROM ragsage_term_stats"))
-    assert await helpers.term_counts(database, ACME) == {}
+    await _forgotten_per_namespace(database)
 
 
 async def check_v19(database: Database) -> None:
