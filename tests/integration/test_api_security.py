@@ -220,3 +220,49 @@ def test_keys_are_managed_from_the_command_line(api: ApiServer, running: Deploym
     assert cli("revoke", key_id, "--namespace", GLOBEX).returncode == 1  # not its namespace
     assert cli("revoke", key_id, "--namespace", ACME).returncode == 0
     assert api.client(key).get("/v1/sources").status_code == 401
+
+
+def test_keys_bound_to_principals_from_the_command_line(
+    api: ApiServer, running: Deployment, two_tenants: dict[str, Any]
+) -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    ragsage = str(Path(sys.executable).with_name("ragsage"))
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [ragsage, "keys", *args], env=running.env, capture_output=True, text=True, timeout=60
+        )
+
+    created = cli(
+        "create",
+        "--namespace",
+        ACME,
+        "--role",
+        "read",
+        "--principal",
+        "group:sales",
+        "--principal",
+        "user:sam",
+    )
+    assert created.returncode == 0, created.stderr
+    assert "bound to group:sales, user:sam" in created.stderr
+    key = created.stdout.strip()
+    listed = cli("list", "--namespace", ACME)
+    assert f"{key.split('_')[1]}" in listed.stdout
+    assert "principals: group:sales, user:sam" in listed.stdout
+    # The namespace's documents are open (no list), so the bound key reads them ...
+    assert api.client(key).get("/v1/sources").json()["sources"]
+    # ... until one gets a list it is not on.
+    writer = api.client(two_tenants["keys"][ACME])
+    document = two_tenants["a"]["document_id"]
+    assert (
+        writer.patch(f"/v1/documents/{document}", json={"access": ["group:hr"]}).status_code == 200
+    )
+    assert api.client(key).get(f"/v1/documents/{document}").status_code == 404
+    refused = cli("create", "--namespace", ACME, "--role", "admin", "--principal", "group:x")
+    assert refused.returncode == 2 and "cannot be bound" in refused.stderr
+    bad = cli("create", "--namespace", ACME, "--principal", "a,b")
+    assert bad.returncode == 2 and "principal name" in bad.stderr
