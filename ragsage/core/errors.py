@@ -77,13 +77,15 @@ class Conflict(InputError):
 class QuotaExceeded(InputError):
     """The namespace would pass one of its quotas: the message names it and the usage."""
 
-    def __init__(self, quota: str, limit: int, usage: int, unit: str, detail: str = "") -> None:
+    def __init__(
+        self, quota: str, limit: int, usage: int | None, unit: str, detail: str = ""
+    ) -> None:
+        """``usage`` None leaves the count out: a key bound to principals may not
+        learn how much the documents it cannot read hold (docs/access.md)."""
         self.quota, self.limit, self.usage, self.unit = quota, limit, usage, unit
-        message = (
-            f"the namespace's {quota} quota is {limit:,} {unit} and it holds {usage:,}"
-            f"{'; ' + detail if detail else ''}"
-        )
-        super().__init__(message)
+        held = "it is full" if usage is None else f"it holds {usage:,}"
+        message = f"the namespace's {quota} quota is {limit:,} {unit} and {held}"
+        super().__init__(f"{message}{'; ' + detail if detail else ''}")
 
 
 class ProviderError(RagsageError):

@@ -277,3 +277,62 @@ def test_a_changed_list_holds_for_the_next_request_on_every_chunk(
     assert writer.patch(f"/v1/documents/{hr}", json={"access": ["group:hr"]}).status_code == 200
     assert found() == set()
     assert sales.get(f"/v1/jobs/{corpus['jobs']['hr.md']}").status_code == 404
+
+
+def test_a_bound_key_changes_what_it_reads_even_when_others_read_it_too(
+    deployment: Deployment, api: ApiServer, corpus: dict[str, Any]
+) -> None:
+    legal = api.client(_key(deployment, Role.WRITE, {"group:legal"}))
+    writer, both = corpus["writer"], corpus["documents"]["legal.md"]  # legal and hr read it
+    # A new version without a list keeps [group:hr, group:legal], beyond this key's own.
+    again = _upload(legal, "legal.md", None, words="litigation gryphon", external_id="legal.md")
+    assert again.status_code == 202, again.text
+    _wait(legal, again.json()["job_id"])
+    assert writer.get(f"/v1/documents/{both}").json()["access"] == ["group:hr", "group:legal"]
+    retried = legal.post(f"/v1/jobs/{corpus['jobs']['legal.md']}/retry")
+    assert retried.status_code == 409  # a succeeded job: refused as for any key, not a 500
+
+
+def test_an_upload_naming_a_list_never_changes_another_documents_list(
+    deployment: Deployment, api: ApiServer, corpus: dict[str, Any]
+) -> None:
+    sales = api.client(_key(deployment, Role.WRITE, {"group:sales"}))
+    words = DOCUMENTS["open.md"][1]
+    # The open document's very bytes, uploaded under another name with a list.
+    copy = sales.post(
+        "/v1/documents",
+        files={"file": ("copy.md", _text("open.md", words), "text/markdown")},
+        data={"access": json.dumps(["group:sales"])},
+    )
+    assert copy.status_code == 202, copy.text
+    assert copy.json()["document_id"] != corpus["documents"]["open.md"]
+    _wait(sales, copy.json()["job_id"])
+    opened = corpus["writer"].get(f"/v1/documents/{corpus['documents']['open.md']}").json()
+    assert opened["access"] == []  # still open to the whole namespace
+
+
+def test_a_quota_refusal_tells_a_bound_key_no_count(
+    deployment: Deployment, api: ApiServer, corpus: dict[str, Any]
+) -> None:
+    import asyncio
+
+    from ragsage.adapters.postgres.namespaces import set_overrides
+    from ragsage.runtime import build_runtime
+
+    async def limit() -> None:
+        runtime = build_runtime(deployment.settings)
+        try:
+            async with runtime.database.owner_connection() as owner:
+                variable = runtime.database.config.isolation_variable
+                await set_overrides(owner, variable, Scope(NAMESPACE), {"quota_documents": 5})
+        finally:
+            await runtime.aclose()
+
+    asyncio.run(limit())
+    sales = api.client(_key(deployment, Role.WRITE, {"group:sales"}))
+    refused = _upload(sales, "more.md", None, words="extra yak")
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "quota_exceeded"
+    assert "it is full" in refused.json()["error"]["message"]
+    assert "holds" not in refused.json()["error"]["message"]
+    unbound = _upload(corpus["writer"], "more.md", None, words="extra yak")
+    assert "it holds 5" in unbound.json()["error"]["message"]

@@ -163,6 +163,7 @@ async def test_every_function_the_app_role_may_call_gives_a_bound_session_nothin
         ],
         "ragsage_upload_room": [("SELECT * FROM ragsage_upload_room('x', 'hr.md')", {})],
         "ragsage_content_kept": [("SELECT ragsage_content_kept(:h)", {"h": hr_hash})],
+        "ragsage_document_taken": [("SELECT ragsage_document_taken('x', 'hr.md')", {})],
         "ragsage_forget_content": [("SELECT ragsage_forget_content(:h)", {"h": hr_hash})],
         "ragsage_find_api_key": [("SELECT * FROM ragsage_find_api_key('nothing')", {})],
         "ragsage_identifier_words": [("SELECT ragsage_identifier_words('zirconPlan')", {})],

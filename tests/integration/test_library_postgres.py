@@ -182,6 +182,8 @@ def test_a_rag_bound_to_principals_reads_and_writes_as_a_bound_key(
         assert sources(sales, "holiday allowance laptops") <= {"price"}
         assert "price" in sources(sales, "quokka plan price")
         sales.index_text("# Forecast\n\nThe wombat forecast grows.", document_id="forecast")
+        # The hidden handbook's very bytes, whose stored pages it can neither see nor replace.
+        assert sales.index_text(HANDBOOK, document_id="copy", source="copy.md")
         assert sources(sales, "wombat forecast") == {"forecast", "price"}  # never the handbook
         with pytest.raises(Forbidden):
             sales.set_access("forecast", ["group:hr"])  # beyond its principals

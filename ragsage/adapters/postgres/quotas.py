@@ -60,15 +60,24 @@ async def check_upload(
         )
     ).one()
     queued, documents, replacing, stored = int(row[0]), int(row[1]), bool(row[2]), int(row[3])
+
+    def told(count: int) -> int | None:
+        # A bound key learns that a quota is reached, never the namespace's count.
+        return None if scope.bound else count
+
     if quotas.queued_jobs and queued + 1 > quotas.queued_jobs:
         raise QuotaExceeded(
-            "queued jobs", quotas.queued_jobs, queued, "jobs", "upload again once some have run"
+            "queued jobs",
+            quotas.queued_jobs,
+            told(queued),
+            "jobs",
+            "upload again once some have run",
         )
     if quotas.documents and not replacing and documents + 1 > quotas.documents:
-        raise QuotaExceeded("documents", quotas.documents, documents, "documents")
+        raise QuotaExceeded("documents", quotas.documents, told(documents), "documents")
     if quotas.bytes and stored + size > quotas.bytes:
         raise QuotaExceeded(
-            "stored bytes", quotas.bytes, stored, "bytes", f"this file would add {size:,}"
+            "stored bytes", quotas.bytes, told(stored), "bytes", f"this file would add {size:,}"
         )
 
 

@@ -32,7 +32,10 @@ async def save_pages(
         await session.execute(
             text(
                 "INSERT INTO ragsage_pages (namespace, content_hash, number, text, route) "
-                "VALUES (:namespace, :hash, :number, :text, :route)"
+                "VALUES (:namespace, :hash, :number, :text, :route) "
+                # A session bound to principals neither sees nor deletes stored pages
+                # (migration 22): the same bytes' pages, kept already, stay as they are.
+                "ON CONFLICT DO NOTHING"
             ),
             [
                 {

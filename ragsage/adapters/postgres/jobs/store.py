@@ -120,8 +120,9 @@ async def insert_job(
             "SELECT :namespace, :id, :document_id, :kind, 'queued', :hash, :filename, "
             ":media_type, :metadata, :generation, :version, :job_class, "
             # The document's access list (migration 22); a job of no stored document is open.
-            "coalesce((SELECT d.access FROM ragsage_documents d WHERE d.id = :document_id), "
-            "'{}')"
+            # FOR SHARE waits for a list change in progress and reads the list it commits.
+            "coalesce((SELECT d.access FROM ragsage_documents d WHERE d.id = :document_id "
+            "FOR SHARE), '{}')"
         ),
         {
             "namespace": namespace,

@@ -114,9 +114,11 @@ async def create_upload(
     if scope.bound:
         await _check_not_hidden(session, document_id, external_id)
     duplicate = await _duplicate(session, digest, document_id)
-    if duplicate is not None:
+    # Bytes another document holds are that document's; an upload naming a list
+    # for this one makes it a document of its own rather than change the other's.
+    if duplicate is not None and (access is None or duplicate.document_id == document_id):
         if access is not None:
-            await set_access(session, duplicate.document_id, access)
+            await set_access(session, document_id, access)
         return duplicate
     limits = await namespace_quotas(session, quotas or Quotas())
     await check_upload(
@@ -215,9 +217,8 @@ async def _check_not_hidden(session: AsyncSession, document_id: str, external_id
     row = (
         await session.execute(
             text(
-                "SELECT r.present, EXISTS (SELECT 1 FROM ragsage_documents d "
-                "WHERE d.id = :id OR d.external_id = :external_id) "
-                "FROM ragsage_upload_room(:id, :external_id) r"
+                "SELECT ragsage_document_taken(:id, :external_id), EXISTS (SELECT 1 FROM "
+                "ragsage_documents d WHERE d.id = :id OR d.external_id = :external_id)"
             ),
             {"id": document_id, "external_id": external_id},
         )

@@ -17,7 +17,8 @@
 -- already makes empty.
 --
 -- A bound session reads a row whose list is empty or shares a principal with
--- it, and writes only rows whose list is within its principals.  Rows shared by
+-- it, and writes only rows it could read, before and after (the API decides
+-- which lists a bound key may give: a non-empty subset of its principals).  Rows shared by
 -- content hash (blobs, stored pages) cannot say whose they are, since two
 -- documents with different lists may hold the same bytes: only a session bound
 -- to no principal reads them; a bound one may add them, and its deletions and
@@ -45,15 +46,15 @@ COMMENT ON COLUMN ragsage_api_keys.principals IS 'a bound key reads only documen
 
 DROP POLICY IF EXISTS ragsage_documents_namespace ON ragsage_documents;
 
-CREATE POLICY ragsage_documents_namespace ON ragsage_documents USING (namespace = current_setting('{{isolation_setting}}', true) AND (current_setting('{{principals_setting}}', true) = '*' OR access = '{}' OR access && string_to_array(current_setting('{{principals_setting}}', true), ','))) WITH CHECK (namespace = current_setting('{{isolation_setting}}', true) AND (current_setting('{{principals_setting}}', true) = '*' OR access <@ string_to_array(current_setting('{{principals_setting}}', true), ',')));
+CREATE POLICY ragsage_documents_namespace ON ragsage_documents USING (namespace = current_setting('{{isolation_setting}}', true) AND (current_setting('{{principals_setting}}', true) = '*' OR access = '{}' OR access && string_to_array(current_setting('{{principals_setting}}', true), ','))) WITH CHECK (namespace = current_setting('{{isolation_setting}}', true) AND (current_setting('{{principals_setting}}', true) = '*' OR access = '{}' OR access && string_to_array(current_setting('{{principals_setting}}', true), ',')));
 
 DROP POLICY IF EXISTS ragsage_chunks_namespace ON ragsage_chunks;
 
-CREATE POLICY ragsage_chunks_namespace ON ragsage_chunks USING (namespace = current_setting('{{isolation_setting}}', true) AND (current_setting('{{principals_setting}}', true) = '*' OR access = '{}' OR access && string_to_array(current_setting('{{principals_setting}}', true), ','))) WITH CHECK (namespace = current_setting('{{isolation_setting}}', true) AND (current_setting('{{principals_setting}}', true) = '*' OR access <@ string_to_array(current_setting('{{principals_setting}}', true), ',')));
+CREATE POLICY ragsage_chunks_namespace ON ragsage_chunks USING (namespace = current_setting('{{isolation_setting}}', true) AND (current_setting('{{principals_setting}}', true) = '*' OR access = '{}' OR access && string_to_array(current_setting('{{principals_setting}}', true), ','))) WITH CHECK (namespace = current_setting('{{isolation_setting}}', true) AND (current_setting('{{principals_setting}}', true) = '*' OR access = '{}' OR access && string_to_array(current_setting('{{principals_setting}}', true), ',')));
 
 DROP POLICY IF EXISTS ragsage_jobs_namespace ON ragsage_jobs;
 
-CREATE POLICY ragsage_jobs_namespace ON ragsage_jobs USING (namespace = current_setting('{{isolation_setting}}', true) AND (current_setting('{{principals_setting}}', true) = '*' OR access = '{}' OR access && string_to_array(current_setting('{{principals_setting}}', true), ','))) WITH CHECK (namespace = current_setting('{{isolation_setting}}', true) AND (current_setting('{{principals_setting}}', true) = '*' OR access <@ string_to_array(current_setting('{{principals_setting}}', true), ',')));
+CREATE POLICY ragsage_jobs_namespace ON ragsage_jobs USING (namespace = current_setting('{{isolation_setting}}', true) AND (current_setting('{{principals_setting}}', true) = '*' OR access = '{}' OR access && string_to_array(current_setting('{{principals_setting}}', true), ','))) WITH CHECK (namespace = current_setting('{{isolation_setting}}', true) AND (current_setting('{{principals_setting}}', true) = '*' OR access = '{}' OR access && string_to_array(current_setting('{{principals_setting}}', true), ',')));
 
 DROP POLICY IF EXISTS ragsage_blobs_namespace ON ragsage_blobs;
 
