@@ -189,7 +189,6 @@ def get_one(document_id: str) -> Any:
     "Change a document's access list, on every chunk and job of it at once",
     ok(schemas.DocumentOut),
     body=schemas.AccessChange,
-    errors=(400, 401, 403, 404, 415, 422, 503),
 )
 def change(document_id: str) -> Any:
     who = require(Role.WRITE)
