@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -14,6 +13,7 @@ from ragsage.adapters.postgres.isolation import to_driver_style
 from ragsage.adapters.postgres.rows import (
     CHUNK_COLUMN_COUNT,
     chunk_from_row,
+    filter_arguments,
 )
 from ragsage.adapters.postgres.sessions import read_rows
 from ragsage.core.errors import InvalidRequest
@@ -150,7 +150,6 @@ class PgLexicalStore:
             raise InvalidRequest(
                 f"the search text is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}"
             )
-        wanted = filters if filters is not None and not filters.is_empty else None
         syntax = bool(_SEARCH_SYNTAX.search(query))
         params = {
             "query": query,
@@ -158,13 +157,7 @@ class PgLexicalStore:
             "k": k,
             "common": self.common_term_rows,
             "sample": self.common_sample_rows,
-            "ids": sorted(wanted.document_ids)
-            if wanted and wanted.document_ids is not None
-            else None,
-            "sources": sorted(wanted.sources) if wanted and wanted.sources is not None else None,
-            "metadata": json.dumps(dict(wanted.metadata)) if wanted and wanted.metadata else None,
-            "after": wanted.created_after if wanted else None,
-            "before": wanted.created_before if wanted else None,
+            **filter_arguments(filters),
             "weighted": self.weighted,
             "generation": self.generation,
         }

@@ -60,3 +60,21 @@ def filter_sql(filters: SearchFilters | None) -> tuple[str, dict[str, Any]]:
         clauses.append("c.created_at <= :f_before")
         params["f_before"] = filters.created_before
     return "".join(f" AND {clause}" for clause in clauses), params
+
+
+def filter_arguments(filters: SearchFilters | None) -> dict[str, Any]:
+    """``filters`` as the search functions' arguments: ids, sources, metadata, after, before.
+
+    The keyword and readable-nearest functions take them as parameters (None
+    for a filter not set), where :func:`filter_sql` writes them as conditions.
+    """
+    wanted = filters if filters is not None and not filters.is_empty else None
+    return {
+        "ids": None
+        if wanted is None or wanted.document_ids is None
+        else sorted(wanted.document_ids),
+        "sources": None if wanted is None or wanted.sources is None else sorted(wanted.sources),
+        "metadata": json.dumps(dict(wanted.metadata)) if wanted and wanted.metadata else None,
+        "after": wanted.created_after if wanted else None,
+        "before": wanted.created_before if wanted else None,
+    }

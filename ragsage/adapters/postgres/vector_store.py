@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -37,6 +36,7 @@ from ragsage.adapters.postgres.rows import (
     ACTIVE_GENERATION,
     CHUNK_COLUMNS,
     chunk_from_row,
+    filter_arguments,
 )
 from ragsage.adapters.postgres.sessions import read_rows, scoped, translate
 from ragsage.core.errors import InvalidRequest
@@ -378,7 +378,6 @@ class PgVectorStore:
         principals = scope.principals
         if self.paths.path(scope.namespace, self.generation, principals) == "walk":
             return None
-        wanted = filters if filters is not None and not filters.is_empty else None
         call = (
             "SELECT * FROM ragsage_readable_nearest(CAST(%(query)s AS vector), %(k)s, "
             "%(carried)s, CAST(%(generation)s AS integer), %(below)s, %(cap)s, %(share)s, "
@@ -393,13 +392,7 @@ class PgVectorStore:
             "below": EXACT_BELOW,
             "cap": EXACT_CAP,
             "share": SHARE_FACTOR,
-            "ids": None
-            if wanted is None or wanted.document_ids is None
-            else sorted(wanted.document_ids),
-            "sources": None if wanted is None or wanted.sources is None else sorted(wanted.sources),
-            "metadata": json.dumps(dict(wanted.metadata)) if wanted and wanted.metadata else None,
-            "after": wanted.created_after if wanted else None,
-            "before": wanted.created_before if wanted else None,
+            **filter_arguments(filters),
         }
         rows = await read_rows(self._target, scope, [(call, params)])
         few = not (rows and rows[0][3] is False and rows[0][4] is None)
