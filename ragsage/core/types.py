@@ -23,6 +23,19 @@ _PRINCIPAL = re.compile(PRINCIPAL_PATTERN)
 MAX_PRINCIPALS = 64
 
 
+def _principals_problem(names: frozenset[Any], what: str) -> str | None:
+    """What is wrong with a set of principal names, or None."""
+    for name in names:
+        if not isinstance(name, str) or not _PRINCIPAL.fullmatch(name):
+            return (
+                f"{what} holds {name!r}: a principal name is 1-200 characters of letters, "
+                "digits and _ . : @ + / = # -, starting with a letter or digit"
+            )
+    if len(names) > MAX_PRINCIPALS:
+        return f"{what} names {len(names)} principals; at most {MAX_PRINCIPALS}"
+    return None
+
+
 def check_principals(names: Any, what: str = "an access list") -> frozenset[str]:
     """``names`` as a set of valid principal names, or InvalidRequest naming the bad one."""
     from ragsage.core.errors import InvalidRequest
@@ -30,14 +43,9 @@ def check_principals(names: Any, what: str = "an access list") -> frozenset[str]
     if isinstance(names, str) or not isinstance(names, (list, tuple, set, frozenset)):
         raise InvalidRequest(f"{what} must be a list of principal names")
     found = frozenset(names)
-    for name in found:
-        if not isinstance(name, str) or not _PRINCIPAL.fullmatch(name):
-            raise InvalidRequest(
-                f"{what} holds {name!r}: a principal name is 1-200 characters of letters, "
-                "digits and _ . : @ + / = # -, starting with a letter or digit"
-            )
-    if len(found) > MAX_PRINCIPALS:
-        raise InvalidRequest(f"{what} names {len(found)} principals; at most {MAX_PRINCIPALS}")
+    problem = _principals_problem(found, what)
+    if problem is not None:
+        raise InvalidRequest(problem)
     return found
 
 
@@ -63,12 +71,9 @@ class Scope:
         if self.principals is not None:
             if not self.principals:
                 raise ValueError("a bound scope names at least one principal")
-            from ragsage.core.errors import InvalidRequest
-
-            try:
-                check_principals(self.principals, "a scope's principals")
-            except InvalidRequest as exc:
-                raise ValueError(str(exc)) from None
+            problem = _principals_problem(self.principals, "a scope's principals")
+            if problem is not None:
+                raise ValueError(problem)
 
     @property
     def bound(self) -> bool:

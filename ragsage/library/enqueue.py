@@ -33,7 +33,8 @@ from ragsage.adapters.postgres.jobs import store
 from ragsage.adapters.postgres.jobs.uploads import check_upload_class, create_upload
 from ragsage.core.errors import InputError, InvalidRequest
 from ragsage.core.jobs import Job, JobState, Upload, UploadOutcome
-from ragsage.core.types import Scope, check_principals
+from ragsage.core.types import Scope
+from ragsage.library.inputs import scope_for
 from ragsage.library.reindexing import ReindexControls
 from ragsage.runtime import build_database
 from ragsage.runtime.loop import LoopThread
@@ -110,7 +111,7 @@ class Enqueuer(ReindexControls):
             access=None if access is None else tuple(access),
         )
         check_upload_class(job_class)
-        scope = _scope(namespace, principals)
+        scope = scope_for(namespace, principals)
         outcome = self._loop.run(self._record(scope, upload, job_class))
         if outcome.needs_sending and outcome.job_id is not None:
             self._send_committed(namespace, [outcome.job_id])
@@ -136,7 +137,7 @@ class Enqueuer(ReindexControls):
         for every file; each :class:`Upload` may carry its own ``access``.
         """
         check_upload_class(job_class)
-        scope = _scope(namespace, principals)
+        scope = scope_for(namespace, principals)
         results: list[UploadOutcome | InputError] = []
         batch: list[Upload] = []
         size = 0
@@ -269,16 +270,6 @@ class Enqueuer(ReindexControls):
             job_class=job_class,
             quotas=self.settings.quotas(),
         )
-
-
-def _scope(namespace: str, principals: Collection[str] | None) -> Scope:
-    """The scope an upload is recorded in: bound to ``principals`` when they are given."""
-    if principals is None:
-        return Scope(namespace)
-    try:
-        return Scope(namespace, check_principals(list(principals), "principals"))
-    except ValueError as exc:
-        raise InvalidRequest(str(exc)) from None
 
 
 _default: Enqueuer | None = None

@@ -34,12 +34,12 @@ from ragsage.core.ports import (
     Tracer,
     VectorStore,
 )
-from ragsage.core.types import Chunk, Scope, SearchFilters
+from ragsage.core.types import Chunk, SearchFilters
 from ragsage.ingestion import IngestionConfig
 from ragsage.library import indexing
 from ragsage.library.backends import Backend, LocalBackend, PostgresBackend
 from ragsage.library.context import RAGContext
-from ragsage.library.inputs import TextDocument, as_text_document, text_document
+from ragsage.library.inputs import TextDocument, as_text_document, scope_for, text_document
 from ragsage.library.private_loop import LoopOwner
 from ragsage.library.tool_payloads import chunk_payload, search_payload
 from ragsage.library.tracking import SourceTracker
@@ -83,7 +83,7 @@ class RAG(LoopOwner, TracksSources):
         namespace: str = "default",
     ) -> None:
         local = LocalBackend.from_ports(
-            _scope(namespace),
+            scope_for(namespace),
             embedder=embedder,
             vector_store=vector_store,
             lexical_store=lexical_store,
@@ -151,7 +151,7 @@ class RAG(LoopOwner, TracksSources):
         from ragsage.runtime import build_runtime
         from ragsage.settings import Settings
 
-        scope = _scope(namespace, principals)
+        scope = scope_for(namespace, principals)
         runtime = build_runtime(settings or Settings.from_env(), **ports)
         rag = cls.__new__(cls)
         rag._attach(PostgresBackend(runtime, scope))
@@ -401,11 +401,3 @@ class RAG(LoopOwner, TracksSources):
         from ragsage.agent.tools import prompt_section
 
         return prompt_section(self.as_tools())
-
-
-def _scope(namespace: str, principals: Collection[str] | None = None) -> Scope:
-    try:
-        bound = None if principals is None else frozenset(principals)
-        return Scope(namespace, bound)
-    except ValueError as exc:
-        raise InvalidRequest(str(exc)) from exc

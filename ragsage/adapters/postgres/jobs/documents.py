@@ -153,18 +153,24 @@ async def set_access(session: AsyncSession, document_id: str, access: Collection
     write of the document in progress (it holds the row ``FOR SHARE``), so the
     chunks it writes are updated here too.
     """
-    params = {"id": document_id, "access": sorted(set(access))}
     found = (
         await session.execute(
             text(
                 "UPDATE ragsage_documents SET access = :access, updated_at = now() "
                 "WHERE id = :id RETURNING id"
             ),
-            params,
+            {"id": document_id, "access": sorted(set(access))},
         )
     ).first()
     if found is None:
         return False
+    await copy_access(session, document_id, access)
+    return True
+
+
+async def copy_access(session: AsyncSession, document_id: str, access: Collection[str]) -> None:
+    """Copy a document's list, already on its row, onto its chunks and jobs that differ."""
+    params = {"id": document_id, "access": sorted(set(access))}
     for table in ("ragsage_chunks", "ragsage_jobs"):
         await session.execute(
             text(
@@ -173,7 +179,6 @@ async def set_access(session: AsyncSession, document_id: str, access: Collection
             ),
             params,
         )
-    return True
 
 
 async def cancel_job(session: AsyncSession, job_id: UUID) -> bool:

@@ -18,7 +18,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.postgres.jobs import store
-from ragsage.adapters.postgres.jobs.documents import set_access
+from ragsage.adapters.postgres.jobs.documents import copy_access, set_access
 from ragsage.adapters.postgres.namespaces import upload_lock_key
 from ragsage.adapters.postgres.quotas import check_upload, namespace_quotas
 from ragsage.core.errors import Conflict, EmptyDocument, Forbidden, InvalidRequest
@@ -176,7 +176,8 @@ async def create_upload(
         },
     )
     if access is not None:
-        await set_access(session, document_id, access)  # the stored version's chunks too
+        # The row above holds the list now; the stored version's chunks and jobs follow.
+        await copy_access(session, document_id, access)
     job_id = uuid.uuid4()
     await store.insert_job(
         session,

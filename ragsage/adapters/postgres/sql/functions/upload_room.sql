@@ -12,8 +12,7 @@ CREATE OR REPLACE FUNCTION ragsage_upload_room(wanted_id text, wanted_external_i
             (SELECT count(*) FROM ragsage_documents d WHERE d.namespace = s.ns),
             (SELECT coalesce(sum(b.size_bytes), 0)::bigint FROM ragsage_blobs b
                 WHERE b.namespace = s.ns),
-            EXISTS (SELECT 1 FROM ragsage_documents d WHERE d.namespace = s.ns
-                AND (d.id = wanted_id OR d.external_id = wanted_external_id))
+            ragsage_document_taken(wanted_id, wanted_external_id)
         FROM (SELECT current_setting('{{isolation_setting}}', true) AS ns) s
         WHERE s.ns <> ''
     $$;
