@@ -19,10 +19,11 @@ from api import web
 from api.auth import authenticate_request, challenge_header, settle_unchecked
 from api.costs import AnswersAtOnce, SearchTimeouts
 from api.errors import register_error_handlers
+from api.keycache import Signers
 from api.limits import RateLimited, RequestLimits, too_many
 from api.metrics import Metrics
 from api.probes import Probes
-from api.routes import documents, jobs, ops, query, reindex, usage
+from api.routes import documents, jobs, keys, ops, query, reindex, usage
 from api.routes.common import check_path_ids
 from api.services import EXTENSION, Services
 from ragsage.adapters.observability.logs import (
@@ -41,6 +42,8 @@ _PUBLIC = {"ops", "web"}
 _BODY_OVERHEAD = 1.4
 # A caller's request id is echoed and logged only if it is short and plain.
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+# Where a request's key, as logs name it, waits for the access log line.
+KEY_LOG_FIELD = "ragsage.key"
 
 
 def create_app(settings: Settings | None = None, *, runtime: Runtime | None = None) -> Flask:
@@ -68,6 +71,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         limits=limits,
         answers=AnswersAtOnce(chosen),
         timeouts=SearchTimeouts(chosen, built.database),
+        signers=Signers(chosen.restricted_key_recheck),
     )
     app.extensions[EXTENSION] = here
     _log.info(
@@ -76,7 +80,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         type(built.reranker).__name__ if built.reranker else "none",
         type(built.llm).__name__,
     )
-    for module in (ops, query, documents, jobs, reindex, usage, web):
+    for module in (ops, query, documents, jobs, keys, reindex, usage, web):
         app.register_blueprint(module.blueprint)
     register_error_handlers(app)
     app.register_error_handler(RateLimited, lambda limited: too_many(limited.refusal))
@@ -92,8 +96,16 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
                 authenticate_request()
             except RateLimited as limited:
                 return too_many(limited.refusal)
-            namespace = g.principal.scope.namespace
-            bind_log_context(namespace=namespace)
+            who = g.principal
+            namespace = who.scope.namespace
+            # The access log's key column (api/gunicorn_config.py); never the credential.
+            request.environ[KEY_LOG_FIELD] = who.label
+            restriction = who.restriction
+            bind_log_context(
+                namespace=namespace,
+                key=who.label,
+                subject=restriction.subject or None if restriction is not None else None,
+            )
             if "uncounted" not in g:  # else counted beside the search (api.auth.run_checked)
                 refusal = here.limits.check_namespace(request.endpoint, namespace)
                 if refusal is not None:

@@ -1,5 +1,10 @@
 """Bearer API keys: every request acts for exactly the key's namespace and role.
 
+Two kinds of credential are accepted.  An API key (``rsk_...``) is looked up
+in the database; a restricted key (a JWT signed under a delegate key, see
+:mod:`ragsage.library.restricted_keys`) is checked against its parent as
+this process last read it, with no lookup of its own.
+
 A key is looked up in the database on every request.  For searches, the
 lookup of a key this process has already seen accepted goes out beside the
 search instead of before it (:func:`run_checked`): the search starts with the
@@ -12,8 +17,10 @@ trip and a hop between threads.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Coroutine
 from contextlib import suppress
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from flask import Response, g, request
@@ -21,12 +28,37 @@ from flask import Response, g, request
 from api.errors import ApiError, error_response
 from api.limits import RateLimited, too_many
 from api.services import services
-from ragsage.adapters.postgres.keys import Principal, Role, authenticate_on, hash_key
+from ragsage.adapters.postgres.keys import (
+    Principal,
+    Role,
+    Signer,
+    authenticate_on,
+    find_signer_on,
+    hash_key,
+)
+from ragsage.core.errors import Forbidden
+from ragsage.library.restricted_keys import (
+    RestrictedKeyRefused,
+    SignatureMismatch,
+    looks_restricted,
+    parent_of,
+    verify,
+)
+from ragsage.query.options import RetrievalOptions
 
 _CHALLENGE = 'Bearer realm="ragsage"'
 _REFUSED = "the API key is not valid or has been revoked"
 # Read-only routes whose single loop hop carries the key check (run_checked).
 _CHECKED_BESIDE = frozenset({"query.search"})
+# The only routes a restricted key with filters may call: those that apply them.
+_FILTERS_APPLIED = frozenset(
+    {"query.search", "query.query", "query.fetch_chunk", "query.sources", "keys.current"}
+)
+# A restricted key that fails against a parent read longer ago than this has the
+# parent read again first: it may have been created or rotated since.  Tokens that
+# fail on purpose cost at most one lookup per parent this often.
+_REREAD_AFTER = 0.25
+_NO_PARENT = "the restricted key's parent is not a live delegate key (revoked, or never one)"
 _T = TypeVar("_T")
 
 
@@ -39,6 +71,9 @@ def authenticate_request() -> None:
         raise ApiError(401, "unauthorized", "an API key is required: Authorization: Bearer rsk_...")
     here = services()
     digest = hash_key(key)
+    if looks_restricted(key):
+        _accept_restricted(key, digest)
+        return
     seen = here.recent_keys.get(digest)
     # A known key's search goes out before the key is checked again (run_checked).
     beside = seen if request.endpoint in _CHECKED_BESIDE else None
@@ -64,6 +99,56 @@ def authenticate_request() -> None:
     g.principal = principal
 
 
+def _accept_restricted(token: str, digest: str) -> None:
+    """Check a restricted key, then count it as a key of its own under the rate limits."""
+    here = services()
+    try:
+        who = _verified(token)
+    except RestrictedKeyRefused as refused:
+        raise ApiError(401, "unauthorized", str(refused)) from None
+    except Forbidden as refused:
+        raise ApiError(403, "forbidden", str(refused)) from None
+    namespace = who.scope.namespace
+    if request.endpoint in _CHECKED_BESIDE and here.limits.may_count_beside(
+        request.endpoint, digest, namespace
+    ):
+        g.principal, g.uncounted = who, digest
+        return
+    refusal = here.limits.check_key(request.endpoint, digest, namespace)
+    if refusal is not None:
+        raise RateLimited(refusal)
+    g.principal = who
+
+
+def _verified(token: str) -> Principal:
+    here = services()
+    parent = parent_of(token)
+    known = here.signers.get(parent)
+    if known is None:
+        known = (_read_signer(parent), 0.0)
+    signer, age = known
+    try:
+        if signer is None:
+            raise SignatureMismatch(_NO_PARENT)
+        return verify(token, signer, max_lifetime=here.settings.restricted_key_max_lifetime)
+    except SignatureMismatch:
+        if age < _REREAD_AFTER:
+            raise
+    # Created or rotated since this process read it: once more, fresh.
+    signer = _read_signer(parent)
+    if signer is None:
+        raise RestrictedKeyRefused(_NO_PARENT)
+    return verify(token, signer, max_lifetime=here.settings.restricted_key_max_lifetime)
+
+
+def _read_signer(parent: tuple[str, str]) -> Signer | None:
+    here = services()
+    read_at = time.monotonic()
+    signer = here.run(find_signer_on(here.runtime.database, *parent))
+    here.signers.put(parent, signer, read_at)
+    return signer
+
+
 def run_checked(coroutine: Coroutine[Any, Any, _T]) -> _T:
     """``services().run(coroutine)``, with the request's pending key check beside it.
 
@@ -74,7 +159,8 @@ def run_checked(coroutine: Coroutine[Any, Any, _T]) -> _T:
     here = services()
     key: str | None = g.pop("unchecked_key", None)
     if key is None:
-        return here.run(coroutine)
+        counted: str | None = g.pop("uncounted", None)
+        return here.run(coroutine) if counted is None else _counted_beside(coroutine, counted)
     checking = key
 
     async def both() -> tuple[Principal | None, _T | Exception]:
@@ -158,11 +244,32 @@ def principal() -> Principal:
 
 
 def require(role: Role) -> Principal:
-    """The request's principal, if its role allows ``role``; else 403."""
+    """The request's principal, if its role allows ``role``; else 403.
+
+    A restricted key carrying filters is refused wherever they are not
+    applied, so it reads nothing beyond them.
+    """
     who = principal()
     if not who.role.allows(role):
         raise ApiError(403, "forbidden", f"this needs a key with the {role.value} role")
+    restriction = who.restriction
+    if restriction is not None and restriction.filters is not None:
+        if request.endpoint not in _FILTERS_APPLIED:
+            raise ApiError(
+                403,
+                "forbidden",
+                "a restricted key with filters may only search, answer, list sources and "
+                "open chunks",
+            )
     return who
+
+
+def narrowed(who: Principal, options: RetrievalOptions) -> RetrievalOptions:
+    """``options`` with the filters of ``who``'s restricted key applied on top of its own."""
+    forced = who.restriction.filters if who.restriction is not None else None
+    if forced is None:
+        return options
+    return replace(options, filters=forced.narrowing(options.filters))
 
 
 def challenge_header() -> str:

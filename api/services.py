@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 from flask import current_app
 
 from api.costs import AnswersAtOnce, SearchTimeouts
-from api.keycache import RecentKeys
+from api.keycache import RecentKeys, Signers
 from api.limits import RequestLimits
 from api.metrics import Metrics
 from api.probes import Probes
@@ -38,6 +38,7 @@ class Services:
     timeouts: SearchTimeouts
     request_timeout: float = 120.0
     recent_keys: RecentKeys = field(default_factory=RecentKeys)
+    signers: Signers = field(default_factory=lambda: Signers(5.0))
 
     def run(self, coroutine: Coroutine[Any, Any, _T]) -> _T:
         """Run async engine code from a synchronous view, on the process's one loop."""

@@ -143,7 +143,7 @@ async def in_process(settings: Settings, batch: list[str]) -> tuple[list[float],
 async def new_key(settings: Settings, scope: Scope = SCOPE) -> str:
     runtime = build_runtime(settings)
     async with runtime.database.session(scope) as session:
-        key = await create_key(session, scope, Role.READ, "bench")
+        key = (await create_key(session, scope, Role.READ, "bench")).key
     await runtime.aclose()
     return key
 

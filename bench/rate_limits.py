@@ -104,7 +104,7 @@ def key_for(settings: Settings, namespace: str) -> str:
         database = build_database(settings)
         try:
             async with database.session(Scope(namespace)) as session:
-                return await create_key(session, Scope(namespace), Role.READ, "bench")
+                return (await create_key(session, Scope(namespace), Role.READ, "bench")).key
         finally:
             await database.dispose()
 

@@ -133,6 +133,11 @@ class Settings:
     max_neighbours: int = 10
     max_history_turns: int = 50
     answers_per_key: int = 4
+    # Restricted keys (docs/restricted-keys.md): the longest life one may ask for
+    # (seconds), and how long an API process trusts what it last read of a parent
+    # delegate key; revoking or rotating a parent takes effect within the latter.
+    restricted_key_max_lifetime: int = 24 * 3600
+    restricted_key_recheck: float = 5.0
     # Worker processes run this much nicer than the API: on a shared machine the
     # CPU goes to a waiting query before a background ingest (docs/operations.md).
     worker_nice: int = 5
@@ -173,6 +178,13 @@ class Settings:
         _between("RAGSAGE_MAX_NEIGHBOURS", self.max_neighbours, 0, 10)
         _between("RAGSAGE_MAX_HISTORY_TURNS", self.max_history_turns, 0, 50)
         _between("RAGSAGE_ANSWERS_PER_KEY", self.answers_per_key, 0, 10_000)
+        _between(
+            "RAGSAGE_RESTRICTED_KEY_MAX_LIFETIME", self.restricted_key_max_lifetime, 60, 31 * 86400
+        )
+        if not 0 <= self.restricted_key_recheck <= 300:
+            raise ConfigurationError(
+                "RAGSAGE_RESTRICTED_KEY_RECHECK must be between 0 and 300 seconds"
+            )
         _between("RAGSAGE_WORKER_METRICS_PORT", self.worker_metrics_port, 0, 65535)
         self.indexed_widths()  # refuses a malformed list at start
         _between("RAGSAGE_EMBEDDING_DIM", self.embedding_dim, 1, 2000)

@@ -184,7 +184,7 @@ class Stack:
                             saved = ""
                 async with database.session(scope) as session:
                     if not saved:
-                        key = await create_key(session, scope, Role.ADMIN, "ragsage up")
+                        key = (await create_key(session, scope, Role.ADMIN, "ragsage up")).key
                     active = await active_generation(session)
                 pinned = active.embedding_model if active is not None else None
                 return key, pinned

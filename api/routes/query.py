@@ -9,7 +9,7 @@ from typing import Any
 from flask import Blueprint, Response, request
 
 from api import convert, costs, schemas
-from api.auth import require, run_checked
+from api.auth import narrowed, require, run_checked
 from api.documented import documented, ok, query_int
 from api.errors import ApiError
 from api.routes.common import int_arg, json_body
@@ -23,7 +23,7 @@ from api.schemas import (
 from api.services import Services, services
 from ragsage.adapters.postgres.keys import Role
 from ragsage.core.errors import RagsageError
-from ragsage.core.types import Scope, Turn
+from ragsage.core.types import Turn
 from ragsage.query import (
     AnswerEvent,
     CitationsEvent,
@@ -52,7 +52,7 @@ def search() -> Any:
     who = require(Role.READ)
     body = json_body(SearchRequest)
     here = services()
-    options = body.to_options()
+    options = narrowed(who, body.to_options())
     costs.check_options(here.settings, options)
     here.search_timeout(who.scope)
 
@@ -77,13 +77,13 @@ def query() -> Any:
     body = json_body(QueryRequest)
     here = services()
     history = [Turn(turn.role, turn.content) for turn in body.history]
-    options = body.options.to_options()
+    options = narrowed(who, body.options.to_options())
     costs.check_history(here.settings, len(history))
     costs.check_options(here.settings, options)
     here.search_timeout(who.scope)
     engine = here.run(here.runtime.query_engine_for(who.scope))
     if body.stream or request.accept_mimetypes.best == "text/event-stream":
-        slot = here.answers.take(who.key_id)
+        slot = here.answers.take(who.holder)
         events = engine.stream_answer(who.scope, body.question, history=history, options=options)
         # Retrieval runs before the first event: a database outage there still
         # gets its 503, because no status line has been sent yet.
@@ -100,7 +100,7 @@ def query() -> Any:
             mimetype="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
-    with here.answers.held(who.key_id):
+    with here.answers.held(who.holder):
         answer = here.run(engine.answer(who.scope, body.question, history=history, options=options))
     return convert.dump(
         QueryResponse(
@@ -185,13 +185,14 @@ def fetch_chunk(chunk_id: str) -> Any:
             who.scope, chunk_id, chunks_above=above, chunks_below=below
         )
     )
-    if found is None:
+    forced = who.restriction.filters if who.restriction is not None else None
+    if found is None or (forced is not None and not forced.matches(found.chunk)):
         raise ApiError(404, "not_found", f"no chunk {chunk_id!r}")
     return convert.dump(
         ChunkResponse(
             chunk=convert.chunk(found.chunk),
-            above=[convert.chunk(c) for c in found.above],
-            below=[convert.chunk(c) for c in found.below],
+            above=[convert.chunk(c) for c in found.above if forced is None or forced.matches(c)],
+            below=[convert.chunk(c) for c in found.below if forced is None or forced.matches(c)],
         )
     )
 
@@ -199,8 +200,8 @@ def fetch_chunk(chunk_id: str) -> Any:
 @blueprint.get("/v1/sources")
 @documented("The namespace's document sources", ok(schemas.SourcesResponse))
 def sources() -> Any:
-    who: Scope = require(Role.READ).scope
+    who = require(Role.READ)
+    forced = who.restriction.filters if who.restriction is not None else None
     here = services()
-    return convert.dump(
-        SourcesResponse(sources=here.run(here.runtime.query_engine().list_sources(who)))
-    )
+    listed = here.run(here.runtime.query_engine().list_sources(who.scope, forced))
+    return convert.dump(SourcesResponse(sources=listed))

@@ -26,8 +26,14 @@ async def migrate_command(args: argparse.Namespace) -> int:
 
 
 async def keys_command(args: argparse.Namespace) -> int:
-    """Create, list or revoke API keys of one namespace."""
-    from ragsage.adapters.postgres.keys import Role, create_key, list_keys, revoke_key
+    """Create, list or revoke API keys of one namespace, or rotate a delegate key's secret."""
+    from ragsage.adapters.postgres.keys import (
+        Role,
+        create_key,
+        list_keys,
+        revoke_key,
+        rotate_signing_secret,
+    )
     from ragsage.core.errors import InvalidRequest
     from ragsage.core.types import Scope
     from ragsage.runtime import build_database
@@ -39,17 +45,34 @@ async def keys_command(args: argparse.Namespace) -> int:
         async with database.session(scope) as session:
             if args.action == "create":
                 try:
-                    key = await create_key(
+                    made = await create_key(
                         session, scope, Role(args.role), args.name, args.principal or ()
                     )
                 except InvalidRequest as exc:
                     print(f"error: {exc}", file=sys.stderr)
                     return 2
-                print(key)
+                print(made.key)
+                if made.signing_secret:
+                    print(f"signing secret (key id {made.id}): {made.signing_secret}")
                 bound = f", bound to {', '.join(sorted(args.principal))}" if args.principal else ""
                 print(
                     f"(a {args.role} key for namespace {scope.namespace!r}{bound}; "
                     "it is shown only once)",
+                    file=sys.stderr,
+                )
+                return 0
+            if args.action == "rotate-secret":
+                secret = await rotate_signing_secret(session, args.key_id)
+                if secret is None:
+                    print(
+                        f"error: no live delegate key {args.key_id!r} in {scope.namespace!r}",
+                        file=sys.stderr,
+                    )
+                    return 1
+                print(secret)
+                print(
+                    "(the new signing secret, shown only once; restricted keys signed with the "
+                    "old one are refused within RAGSAGE_RESTRICTED_KEY_RECHECK seconds)",
                     file=sys.stderr,
                 )
                 return 0
@@ -62,7 +85,7 @@ async def keys_command(args: argparse.Namespace) -> int:
             for info in await list_keys(session):
                 state = f"revoked {info.revoked_at:%Y-%m-%d}" if info.revoked_at else "live"
                 bound = f"  principals: {', '.join(info.principals)}" if info.principals else ""
-                print(f"{info.id}  {info.role.value:5}  {state:18}  {info.name}{bound}")
+                print(f"{info.id}  {info.role.value:8}  {state:18}  {info.name}{bound}")
             return 0
     finally:
         await database.dispose()
@@ -73,7 +96,13 @@ def register_keys(commands: Any) -> None:
     actions = keys.add_subparsers(dest="action", required=True)
     create = actions.add_parser("create", help="create a key (printed once)")
     create.add_argument("--namespace", required=True)
-    create.add_argument("--role", choices=("read", "write", "admin"), default="write")
+    create.add_argument(
+        "--role",
+        choices=("read", "write", "delegate", "admin"),
+        default="write",
+        help="delegate: a write key that also issues restricted keys (its signing secret "
+        "is printed once, beside the key)",
+    )
     create.add_argument("--name", default="")
     create.add_argument(
         "--principal",
@@ -82,7 +111,14 @@ def register_keys(commands: Any) -> None:
         help="bind the key to a principal (repeatable): it then reads only documents "
         "open to the namespace or listing one of its principals",
     )
-    revoke = actions.add_parser("revoke", help="revoke a key by its id")
+    rotate = actions.add_parser(
+        "rotate-secret", help="give a delegate key a new signing secret (printed once)"
+    )
+    rotate.add_argument("key_id")
+    rotate.add_argument("--namespace", required=True)
+    revoke = actions.add_parser(
+        "revoke", help="revoke a key by its id (a delegate key's restricted keys with it)"
+    )
     revoke.add_argument("key_id")
     revoke.add_argument("--namespace", required=True)
     listing = actions.add_parser("list", help="list a namespace's keys")

@@ -252,22 +252,57 @@ class SearchFilters:
     created_before: datetime | None = None
 
     def matches(self, chunk: Chunk) -> bool:
-        if self.document_ids is not None and chunk.document_id not in self.document_ids:
+        return self.admits(chunk.document_id, chunk.source, chunk.metadata, chunk.created_at)
+
+    def matches_document(self, document: Document) -> bool:
+        return self.admits(document.id, document.source, document.metadata, document.created_at)
+
+    def admits(
+        self,
+        document_id: str,
+        source: str,
+        metadata: Mapping[str, Any],
+        created_at: datetime | None,
+    ) -> bool:
+        """True if a passage of this document, source, metadata and time passes every filter."""
+        if self.document_ids is not None and document_id not in self.document_ids:
             return False
-        if self.sources is not None and chunk.source not in self.sources:
+        if self.sources is not None and source not in self.sources:
             return False
         if self.metadata:
             for key, value in self.metadata.items():
-                if key not in chunk.metadata or chunk.metadata[key] != value:
+                if key not in metadata or metadata[key] != value:
                     return False
         if self.created_after is not None or self.created_before is not None:
-            if chunk.created_at is None:
+            if created_at is None:
                 return False
-            if self.created_after is not None and chunk.created_at < self.created_after:
+            if self.created_after is not None and created_at < self.created_after:
                 return False
-            if self.created_before is not None and chunk.created_at > self.created_before:
+            if self.created_before is not None and created_at > self.created_before:
                 return False
         return True
+
+    def narrowing(self, asked: SearchFilters | None) -> SearchFilters:
+        """What passes both these filters and ``asked``: each field the stricter of the two.
+
+        Two metadata filters that want different values for one key pass
+        nothing, as do two sets of ids or sources with nothing in common.
+        """
+        if asked is None or asked.is_empty:
+            return self
+        metadata = dict(asked.metadata or {})
+        nothing = False
+        for key, value in (self.metadata or {}).items():
+            nothing = nothing or (key in metadata and metadata[key] != value)
+            metadata[key] = value
+        ids = _both(self.document_ids, asked.document_ids)
+        return SearchFilters(
+            document_ids=frozenset() if nothing else ids,
+            sources=_both(self.sources, asked.sources),
+            metadata=metadata or None,
+            created_after=_latest(self.created_after, asked.created_after),
+            created_before=_earliest(self.created_before, asked.created_before),
+        )
 
     @property
     def is_empty(self) -> bool:
@@ -278,6 +313,20 @@ class SearchFilters:
             and self.created_after is None
             and self.created_before is None
         )
+
+
+def _both(one: frozenset[str] | None, other: frozenset[str] | None) -> frozenset[str] | None:
+    if one is None or other is None:
+        return other if one is None else one
+    return one & other
+
+
+def _latest(one: datetime | None, other: datetime | None) -> datetime | None:
+    return other if one is None else one if other is None else max(one, other)
+
+
+def _earliest(one: datetime | None, other: datetime | None) -> datetime | None:
+    return other if one is None else one if other is None else min(one, other)
 
 
 def make_chunk(

@@ -24,7 +24,7 @@ from ragsage.core.ports import (
 from ragsage.core.prompts import PromptSource, cited_numbers, grounded_prompt, small_talk_prompt
 from ragsage.core.text import clean
 from ragsage.core.tracing import NullTracer, elapsed_ms, timed_stage
-from ragsage.core.types import Chunk, Scope, Turn
+from ragsage.core.types import Chunk, Scope, SearchFilters, Turn
 from ragsage.query.options import QueryConfig, RetrievalOptions
 from ragsage.query.results import (
     Answer,
@@ -209,9 +209,15 @@ class QueryEngine:
             return ChunkContext(chunk=chunk)
         return await self._retriever.neighbours(scope, chunk, chunks_above, chunks_below)
 
-    async def list_sources(self, scope: Scope) -> list[str]:
-        """The distinct source names of the namespace's documents, sorted."""
-        return sorted({document.source for document in await self.document_store.list(scope)})
+    async def list_sources(self, scope: Scope, filters: SearchFilters | None = None) -> list[str]:
+        """The distinct sources of the namespace's documents (those ``filters`` pass), sorted."""
+        return sorted(
+            {
+                document.source
+                for document in await self.document_store.list(scope)
+                if filters is None or filters.matches_document(document)
+            }
+        )
 
     async def count(self, scope: Scope) -> int:
         """How many chunks the namespace holds."""

@@ -94,6 +94,6 @@ def with_database(settings: Settings, work: Callable[[Database], Awaitable[_T]])
 def make_key(settings: Settings, namespace: str, role: Role = Role.WRITE) -> str:
     async def create(database: Database) -> str:
         async with database.session(Scope(namespace)) as session:
-            return await create_key(session, Scope(namespace), role, "test")
+            return (await create_key(session, Scope(namespace), role, "test")).key
 
     return with_database(settings, create)

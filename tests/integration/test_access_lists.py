@@ -55,7 +55,7 @@ def _key(deployment: Deployment, role: Role, principals: set[str] | None = None)
     async def create(database: Any) -> str:
         scope = Scope(NAMESPACE)
         async with database.session(scope) as session:
-            return await create_key(session, scope, role, "probe", sorted(principals or ()))
+            return (await create_key(session, scope, role, "probe", sorted(principals or ()))).key
 
     return with_database(deployment.settings, create)
 

@@ -63,7 +63,7 @@ def _key_for(deployment: Deployment, scope: Scope) -> str:
         runtime = build_runtime(deployment.settings)
         try:
             async with runtime.database.session(scope) as session:
-                return await create_key(session, scope, Role.READ, "reader")
+                return (await create_key(session, scope, Role.READ, "reader")).key
         finally:
             await runtime.aclose()
 

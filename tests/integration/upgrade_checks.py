@@ -103,7 +103,7 @@ async def _check_v3(database: Database) -> None:
     async with database.session(ACME) as session:
         (job,) = await store.list_jobs(session)
         assert job.filename == "v2.md" and job.state.value == "queued"
-        key = await create_key(session, ACME, Role.READ)
+        key = (await create_key(session, ACME, Role.READ)).key
     async with database.system_session() as session:
         principal = await authenticate(session, key)
     assert principal is not None and principal.scope == ACME

@@ -14,7 +14,7 @@ import hmac
 import re
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -23,25 +23,48 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.core.errors import InvalidRequest
-from ragsage.core.types import Scope, check_principals
+from ragsage.core.types import Scope, SearchFilters, check_principals
 
 if TYPE_CHECKING:
     from ragsage.adapters.postgres.database import Database
 
 PREFIX = "rsk_"
+SECRET_PREFIX = "rss_"
 _SHAPE = re.compile(r"^rsk_([a-z0-9]{10})_([A-Za-z0-9_-]{43})$")
 
 
 class Role(StrEnum):
-    """What a key may do; each role includes the ones before it."""
+    """What a key may do; each role includes the ones before it.
+
+    A delegate key does what a write key does and also signs restricted keys
+    (:mod:`ragsage.adapters.restricted_keys`); only an admin acts on the whole
+    namespace (re-index, usage).
+    """
 
     READ = "read"
     WRITE = "write"
+    DELEGATE = "delegate"
     ADMIN = "admin"
 
     def allows(self, needed: Role) -> bool:
-        order = [Role.READ, Role.WRITE, Role.ADMIN]
-        return order.index(self) >= order.index(needed)
+        return _ORDER.index(self) >= _ORDER.index(needed)
+
+
+_ORDER = (Role.READ, Role.WRITE, Role.DELEGATE, Role.ADMIN)
+
+
+@dataclass(frozen=True, slots=True)
+class Restriction:
+    """What a restricted key adds to the principal it acts as.
+
+    ``token_id`` tells one restricted key from its siblings (a digest of the
+    token, never the token); ``subject`` is the end user the product named.
+    """
+
+    expires_at: datetime
+    token_id: str
+    subject: str = ""
+    filters: SearchFilters | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,12 +72,28 @@ class Principal:
     """Who a request acts as: the key's namespace, role and (if bound) principals.
 
     ``scope.principals`` is None for a key bound to no principal, which reads
-    the whole namespace.
+    the whole namespace.  A restricted key acts as a principal whose
+    ``key_id`` is its parent's and whose ``restriction`` says what else it is.
     """
 
     scope: Scope
     key_id: str
     role: Role
+    restriction: Restriction | None = None
+
+    @property
+    def holder(self) -> str:
+        """Whose share of per-key allowances this is: the key, or one restricted key."""
+        if self.restriction is None:
+            return self.key_id
+        return f"{self.key_id}.{self.restriction.token_id}"
+
+    @property
+    def label(self) -> str:
+        """How logs name the key: its id, or its parent's id and which restricted key."""
+        if self.restriction is None:
+            return self.key_id
+        return f"{self.key_id}/restricted/{self.restriction.token_id}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +106,17 @@ class KeyInfo:
     created_at: datetime
     revoked_at: datetime | None
     principals: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Signer:
+    """A live delegate key, as the restricted keys issued under it are checked against it."""
+
+    namespace: str
+    key_id: str
+    # What it may grant: None for a parent bound to no principal.
+    principals: frozenset[str] | None
+    secret: str = field(repr=False)
 
 
 def hash_key(key: str) -> str:
@@ -85,18 +135,29 @@ def new_key() -> tuple[str, str]:
     return key_id, f"{PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
 
 
+@dataclass(frozen=True, slots=True)
+class NewKey:
+    """A key just created: the only time its secret parts are visible."""
+
+    id: str
+    key: str
+    # A delegate key's secret for signing restricted keys; empty for other roles.
+    signing_secret: str = ""
+
+
 async def create_key(
     session: AsyncSession,
     scope: Scope,
     role: Role,
     name: str = "",
     principals: Sequence[str] = (),
-) -> str:
+) -> NewKey:
     """Store a new key for ``scope`` and return it — the only time it is visible.
 
     ``principals`` binds the key: it reads only documents open to the whole
     namespace or listing one of them.  An admin key acts on the whole
-    namespace (re-index, usage), so it cannot be bound.
+    namespace (re-index, usage), so it cannot be bound.  A delegate key gets a
+    signing secret as well, for the restricted keys it issues.
     """
     if len(name) > 200:
         raise InvalidRequest("a key name is at most 200 characters")
@@ -107,10 +168,12 @@ async def create_key(
             "bind a read or write key"
         )
     key_id, key = new_key()
+    secret = new_signing_secret() if role is Role.DELEGATE else ""
     await session.execute(
         text(
-            "INSERT INTO ragsage_api_keys (namespace, id, key_hash, role, name, principals) "
-            "VALUES (:namespace, :id, :hash, :role, :name, :principals)"
+            "INSERT INTO ragsage_api_keys "
+            "(namespace, id, key_hash, role, name, principals, signing_secret) "
+            "VALUES (:namespace, :id, :hash, :role, :name, :principals, :secret)"
         ),
         {
             "namespace": scope.namespace,
@@ -119,9 +182,35 @@ async def create_key(
             "role": role.value,
             "name": name,
             "principals": bound,
+            "secret": secret or None,
         },
     )
-    return key
+    return NewKey(key_id, key, secret)
+
+
+def new_signing_secret() -> str:
+    """A fresh HMAC key for restricted keys: 32 random bytes, marked for secret scanners."""
+    return f"{SECRET_PREFIX}{secrets.token_urlsafe(32)}"
+
+
+async def rotate_signing_secret(session: AsyncSession, key_id: str) -> str | None:
+    """Give a live delegate key of the session's namespace a new signing secret.
+
+    Restricted keys signed with the old one are refused once each API
+    process has re-read the parent (``RAGSAGE_RESTRICTED_KEY_RECHECK``).
+    None if there is no such live delegate key.
+    """
+    secret = new_signing_secret()
+    row = (
+        await session.execute(
+            text(
+                "UPDATE ragsage_api_keys SET signing_secret = :secret "
+                "WHERE id = :id AND role = 'delegate' AND revoked_at IS NULL RETURNING id"
+            ),
+            {"id": key_id, "secret": secret},
+        )
+    ).first()
+    return secret if row is not None else None
 
 
 async def revoke_key(session: AsyncSession, key_id: str) -> bool:
@@ -187,3 +276,21 @@ def _principal(key: str, row: Sequence[Any] | None) -> Principal | None:
     bound = frozenset(str(name) for name in row[3] or ())
     scope = Scope(str(row[0]), bound or None)
     return Principal(scope=scope, key_id=str(row[1]), role=Role(str(row[2])))
+
+
+async def find_signer_on(database: Database, namespace: str, key_id: str) -> Signer | None:
+    """The live delegate key ``key_id`` of ``namespace``, with its signing secret; else None."""
+    rows = await database.read(
+        None,
+        [
+            (
+                "SELECT role, principals, signing_secret "
+                "FROM ragsage_find_signer(%(namespace)s, %(id)s)",
+                {"namespace": namespace, "id": key_id},
+            )
+        ],
+    )
+    if not rows or rows[0][2] is None:
+        return None
+    bound = frozenset(str(name) for name in rows[0][1] or ())
+    return Signer(namespace, key_id, bound or None, str(rows[0][2]))

@@ -426,4 +426,4 @@ async def _bound_key(database: Database, principal: str) -> str:
 
     scope = Scope("acme")
     async with database.session(scope) as session:
-        return await create_key(session, scope, Role.READ, "bound", [principal])
+        return (await create_key(session, scope, Role.READ, "bound", [principal])).key
