@@ -17,8 +17,9 @@ from typing import Any
 import httpx
 import pytest
 
-from ragsage.adapters.postgres.keys import Role, create_key
+from ragsage.adapters.postgres.keys import NewKey, Role, create_key
 from ragsage.core.types import Scope
+from ragsage.library.restricted_keys import grant_of, mint
 
 from .api_harness import ApiServer, with_database
 from .worker_harness import Deployment
@@ -215,6 +216,27 @@ def test_bound_keys_reach_nothing_of_documents_they_may_not_read_and_unbound_key
         key = _key(deployment, Role.READ, principals)
         _probe(api, key, corpus, _readable(principals))
     _probe(api, _key(deployment, Role.READ), corpus, set(DOCUMENTS))
+
+
+def test_restricted_keys_reach_exactly_what_their_principals_allow(
+    deployment: Deployment, api: ApiServer, corpus: dict[str, Any]
+) -> None:
+    async def create(database: Any) -> NewKey:
+        scope = Scope(NAMESPACE)
+        async with database.session(scope) as session:
+            return await create_key(session, scope, Role.DELEGATE, "product", ["group:legal"])
+
+    issuer = api.client(_key(deployment, Role.DELEGATE))
+    for principals in PRINCIPAL_SETS:
+        body = {"principals": sorted(principals), "expires_in": 600}
+        issued = issuer.post("/v1/restricted-keys", json=body)
+        assert issued.status_code == 201, issued.text
+        _probe(api, issued.json()["key"], corpus, _readable(principals))
+    # Minted offline under a delegate bound to one group: what that group reads.
+    bound = with_database(deployment.settings, create)
+    grant = grant_of(["group:legal"], 600)
+    minted = mint(bound.id, NAMESPACE, bound.signing_secret, grant)
+    _probe(api, minted, corpus, _readable({"group:legal"}))
 
 
 def test_a_bound_key_writes_only_within_its_principals(

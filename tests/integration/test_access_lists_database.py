@@ -166,6 +166,8 @@ async def test_every_function_the_app_role_may_call_gives_a_bound_session_nothin
         "ragsage_document_taken": [("SELECT ragsage_document_taken('x', 'hr.md')", {})],
         "ragsage_forget_content": [("SELECT ragsage_forget_content(:h)", {"h": hr_hash})],
         "ragsage_find_api_key": [("SELECT * FROM ragsage_find_api_key('nothing')", {})],
+        # A delegate key's role, principals and signing secret: no row of a document.
+        "ragsage_find_signer": [("SELECT * FROM ragsage_find_signer('acme', 'nothing')", {})],
         "ragsage_identifier_words": [("SELECT ragsage_identifier_words('zirconPlan')", {})],
         # Pure: a list as index entries; it reads no table.
         "ragsage_readers": [("SELECT ragsage_readers('acme', '{group:hr}')", {})],

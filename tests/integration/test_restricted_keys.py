@@ -17,7 +17,7 @@ import jwt
 import pytest
 
 from ragsage.adapters.postgres.keys import NewKey, Role, create_key, revoke_key
-from ragsage.core.types import Scope, SearchFilters
+from ragsage.core.types import Scope
 from ragsage.library.restricted_keys import grant_of, mint
 
 from .api_harness import ApiServer, ingested, serve, with_database
@@ -265,3 +265,25 @@ def test_a_restricted_key_is_counted_as_a_key_of_its_own(
         assert all(token not in log for token in tokens) and delegate.key not in log
     finally:
         served.stop()
+
+
+def test_the_app_role_may_write_a_signing_secret_but_never_read_one(
+    deployment: Deployment,
+) -> None:
+    from sqlalchemy import text
+    from sqlalchemy.exc import ProgrammingError
+
+    made = _key(deployment, Role.DELEGATE)
+
+    async def read(database: Any) -> list[str]:
+        async with database.session(ACME) as session:
+            listed = list(await session.scalars(text("SELECT id FROM ragsage_api_keys")))
+        with pytest.raises(ProgrammingError, match="permission denied"):
+            async with database.session(ACME) as session:
+                await session.execute(text("SELECT signing_secret FROM ragsage_api_keys"))
+        with pytest.raises(ProgrammingError, match="permission denied"):
+            async with database.session(ACME) as session:
+                await session.execute(text("SELECT * FROM ragsage_api_keys"))
+        return listed
+
+    assert made.id in with_database(deployment.settings, read)

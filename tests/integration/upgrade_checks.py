@@ -375,6 +375,52 @@ async def _check_v22(database: Database) -> None:
     assert await keyword_hits(database, ACME, "zirconium") == [("doc_v3", 0)]
 
 
+# Keys written at version 22, by role, for the version-23 check.
+_KEYS_V22: dict[str, str] = {}
+
+
+async def _seed_v22(database: Database) -> None:
+    from ragsage.adapters.postgres.keys import hash_key, new_key
+
+    async with database.session(ACME) as session:
+        for role in ("read", "write", "admin"):
+            key_id, key = new_key()
+            _KEYS_V22[role] = key
+            await session.execute(
+                text(
+                    "INSERT INTO ragsage_api_keys (namespace, id, key_hash, role) "
+                    "VALUES ('acme', :id, :hash, :role)"
+                ),
+                {"id": key_id, "hash": hash_key(key), "role": role},
+            )
+
+
+async def _check_v23(database: Database) -> None:
+    from sqlalchemy.exc import IntegrityError
+
+    from ragsage.adapters.postgres.keys import Role, authenticate_on, create_key, find_signer_on
+
+    # Every key of before still acts as it did.
+    for role, key in _KEYS_V22.items():
+        principal = await authenticate_on(database, key)
+        assert principal is not None and principal.role.value == role
+    async with database.session(ACME) as session:
+        made = await create_key(session, ACME, Role.DELEGATE)
+    signer = await find_signer_on(database, "acme", made.id)
+    assert signer is not None and signer.secret == made.signing_secret
+    # A delegate key always has a secret, and no other key ever has one.
+    for role, secret in (("delegate", None), ("read", "rss_x")):
+        with pytest.raises(IntegrityError, match="ragsage_api_keys_delegate_signs"):
+            async with database.session(ACME) as session:
+                await session.execute(
+                    text(
+                        "INSERT INTO ragsage_api_keys (namespace, id, key_hash, role, "
+                        "signing_secret) VALUES ('acme', 'k0', 'h0', :role, :secret)"
+                    ),
+                    {"role": role, "secret": secret},
+                )
+
+
 UPGRADES = {
     2: (_seed_v1, _check_v2),
     3: (_seed_v2, _check_v3),
@@ -397,4 +443,5 @@ UPGRADES = {
     20: (_seed_v3, check_v20),
     21: (_seed_v20, _check_v21),
     22: (_seed_v3, _check_v22),
+    23: (_seed_v22, _check_v23),
 }
