@@ -266,3 +266,43 @@ def test_keys_bound_to_principals_from_the_command_line(
     assert refused.returncode == 2 and "cannot be bound" in refused.stderr
     bad = cli("create", "--namespace", ACME, "--principal", "a,b")
     assert bad.returncode == 2 and "principal name" in bad.stderr
+
+
+def test_delegate_keys_and_their_secrets_from_the_command_line(
+    api: ApiServer, running: Deployment
+) -> None:
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from ragsage.library.restricted_keys import grant_of, mint
+
+    ragsage = str(Path(sys.executable).with_name("ragsage"))
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [ragsage, "keys", *args], env=running.env, capture_output=True, text=True, timeout=60
+        )
+
+    created = cli("create", "--namespace", ACME, "--role", "delegate", "--name", "product")
+    assert created.returncode == 0, created.stderr
+    key, secret_line = created.stdout.strip().splitlines()
+    key_id = key.split("_")[1]
+    assert secret_line.startswith(f"signing secret (key id {key_id}): rss_")
+    secret = secret_line.rsplit(" ", 1)[1]
+    listed = cli("list", "--namespace", ACME).stdout
+    assert f"{key_id}  delegate" in listed and secret not in listed
+    grant = grant_of(["user:gil"], 300)
+    old = api.client(mint(key_id, ACME, secret, grant))
+    assert old.get("/v1/key").json()["key_id"] == key_id
+
+    rotated = cli("rotate-secret", key_id, "--namespace", ACME)
+    assert rotated.returncode == 0 and "shown only once" in rotated.stderr
+    fresh = rotated.stdout.strip()
+    assert fresh.startswith("rss_") and fresh != secret
+    time.sleep(0.3)  # past the API's shortest second look at a parent
+    assert api.client(mint(key_id, ACME, fresh, grant)).get("/v1/key").status_code == 200
+    assert old.get("/v1/key").status_code == 401  # the second look saw the rotation
+    reader = cli("create", "--namespace", ACME, "--role", "read").stdout.strip().split("_")[1]
+    assert cli("rotate-secret", reader, "--namespace", ACME).returncode == 1

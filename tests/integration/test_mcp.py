@@ -197,3 +197,41 @@ def test_the_streamable_http_transport_serves_the_same_tools(
             server.wait(timeout=30)
     assert names == ["rag_search", "rag_fetch_chunk", "rag_list_sources"]
     assert sources == {"sources": ["travel.md"]}
+
+
+async def search_and_list(params: StdioServerParameters, errlog: TextIO) -> dict[str, Any]:
+    async with (
+        stdio_client(params, errlog=errlog) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        found = payload(await session.call_tool("rag_search", {"query": "hotel night in Paris"}))
+        listed = payload(await session.call_tool("rag_list_sources", {}))
+        return {"found": found, "sources": listed}
+
+
+def test_an_mcp_server_runs_on_a_restricted_key_and_keeps_to_its_filters(
+    deployment: Deployment, api: ApiServer, tmp_path: Path
+) -> None:
+    asyncio.run(ingest(deployment.settings, "travel.md", TRAVEL))
+    asyncio.run(ingest(deployment.settings, "security.md", SECURITY))
+    delegate = make_key(deployment.settings, ACME.namespace, Role.DELEGATE)
+    issued = api.client(delegate).post(
+        "/v1/restricted-keys",
+        json={
+            "principals": ["user:agent"],
+            "expires_in": 300,
+            "filters": {"sources": ["security.md"]},
+        },
+    )
+    assert issued.status_code == 201, issued.text
+    params = StdioServerParameters(
+        command=str(RAGSAGE),
+        args=["mcp", "--api-url", api.url],
+        env=server_env(issued.json()["key"]),
+    )
+    with (tmp_path / "mcp.log").open("w") as errlog:
+        seen = asyncio.run(search_and_list(params, errlog))
+    assert seen["sources"] == {"sources": ["security.md"]}
+    assert {hit["source"] for hit in seen["found"]["results"]} <= {"security.md"}
+    assert all("180 euros" not in hit["text"] for hit in seen["found"]["results"])

@@ -89,10 +89,23 @@ function takeKeyFromAddress() {
   if (given) sessionStorage.setItem(KEY_SLOT, given);
 }
 
+// What the signed-in key is (GET /v1/key): its namespace, role, and whether it is a
+// restricted key, which decides what the page offers.
+let me = null;
+
+function mayWrite() {
+  return Boolean(me) && me.role !== "read";
+}
+
+function listsDocuments() {
+  // A restricted key with filters may only search and ask (the API refuses the rest).
+  return Boolean(me) && !(me.restricted && me.restricted.filters);
+}
+
 async function signIn(candidate) {
   sessionStorage.setItem(KEY_SLOT, candidate);
   try {
-    await json("GET", "/v1/documents?limit=1");
+    me = await json("GET", "/v1/key");
   } catch (error) {
     // Only a refusal forgets the key; an outage keeps it for the next try.
     if (error.status === 401 || error.status === 403) sessionStorage.removeItem(KEY_SLOT);
@@ -111,19 +124,39 @@ function showSignIn(message) {
   $("key").focus();
 }
 
+function describeKey() {
+  const parts = [`Signed in to ${me.namespace}`];
+  if (!mayWrite()) parts.push("read-only");
+  if (me.restricted) {
+    const until = new Date(me.restricted.expires_at);
+    parts.push(`restricted key until ${until.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })}`);
+  }
+  return parts.join(" · ");
+}
+
 function showApp() {
   $("sign-in").hidden = true;
   $("app").hidden = false;
   $("sign-out").hidden = false;
   $("who").hidden = false;
-  $("who").textContent = "Signed in";
-  loadDocuments(null);
-  loadJobs();
-  $("tab-documents").focus();
+  $("who").textContent = describeKey();
+  // A read-only key is offered nothing it would be refused: no uploads, deletions or
+  // changes of readers; a restricted key no re-index status (never its business).
+  $("drop").hidden = !mayWrite();
+  $("uploads-title").hidden = !mayWrite();
+  $("tab-documents").hidden = !listsDocuments();
+  $("tab-reindex").hidden = Boolean(me.restricted);
+  if (listsDocuments()) {
+    loadDocuments(null);
+    selectTab("documents", true);
+  } else {
+    selectTab("ask", true);
+  }
 }
 
 function signOut(message) {
   sessionStorage.removeItem(KEY_SLOT);
+  me = null;
   stopPolling();
   // Nothing of this session may reach the next key: conversation, lists, results.
   watched.clear();
@@ -167,16 +200,17 @@ function selectTab(name, focus) {
 }
 
 function tabKeys(event) {
-  const index = TABS.indexOf(event.target.id.replace("tab-", ""));
+  const shown = TABS.filter((tab) => !$(`tab-${tab}`).hidden);
+  const index = shown.indexOf(event.target.id.replace("tab-", ""));
   if (index < 0) return;
   let next = null;
-  if (event.key === "ArrowRight") next = (index + 1) % TABS.length;
-  if (event.key === "ArrowLeft") next = (index + TABS.length - 1) % TABS.length;
+  if (event.key === "ArrowRight") next = (index + 1) % shown.length;
+  if (event.key === "ArrowLeft") next = (index + shown.length - 1) % shown.length;
   if (event.key === "Home") next = 0;
-  if (event.key === "End") next = TABS.length - 1;
+  if (event.key === "End") next = shown.length - 1;
   if (next !== null) {
     event.preventDefault();
-    selectTab(TABS[next], true);
+    selectTab(shown[next], true);
   }
 }
 
@@ -284,10 +318,12 @@ async function loadJobs() {
       ...page.jobs.map((job) => {
         const row = element("tr");
         const actions = element("td");
-        if (job.state === "failed" || job.state === "cancelled") {
+        if (!mayWrite()) {
+          // read-only: no retry or cancel to offer
+        } else if (job.state === "failed" || job.state === "cancelled") {
           actions.append(button("Retry", () => jobAction(job.id, "retry"), "secondary"));
         }
-        if (job.state === "queued" || job.state === "running") {
+        if (mayWrite() && (job.state === "queued" || job.state === "running")) {
           actions.append(button("Cancel", () => jobAction(job.id, "cancel"), "secondary"));
         }
         row.append(
@@ -394,7 +430,9 @@ function documentRow(doc) {
   if (doc.error) status.append(element("div", doc.error));
   const size = doc.size_bytes === null ? "" : `${Math.max(1, Math.round(doc.size_bytes / 1024))} KB`;
   const actions = element("td");
-  actions.append(button(`Delete ${doc.filename || doc.title}`, () => removeDocument(doc), "secondary"));
+  if (mayWrite()) {
+    actions.append(button(`Delete ${doc.filename || doc.title}`, () => removeDocument(doc), "secondary"));
+  }
   const readers = element("td", null, "readers");
   showReaders(readers, doc);
   row.append(
@@ -412,6 +450,10 @@ function documentRow(doc) {
 function showReaders(cell, doc) {
   const name = doc.filename || doc.title;
   const list = element("span", doc.access.length ? doc.access.join(", ") : "Everyone");
+  if (!mayWrite()) {
+    cell.replaceChildren(list);
+    return;
+  }
   cell.replaceChildren(list, " ", button(`Change readers of ${name}`, () => editReaders(cell, doc), "link"));
 }
 

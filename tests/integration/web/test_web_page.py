@@ -71,7 +71,7 @@ def test_sign_in_upload_ask_cite_search_and_delete(
     assert browser.execute_script("return sessionStorage.length") == 0
     refusals = console_errors(browser)  # reading a log empties it
     assert refusals and all("401" in line for line in refusals)
-    assert failed_requests(browser, api.url) == [f"401 {api.url}/v1/documents?limit=1"]
+    assert failed_requests(browser, api.url) == [f"401 {api.url}/v1/key"]
 
     # The one-click link signs in and the key leaves the address bar at once.
     key = make_key(running.settings, "acme", Role.ADMIN)
@@ -427,3 +427,46 @@ async def _bound_key(database: Database, principal: str) -> str:
     scope = Scope("acme")
     async with database.session(scope) as session:
         return (await create_key(session, scope, Role.READ, "bound", [principal])).key
+
+
+def test_a_restricted_key_opens_a_read_only_page_that_keeps_to_its_filters(
+    running: Deployment, api: ApiServer, browser: WebDriver, tmp_path: Path
+) -> None:
+    admin = api.client(make_key(running.settings, "acme", Role.ADMIN))
+    for name, text in (("travel.md", POLICY), ("notes.txt", NOTES)):
+        reply = admin.post("/v1/documents", files={"file": (name, text.encode())})
+        assert reply.status_code == 202, reply.text
+        job = reply.json()["job_id"]
+        wait_for(
+            browser,
+            lambda _, j=job: admin.get(f"/v1/jobs/{j}").json()["state"] == "succeeded",
+            name,
+        )
+    delegate = api.client(make_key(running.settings, "acme", Role.DELEGATE))
+    issued = delegate.post(
+        "/v1/restricted-keys",
+        json={"principals": ["user:ana"], "expires_in": 600, "filters": {"sources": ["notes.txt"]}},
+    )
+    assert issued.status_code == 201, issued.text
+    signed_in(browser, api, issued.json()["key"])
+    who = browser.find_element(By.ID, "who").text
+    assert "read-only" in who and "restricted key until" in who
+    # Only what the key may do is offered: no documents to manage, no re-index.
+    assert not browser.find_element(By.ID, "tab-documents").is_displayed()
+    assert not browser.find_element(By.ID, "tab-reindex").is_displayed()
+    assert browser.find_element(By.ID, "panel-ask").is_displayed()
+    tab(browser, "search")
+    browser.find_element(By.ID, "search-query").send_keys("hotel Paris euros night")
+    browser.find_element(By.CSS_SELECTOR, "#search-form button").click()
+    wait_for(browser, lambda d: d.find_element(By.ID, "search-message").text, "searched")
+    assert "180 euros" not in browser.find_element(By.ID, "results").text
+    assert accessibility_problems(browser) == []
+    assert console_errors(browser) == [] and failed_requests(browser, api.url) == []
+
+    # A plain read key sees the documents, but nothing to upload, delete or change.
+    signed_in(browser, api, make_key(running.settings, "acme", Role.READ))
+    wait_for(browser, lambda d: len(texts(d, "#documents tbody tr")) == 2, "two documents")
+    assert not browser.find_element(By.ID, "drop").is_displayed()
+    assert browser.find_elements(By.CSS_SELECTOR, "#documents tbody button") == []
+    assert "read-only" in browser.find_element(By.ID, "who").text
+    assert console_errors(browser) == [] and failed_requests(browser, api.url) == []
