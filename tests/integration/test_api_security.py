@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import base64
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -197,16 +200,8 @@ def test_an_oversized_upload_is_refused_with_413(
 
 
 def test_keys_are_managed_from_the_command_line(api: ApiServer, running: Deployment) -> None:
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    ragsage = str(Path(sys.executable).with_name("ragsage"))
-
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [ragsage, "keys", *args], env=running.env, capture_output=True, text=True, timeout=60
-        )
+        return _keys_command(running, *args)
 
     created = cli("create", "--namespace", ACME, "--role", "read", "--name", "ci")
     assert created.returncode == 0, created.stderr
@@ -225,16 +220,8 @@ def test_keys_are_managed_from_the_command_line(api: ApiServer, running: Deploym
 def test_keys_bound_to_principals_from_the_command_line(
     api: ApiServer, running: Deployment, two_tenants: dict[str, Any]
 ) -> None:
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    ragsage = str(Path(sys.executable).with_name("ragsage"))
-
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [ragsage, "keys", *args], env=running.env, capture_output=True, text=True, timeout=60
-        )
+        return _keys_command(running, *args)
 
     created = cli(
         "create",
@@ -271,19 +258,11 @@ def test_keys_bound_to_principals_from_the_command_line(
 def test_delegate_keys_and_their_secrets_from_the_command_line(
     api: ApiServer, running: Deployment
 ) -> None:
-    import subprocess
-    import sys
-    import time
-    from pathlib import Path
 
     from ragsage.library.restricted_keys import grant_of, mint
 
-    ragsage = str(Path(sys.executable).with_name("ragsage"))
-
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [ragsage, "keys", *args], env=running.env, capture_output=True, text=True, timeout=60
-        )
+        return _keys_command(running, *args)
 
     created = cli("create", "--namespace", ACME, "--role", "delegate", "--name", "product")
     assert created.returncode == 0, created.stderr
@@ -306,3 +285,11 @@ def test_delegate_keys_and_their_secrets_from_the_command_line(
     assert old.get("/v1/key").status_code == 401  # the second look saw the rotation
     reader = cli("create", "--namespace", ACME, "--role", "read").stdout.strip().split("_")[1]
     assert cli("rotate-secret", reader, "--namespace", ACME).returncode == 1
+
+
+def _keys_command(running: Deployment, *args: str) -> subprocess.CompletedProcess[str]:
+    """``ragsage keys ...`` against the running deployment."""
+    ragsage = str(Path(sys.executable).with_name("ragsage"))
+    return subprocess.run(
+        [ragsage, "keys", *args], env=running.env, capture_output=True, text=True, timeout=60
+    )

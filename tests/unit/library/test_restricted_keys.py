@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import time
 from datetime import UTC, datetime, timedelta
 
@@ -69,7 +70,12 @@ def test_every_key_that_is_not_valid_now_is_refused_with_its_reason() -> None:
     ):
         with pytest.raises(RestrictedKeyRefused, match=reason):
             verify(_token(**claims), PARENT, max_lifetime=DAY)
-    for malformed in ("eyJ.e30.x", jwt.encode({"ns": "acme"}, SECRET, algorithm="HS256")):
+    deep = base64.urlsafe_b64encode(b"[" * 6000 + b"]" * 6000).rstrip(b"=").decode()
+    for malformed in (
+        "eyJ.e30.x",
+        jwt.encode({"ns": "acme"}, SECRET, algorithm="HS256"),
+        f"{_token().split('.')[0]}.{deep}.x",  # nested past the JSON decoder's depth
+    ):
         with pytest.raises(RestrictedKeyRefused):
             parent_of(malformed)
     none_signed = jwt.encode(
