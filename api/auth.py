@@ -42,6 +42,7 @@ from ragsage.library.restricted_keys import (
     SignatureMismatch,
     looks_restricted,
     parent_of,
+    signing_input,
     verify,
 )
 from ragsage.query.options import RetrievalOptions
@@ -72,7 +73,7 @@ def authenticate_request() -> None:
     here = services()
     digest = hash_key(key)
     if looks_restricted(key):
-        _accept_restricted(key, digest)
+        _accept_restricted(key)
         return
     seen = here.recent_keys.get(digest)
     # A known key's search goes out before the key is checked again (run_checked).
@@ -99,16 +100,29 @@ def authenticate_request() -> None:
     g.principal = principal
 
 
-def _accept_restricted(token: str, digest: str) -> None:
+def _accept_restricted(token: str) -> None:
     """Check a restricted key, then count it as a key of its own under the rate limits."""
     here = services()
+    digest = hash_key(signing_input(token))
+    counted = False
     try:
-        who = _verified(token)
+        parent = parent_of(token)
+        if here.signers.get(parent) is None:
+            # Postgres is about to be asked for the parent: count the key first,
+            # as an API key is counted before its lookup.
+            refusal = here.limits.check_key(request.endpoint, digest, None)
+            if refusal is not None:
+                raise RateLimited(refusal)
+            counted = True
+        who = _verified(token, parent)
     except RestrictedKeyRefused as refused:
         raise ApiError(401, "unauthorized", str(refused)) from None
     except Forbidden as refused:
         raise ApiError(403, "forbidden", str(refused)) from None
     namespace = who.scope.namespace
+    if counted:
+        g.principal = who
+        return
     if request.endpoint in _CHECKED_BESIDE and here.limits.may_count_beside(
         request.endpoint, digest, namespace
     ):
@@ -120,9 +134,8 @@ def _accept_restricted(token: str, digest: str) -> None:
     g.principal = who
 
 
-def _verified(token: str) -> Principal:
+def _verified(token: str, parent: tuple[str, str]) -> Principal:
     here = services()
-    parent = parent_of(token)
     known = here.signers.get(parent)
     if known is None:
         known = (_read_signer(parent), 0.0)

@@ -43,29 +43,39 @@ class Signers:
     A restricted key is checked against its parent as read here, at most
     ``recheck`` seconds ago, so revoking or rotating a parent reaches every
     key under it within that bound and no restricted key costs a lookup of
-    its own.  A parent found missing is remembered too, so a flood of tokens
+    its own.  A parent found missing is remembered too (apart, so that tokens
+    naming made-up parents never push a real one out), and a flood of tokens
     naming one costs one lookup per ``recheck``.
     """
 
     def __init__(self, recheck: float, size: int = 4096) -> None:
         self.recheck = recheck
         self._size = size
-        self._known: OrderedDict[tuple[str, str], tuple[Signer | None, float]] = OrderedDict()
+        self._found: OrderedDict[tuple[str, str], tuple[Signer, float]] = OrderedDict()
+        self._missing: OrderedDict[tuple[str, str], float] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, parent: tuple[str, str]) -> tuple[Signer | None, float] | None:
         """The parent as last read and how many seconds ago, or None if never or too long ago."""
         with self._lock:
-            found = self._known.get(parent)
-        if found is None:
+            found = self._found.get(parent)
+            read_at = found[1] if found is not None else self._missing.get(parent)
+        if read_at is None:
             return None
-        age = time.monotonic() - found[1]
-        return None if age >= self.recheck else (found[0], age)
+        age = time.monotonic() - read_at
+        if age >= self.recheck:
+            return None
+        return (found[0] if found is not None else None), age
 
     def put(self, parent: tuple[str, str], signer: Signer | None, read_at: float) -> None:
         """Remember ``signer`` as read at ``read_at`` (monotonic, taken before the read)."""
         with self._lock:
-            self._known[parent] = (signer, read_at)
-            self._known.move_to_end(parent)
-            while len(self._known) > self._size:
-                self._known.popitem(last=False)
+            self._found.pop(parent, None)
+            self._missing.pop(parent, None)
+            if signer is not None:
+                self._found[parent] = (signer, read_at)
+            else:
+                self._missing[parent] = read_at
+            for kept in (self._found, self._missing):
+                while len(kept) > self._size:
+                    kept.popitem(last=False)

@@ -16,6 +16,7 @@ from pydantic import BaseModel, BeforeValidator, Field
 from ragsage.core.types import MAX_PRINCIPALS, PRINCIPAL_PATTERN
 from ragsage.query.options import MAX_QUERY_CHARS
 from ragsage.query.requests import Filters, Query, SearchOptions, Strict, json_integer
+from ragsage.settings import LONGEST_RESTRICTED_KEY
 
 # The longest document-list cursor accepted: cursors are document ids, never this long.
 MAX_CURSOR_CHARS = 512
@@ -356,7 +357,9 @@ class RestrictedKeyRequest(Strict):
         description="Whom the key reads for: a subset of the delegate key's principals "
         "(any names for a delegate key bound to none).",
     )
-    expires_in: Annotated[int, Field(strict=False, ge=1), BeforeValidator(json_integer)] = Field(
+    expires_in: Annotated[
+        int, Field(strict=False, ge=1, le=LONGEST_RESTRICTED_KEY), BeforeValidator(json_integer)
+    ] = Field(
         description="Seconds until the key stops working (at most "
         "RAGSAGE_RESTRICTED_KEY_MAX_LIFETIME)."
     )

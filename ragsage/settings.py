@@ -32,6 +32,8 @@ TRANSCRIBERS = ("auto", "openai", "tesseract", "none")
 REWRITERS = ("terms", "openai", "none")
 KEYWORD_WEIGHTINGS = ("idf", "plain")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+# The most RAGSAGE_RESTRICTED_KEY_MAX_LIFETIME may allow a restricted key: 31 days.
+LONGEST_RESTRICTED_KEY = 31 * 86400
 # The width of the bundled local embedding model (all-MiniLM-L6-v2).
 LOCAL_MODEL_WIDTH = 384
 
@@ -179,7 +181,10 @@ class Settings:
         _between("RAGSAGE_MAX_HISTORY_TURNS", self.max_history_turns, 0, 50)
         _between("RAGSAGE_ANSWERS_PER_KEY", self.answers_per_key, 0, 10_000)
         _between(
-            "RAGSAGE_RESTRICTED_KEY_MAX_LIFETIME", self.restricted_key_max_lifetime, 60, 31 * 86400
+            "RAGSAGE_RESTRICTED_KEY_MAX_LIFETIME",
+            self.restricted_key_max_lifetime,
+            60,
+            LONGEST_RESTRICTED_KEY,
         )
         if not 0 <= self.restricted_key_recheck <= 300:
             raise ConfigurationError(

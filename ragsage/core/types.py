@@ -14,7 +14,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
-_NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
+_NAMESPACE = re.compile(NAMESPACE_PATTERN)
 # A principal is an opaque name such as ``group:sales`` or ``user:ana@example.com``.
 # No comma (the session setting lists them comma-separated) and no leading ``*``
 # (the setting's mark for a session bound to no principal).

@@ -38,7 +38,13 @@ from pydantic import Field, ValidationError
 
 from ragsage.adapters.postgres.keys import Principal, Restriction, Role, Signer
 from ragsage.core.errors import Forbidden, InvalidRequest
-from ragsage.core.types import PRINCIPAL_PATTERN, Scope, SearchFilters, check_principals
+from ragsage.core.types import (
+    NAMESPACE_PATTERN,
+    PRINCIPAL_PATTERN,
+    Scope,
+    SearchFilters,
+    check_principals,
+)
 from ragsage.query.requests import Filters, Strict
 
 ALGORITHM = "HS256"
@@ -46,7 +52,10 @@ ALGORITHM = "HS256"
 MAX_TOKEN_CHARS = 16_384
 # An offline minter's clock may run ahead of the API's by this much.
 CLOCK_SKEW_SECONDS = 60
+# Beyond any lifetime an operator may allow; past it a date is not worth making.
+_FARTHEST_EXPIRY = 10 * 366 * 86400
 _KEY_ID = re.compile(r"^[a-z0-9]{10}$")
+_NAMESPACE = re.compile(NAMESPACE_PATTERN)
 _JWT = re.compile(r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$")
 
 
@@ -117,6 +126,8 @@ def grant_of(
         )
     if not (isinstance(expires_in, int | float) and math.isfinite(expires_in) and expires_in >= 1):
         raise InvalidRequest("a restricted key needs an expiry at least 1 second ahead")
+    if expires_in > _FARTHEST_EXPIRY:
+        raise InvalidRequest("a restricted key's expiry is at most ten years ahead")
     at = (time.time() if now is None else now) + expires_in
     return Grant(names, datetime.fromtimestamp(int(at), UTC), chosen, filters, subject)
 
@@ -152,18 +163,28 @@ def looks_restricted(credential: str) -> bool:
     return len(credential) <= MAX_TOKEN_CHARS and _JWT.fullmatch(credential) is not None
 
 
+def signing_input(token: str) -> str:
+    """What a token's signature covers: its identity, however the signature is encoded.
+
+    Two spellings of one signature (base64's unused trailing bits) verify
+    alike; counting, logging or remembering a key by this part makes them one key.
+    """
+    return token.rpartition(".")[0]
+
+
 def parent_of(token: str) -> tuple[str, str]:
     """The (namespace, key id) a token says signed it, read before its signature is checked."""
     try:
         header = jwt.get_unverified_header(token)
         payload = jwt.decode(token, options={"verify_signature": False})
-    except jwt.PyJWTError:
+    except (jwt.PyJWTError, ValueError, RecursionError):
         raise RestrictedKeyRefused("the restricted key is not a well-formed token") from None
     key_id, namespace = header.get("kid"), payload.get("ns")
     if not isinstance(key_id, str) or not _KEY_ID.fullmatch(key_id):
         raise RestrictedKeyRefused("the restricted key does not name its parent key (kid)")
-    if not isinstance(namespace, str) or not namespace:
-        raise RestrictedKeyRefused("the restricted key does not name its namespace (ns)")
+    # Checked before anything is looked up or remembered under this name.
+    if not isinstance(namespace, str) or not _NAMESPACE.fullmatch(namespace):
+        raise RestrictedKeyRefused("the restricted key does not name a namespace (ns)")
     return namespace, key_id
 
 
@@ -183,12 +204,16 @@ def verify(
             signer.secret,
             algorithms=[ALGORITHM],
             options={"require": ["exp"], "verify_exp": False},
+            # iat and nbf from a minter whose clock runs a little ahead; exp is checked below.
+            leeway=CLOCK_SKEW_SECONDS,
         )
     except jwt.InvalidSignatureError:
         raise SignatureMismatch(
             "the restricted key's signature does not match its parent key's signing secret"
         ) from None
-    except jwt.PyJWTError:
+    except jwt.ImmatureSignatureError:
+        raise RestrictedKeyRefused("the restricted key is not valid yet (iat or nbf)") from None
+    except (jwt.PyJWTError, ValueError, RecursionError):
         raise RestrictedKeyRefused("the restricted key is not a well-formed token") from None
     try:
         claims = _Claims.model_validate(payload)
@@ -199,8 +224,6 @@ def verify(
     if claims.exp <= moment:
         expired = datetime.fromtimestamp(claims.exp, UTC).isoformat()
         raise RestrictedKeyRefused(f"the restricted key expired at {expired}")
-    if claims.nbf is not None and claims.nbf > moment + CLOCK_SKEW_SECONDS:
-        raise RestrictedKeyRefused("the restricted key is not valid yet (nbf)")
     if claims.ns != signer.namespace:
         raise RestrictedKeyRefused("the restricted key names another namespace than its parent's")
     try:
@@ -217,7 +240,7 @@ def verify(
     check_grant(grant, signer, max_lifetime=max_lifetime, now=moment)
     restriction = Restriction(
         expires_at=datetime.fromtimestamp(claims.exp, UTC),
-        token_id=hashlib.sha256(token.encode("ascii")).hexdigest()[:16],
+        token_id=hashlib.sha256(signing_input(token).encode("ascii")).hexdigest()[:16],
         subject=grant.subject,
         filters=grant.filters,
     )

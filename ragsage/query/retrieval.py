@@ -343,6 +343,12 @@ class Retriever:
                 scope, candidate.chunk, options.chunks_above, options.chunks_below
             )
             above, below = context.above, context.below
+            wanted = options.filters
+            if wanted is not None and not wanted.is_empty:
+                # A neighbour is a passage like any other: it too must pass the filters
+                # (a restricted key's, say), even where its metadata is its own.
+                above = tuple(c for c in above if wanted.matches(c))
+                below = tuple(c for c in below if wanted.matches(c))
         return SearchHit(
             chunk=candidate.chunk,
             score=candidate.score,

@@ -140,9 +140,9 @@ class NewKey:
     """A key just created: the only time its secret parts are visible."""
 
     id: str
-    key: str
+    key: str = field(repr=False)
     # A delegate key's secret for signing restricted keys; empty for other roles.
-    signing_secret: str = ""
+    signing_secret: str = field(default="", repr=False)
 
 
 async def create_key(

@@ -100,6 +100,10 @@ def test_a_key_asking_more_than_its_parent_may_grant_is_forbidden() -> None:
         grant_of(["user:ana"], 60, role="delegate")
     with pytest.raises(InvalidRequest, match="expiry"):
         grant_of(["user:ana"], 0)
+    with pytest.raises(InvalidRequest, match="ten years"):
+        grant_of(["user:ana"], 251605850904)  # once a 500 (a date past the calendar)
+    with pytest.raises(RestrictedKeyRefused, match="ten years"):
+        verify(_token(exp=1e15), PARENT, max_lifetime=DAY)
 
 
 def _chunk(source: str, kind: str, day: int) -> Chunk:
