@@ -282,8 +282,9 @@ def test_delegate_keys_and_their_secrets_from_the_command_line(
     time.sleep(0.3)  # past the API's shortest second look at a parent
     assert api.client(mint(key_id, ACME, fresh, grant)).get("/v1/key").status_code == 200
     assert old.get("/v1/key").status_code == 401  # the second look saw the rotation
-    reader = cli("create", "--namespace", ACME, "--role", "read").stdout.strip().split("_")[1]
-    assert cli("rotate-secret", reader, "--namespace", ACME).returncode == 1
+    reader = make_key(running.settings, ACME, Role.READ).split("_")[1]
+    refused = cli("rotate-secret", reader, "--namespace", ACME)
+    assert refused.returncode == 1 and "no live delegate key" in refused.stderr
 
 
 def _keys_command(running: Deployment, *args: str) -> subprocess.CompletedProcess[str]:
