@@ -136,14 +136,21 @@ def _accept_restricted(token: str) -> None:
 
 def _verified(token: str, parent: tuple[str, str]) -> Principal:
     here = services()
+    # The whole token, signature included: a copy with another signature is another key.
+    digest = hash_key(token)
     known = here.signers.get(parent)
     if known is None:
         known = (_read_signer(parent), 0.0)
     signer, age = known
+    if signer is not None:
+        # Checked already against this very reading of its parent, and not yet expired.
+        remembered = here.verified.get(digest, signer)
+        if remembered is not None:
+            return remembered
     try:
         if signer is None:
             raise SignatureMismatch(_NO_PARENT)
-        return verify(token, signer, max_lifetime=here.settings.restricted_key_max_lifetime)
+        return _checked(token, signer, digest)
     except SignatureMismatch:
         if age < _REREAD_AFTER:
             raise
@@ -151,7 +158,14 @@ def _verified(token: str, parent: tuple[str, str]) -> Principal:
     signer = _read_signer(parent)
     if signer is None:
         raise RestrictedKeyRefused(_NO_PARENT)
-    return verify(token, signer, max_lifetime=here.settings.restricted_key_max_lifetime)
+    return _checked(token, signer, digest)
+
+
+def _checked(token: str, signer: Signer, digest: str) -> Principal:
+    here = services()
+    who = verify(token, signer, max_lifetime=here.settings.restricted_key_max_lifetime)
+    here.verified.remember(digest, signer, who)
+    return who
 
 
 def _read_signer(parent: tuple[str, str]) -> Signer | None:

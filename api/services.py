@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 from flask import current_app
 
 from api.costs import AnswersAtOnce, SearchTimeouts
-from api.keycache import RecentKeys, Signers
+from api.keycache import RecentKeys, Signers, VerifiedKeys
 from api.limits import RequestLimits
 from api.metrics import Metrics
 from api.probes import Probes
@@ -39,6 +39,7 @@ class Services:
     request_timeout: float = 120.0
     recent_keys: RecentKeys = field(default_factory=RecentKeys)
     signers: Signers = field(default_factory=lambda: Signers(5.0))
+    verified: VerifiedKeys = field(default_factory=VerifiedKeys)
 
     def run(self, coroutine: Coroutine[Any, Any, _T]) -> _T:
         """Run async engine code from a synchronous view, on the process's one loop."""

@@ -158,6 +158,13 @@ def test_a_key_minted_offline_works_and_every_bad_one_is_refused(
     wider["principals"] = ["group:finance"]
     forged = base64.urlsafe_b64encode(json.dumps(wider).encode()).rstrip(b"=").decode()
     _refused(server.client(f"{header}.{forged}.{signature}").get("/v1/key"), 401, "signature")
+    # A valid key's claims under another signature are refused, though the valid key
+    # was just accepted (what this process remembers is the whole token).
+    valid = offline()
+    assert valid.get("/v1/key").status_code == 200
+    signed_part = str(valid.headers["Authorization"])[7:].rpartition(".")[0]
+    other = jwt.encode({"x": 1}, "rss_" + "y" * 43, algorithm="HS256").rpartition(".")[2]
+    _refused(server.client(f"{signed_part}.{other}").get("/v1/key"), 401, "signature")
     # A key id of a key that is not a delegate signs nothing.
     reader = _key(deployment, Role.READ)
     token = jwt.encode(
