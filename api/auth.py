@@ -105,16 +105,20 @@ def _accept_restricted(token: str) -> None:
     here = services()
     digest = hash_key(signing_input(token))
     counted = False
+    # The whole token, signature included: a copy with another signature is another key.
+    whole = hash_key(token)
     try:
-        parent = parent_of(token)
-        if here.signers.get(parent) is None:
-            # Postgres is about to be asked for the parent: count the key first,
-            # as an API key is counted before its lookup.
-            refusal = here.limits.check_key(request.endpoint, digest, None)
-            if refusal is not None:
-                raise RateLimited(refusal)
-            counted = True
-        who = _verified(token, parent)
+        who = _checked_lately(whole)
+        if who is None:
+            parent = parent_of(token)
+            if here.signers.get(parent) is None:
+                # Postgres is about to be asked for the parent: count the key first,
+                # as an API key is counted before its lookup.
+                refusal = here.limits.check_key(request.endpoint, digest, None)
+                if refusal is not None:
+                    raise RateLimited(refusal)
+                counted = True
+            who = _verified(token, parent, whole)
     except RestrictedKeyRefused as refused:
         raise ApiError(401, "unauthorized", str(refused)) from None
     except Forbidden as refused:
@@ -134,19 +138,23 @@ def _accept_restricted(token: str) -> None:
     g.principal = who
 
 
-def _verified(token: str, parent: tuple[str, str]) -> Principal:
+def _checked_lately(whole: str) -> Principal | None:
+    """The key's principal if it passed against the reading of its parent still held."""
     here = services()
-    # The whole token, signature included: a copy with another signature is another key.
-    digest = hash_key(token)
+    remembered = here.verified.get(whole)
+    if remembered is None:
+        return None
+    parent, signer, who = remembered
+    known = here.signers.get(parent)
+    return who if known is not None and known[0] is signer else None
+
+
+def _verified(token: str, parent: tuple[str, str], digest: str) -> Principal:
+    here = services()
     known = here.signers.get(parent)
     if known is None:
         known = (_read_signer(parent), 0.0)
     signer, age = known
-    if signer is not None:
-        # Checked already against this very reading of its parent, and not yet expired.
-        remembered = here.verified.get(digest, signer)
-        if remembered is not None:
-            return remembered
     try:
         if signer is None:
             raise SignatureMismatch(_NO_PARENT)
@@ -164,7 +172,7 @@ def _verified(token: str, parent: tuple[str, str]) -> Principal:
 def _checked(token: str, signer: Signer, digest: str) -> Principal:
     here = services()
     who = verify(token, signer, max_lifetime=here.settings.restricted_key_max_lifetime)
-    here.verified.remember(digest, signer, who)
+    here.verified.remember(digest, (signer.namespace, signer.key_id), signer, who)
     return who
 
 

@@ -84,29 +84,35 @@ class Signers:
 class VerifiedKeys:
     """Restricted keys this process checked lately, with the reading of the parent they passed.
 
-    A key presented again is taken as checked while its parent is still that
-    same reading (at most ``RAGSAGE_RESTRICTED_KEY_RECHECK`` old) and it has
-    not expired, which saves the signature check on a user's every request.
+    A key presented again is taken as checked, without parsing it, while its
+    parent's reading is still the one it passed against (at most
+    ``RAGSAGE_RESTRICTED_KEY_RECHECK`` old) and it has not expired: a user's
+    every request is spared the signature check.
     """
 
     def __init__(self, size: int = 4096) -> None:
         self._size = size
-        self._known: OrderedDict[str, tuple[Signer, Principal, float]] = OrderedDict()
+        self._known: OrderedDict[str, tuple[tuple[str, str], Signer, Principal, float]] = (
+            OrderedDict()
+        )
         self._lock = threading.Lock()
 
-    def get(self, digest: str, signer: Signer) -> Principal | None:
+    def get(self, digest: str) -> tuple[tuple[str, str], Signer, Principal] | None:
+        """The parent, its reading and the principal of an unexpired key checked here."""
         with self._lock:
             found = self._known.get(digest)
-        if found is None or found[0] is not signer or found[2] <= time.time():
+        if found is None or found[3] <= time.time():
             return None
-        return found[1]
+        return found[0], found[1], found[2]
 
-    def remember(self, digest: str, signer: Signer, principal: Principal) -> None:
+    def remember(
+        self, digest: str, parent: tuple[str, str], signer: Signer, principal: Principal
+    ) -> None:
         restriction = principal.restriction
         if restriction is None:
             return
         with self._lock:
-            self._known[digest] = (signer, principal, restriction.expires_at.timestamp())
+            self._known[digest] = (parent, signer, principal, restriction.expires_at.timestamp())
             self._known.move_to_end(digest)
             while len(self._known) > self._size:
                 self._known.popitem(last=False)
