@@ -90,12 +90,18 @@ def delegate(deployment: Deployment, server: ApiServer) -> NewKey:
     return _key(deployment, Role.DELEGATE)
 
 
-def test_an_issued_key_reads_as_its_principals_and_says_what_it_is(
-    deployment: Deployment, server: ApiServer, delegate: NewKey
-) -> None:
-    admin = server.client(_key(deployment, Role.ADMIN).key)
+@pytest.fixture
+def admin(deployment: Deployment, server: ApiServer) -> httpx.Client:
+    """An admin's client, with a worker running and the open handbook ingested."""
+    client = server.client(_key(deployment, Role.ADMIN).key)
     deployment.worker().start(pool="solo")
-    ingested(admin, "handbook.md", HANDBOOK)
+    ingested(client, "handbook.md", HANDBOOK)
+    return client
+
+
+def test_an_issued_key_reads_as_its_principals_and_says_what_it_is(
+    deployment: Deployment, server: ApiServer, delegate: NewKey, admin: httpx.Client
+) -> None:
     payroll = admin.post(
         "/v1/documents",
         files={"file": ("payroll.md", PAYROLL, "text/markdown")},
@@ -217,11 +223,8 @@ def test_revoking_or_rotating_the_parent_refuses_its_keys_within_the_recheck(
 
 
 def test_filters_bind_every_read_of_the_key(
-    deployment: Deployment, server: ApiServer, delegate: NewKey
+    deployment: Deployment, server: ApiServer, delegate: NewKey, admin: httpx.Client
 ) -> None:
-    admin = server.client(_key(deployment, Role.ADMIN).key)
-    deployment.worker().start(pool="solo")
-    ingested(admin, "handbook.md", HANDBOOK)
     ingested(admin, "payroll.md", PAYROLL)
     payroll = admin.post("/v1/search", json={"query": "paid out daily rate"}).json()["results"]
     payroll_chunk = payroll[0]["chunk"]["id"]
