@@ -115,14 +115,14 @@ class _Heartbeat:
         while True:
             await asyncio.sleep(settings.job_heartbeat)
             try:
-                async with self.runtime.database.session(self.scope) as session:
-                    alive = await store.renew_lease(
-                        session,
-                        self.job.id,
-                        self.job.attempts,
-                        settings.job_lease,
-                        self.progress.stage,
-                    )
+                alive = await store.renew_lease_at_once(
+                    self.runtime.database,
+                    self.scope,
+                    self.job.id,
+                    self.job.attempts,
+                    settings.job_lease,
+                    self.progress.stage,
+                )
             except Exception as exc:  # noqa: BLE001 - one missed beat is survivable
                 _log.warning("heartbeat for job %s failed: %s", self.job.id, type(exc).__name__)
                 continue

@@ -121,6 +121,19 @@ class Database:
         timeout = self.read_timeouts.get(scope.namespace) if scope is not None else None
         return await read_in_one_message(self._reads, self._config, scope, statements, timeout)
 
+    async def write_at_once(
+        self, scope: Scope | None, statements: Statements
+    ) -> list[tuple[Any, ...]]:
+        """An idempotent write sent as :meth:`read` sends a read: one message, one transaction.
+
+        The server commits the message as soon as it has run it, whatever the
+        client does next: a process frozen right after sending it (a C call
+        holding the GIL) cannot keep its row locks.  The message may be sent a
+        second time after a dead connection, so only a write that is the same
+        done twice belongs here (a lease renewal).
+        """
+        return await read_in_one_message(self._reads, self._config, scope, statements)
+
     async def refresh_statistics(self) -> bool:
         """Analyze the chunk table if it has no planner statistics or has doubled since.
 

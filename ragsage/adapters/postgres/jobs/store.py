@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from psycopg.types.json import Jsonb
@@ -13,6 +13,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ragsage.adapters.postgres.jobs.document_rows import set_pending_status
 from ragsage.adapters.postgres.jobs.page_store import delete_unreferenced
 from ragsage.core.jobs import Job, JobState
+from ragsage.core.types import Scope
+
+if TYPE_CHECKING:
+    from ragsage.adapters.postgres.database import Database
 
 _JOB_COLUMNS = (
     "id, namespace, document_id, kind, state, stage, content_hash, filename, media_type, "
@@ -208,6 +212,35 @@ async def renew_lease(
         )
     ).first()
     return row is not None
+
+
+async def renew_lease_at_once(
+    database: Database,
+    scope: Scope,
+    job_id: UUID,
+    attempt: int,
+    lease_seconds: float,
+    stage: str | None,
+) -> bool:
+    """:func:`renew_lease` in one message that commits on the server alone.
+
+    The job's own heartbeat renews this way: sent through a session, its
+    transaction stayed open (holding the job row) whenever the worker froze
+    between the update and the commit, and the lease keeper's renewal waited
+    behind that lock until the lease ran out.
+    """
+    rows = await database.write_at_once(
+        scope,
+        [
+            (
+                "UPDATE ragsage_jobs SET lease_expires_at = now() + make_interval(secs => "
+                "%(lease)s), stage = coalesce(%(stage)s, stage), updated_at = now() "
+                "WHERE id = %(id)s AND state = 'running' AND attempts = %(attempt)s RETURNING id",
+                {"id": job_id, "attempt": attempt, "lease": lease_seconds, "stage": stage},
+            )
+        ],
+    )
+    return bool(rows)
 
 
 async def lock_running(session: AsyncSession, job_id: UUID, attempt: int) -> bool:
