@@ -192,8 +192,9 @@ async def _renew(database: Database, holds: _Holds, lease: float) -> None:
             holds.jobs.pop(job_id, None)
             continue
         try:
-            async with database.session(Scope(hold.namespace)) as session:
-                alive = await store.renew_lease(session, job_id, hold.attempt, lease, None)
+            alive = await store.renew_lease(
+                database, Scope(hold.namespace), job_id, hold.attempt, lease, None
+            )
         except Exception as exc:  # noqa: BLE001 - the next beat tries again
             _log.warning("lease keeper: renewing job %s failed: %s", job_id, type(exc).__name__)
             continue

@@ -115,7 +115,7 @@ class _Heartbeat:
         while True:
             await asyncio.sleep(settings.job_heartbeat)
             try:
-                alive = await store.renew_lease_at_once(
+                alive = await store.renew_lease(
                     self.runtime.database,
                     self.scope,
                     self.job.id,

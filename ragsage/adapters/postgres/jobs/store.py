@@ -198,23 +198,6 @@ async def claim(session: AsyncSession, job_id: UUID, lease_seconds: float) -> Jo
 
 
 async def renew_lease(
-    session: AsyncSession, job_id: UUID, attempt: int, lease_seconds: float, stage: str | None
-) -> bool:
-    """Extend attempt ``attempt``'s lease; False if the job is no longer that attempt's."""
-    row = (
-        await session.execute(
-            text(
-                "UPDATE ragsage_jobs SET lease_expires_at = now() + make_interval(secs => :lease), "
-                "stage = coalesce(:stage, stage), updated_at = now() "
-                "WHERE id = :id AND state = 'running' AND attempts = :attempt RETURNING id"
-            ),
-            {"id": job_id, "attempt": attempt, "lease": lease_seconds, "stage": stage},
-        )
-    ).first()
-    return row is not None
-
-
-async def renew_lease_at_once(
     database: Database,
     scope: Scope,
     job_id: UUID,
@@ -222,12 +205,12 @@ async def renew_lease_at_once(
     lease_seconds: float,
     stage: str | None,
 ) -> bool:
-    """:func:`renew_lease` in one message that commits on the server alone.
+    """Extend attempt ``attempt``'s lease; False if the job is no longer that attempt's.
 
-    The job's own heartbeat renews this way: sent through a session, its
-    transaction stayed open (holding the job row) whenever the worker froze
-    between the update and the commit, and the lease keeper's renewal waited
-    behind that lock until the lease ran out.
+    Sent as one message the server commits alone: through a session, the job's
+    own heartbeat kept its transaction open (holding the job row) whenever the
+    worker froze between the update and the commit, and the lease keeper's
+    renewal waited behind that lock until the lease ran out.
     """
     rows = await database.write_at_once(
         scope,
