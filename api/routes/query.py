@@ -182,17 +182,16 @@ def fetch_chunk(chunk_id: str) -> Any:
     here = services()
     found = here.run(
         here.runtime.query_engine().fetch_chunk(
-            who.scope, chunk_id, chunks_above=above, chunks_below=below
+            who.scope, chunk_id, chunks_above=above, chunks_below=below, filters=who.filters
         )
     )
-    forced = who.restriction.filters if who.restriction is not None else None
-    if found is None or (forced is not None and not forced.matches(found.chunk)):
+    if found is None:
         raise ApiError(404, "not_found", f"no chunk {chunk_id!r}")
     return convert.dump(
         ChunkResponse(
             chunk=convert.chunk(found.chunk),
-            above=[convert.chunk(c) for c in found.above if forced is None or forced.matches(c)],
-            below=[convert.chunk(c) for c in found.below if forced is None or forced.matches(c)],
+            above=[convert.chunk(c) for c in found.above],
+            below=[convert.chunk(c) for c in found.below],
         )
     )
 
@@ -201,7 +200,6 @@ def fetch_chunk(chunk_id: str) -> Any:
 @documented("The namespace's document sources", ok(schemas.SourcesResponse))
 def sources() -> Any:
     who = require(Role.READ)
-    forced = who.restriction.filters if who.restriction is not None else None
     here = services()
-    listed = here.run(here.runtime.query_engine().list_sources(who.scope, forced))
+    listed = here.run(here.runtime.query_engine().list_sources(who.scope, who.filters))
     return convert.dump(SourcesResponse(sources=listed))

@@ -199,15 +199,24 @@ class QueryEngine:
     # ------------------------------------------------------------------ browsing
 
     async def fetch_chunk(
-        self, scope: Scope, chunk_id: str, *, chunks_above: int = 0, chunks_below: int = 0
+        self,
+        scope: Scope,
+        chunk_id: str,
+        *,
+        chunks_above: int = 0,
+        chunks_below: int = 0,
+        filters: SearchFilters | None = None,
     ) -> ChunkContext | None:
-        """A chunk by id with up to the given number of neighbours each side."""
+        """A chunk by id with up to the given number of neighbours each side.
+
+        With ``filters``, a chunk they do not pass is absent, as are such neighbours.
+        """
         chunk = await self.document_store.get_chunk(scope, chunk_id)
-        if chunk is None:
+        if chunk is None or (filters is not None and not filters.matches(chunk)):
             return None
         if not (chunks_above or chunks_below):
             return ChunkContext(chunk=chunk)
-        return await self._retriever.neighbours(scope, chunk, chunks_above, chunks_below)
+        return await self._retriever.neighbours(scope, chunk, chunks_above, chunks_below, filters)
 
     async def list_sources(self, scope: Scope, filters: SearchFilters | None = None) -> list[str]:
         """The distinct sources of the namespace's documents (those ``filters`` pass), sorted."""

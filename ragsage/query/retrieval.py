@@ -32,7 +32,7 @@ from ragsage.core.ports import (
 )
 from ragsage.core.text import clean
 from ragsage.core.tracing import elapsed_ms, timed_stage
-from ragsage.core.types import Chunk, Scope, ScoredChunk, Turn
+from ragsage.core.types import Chunk, Scope, ScoredChunk, SearchFilters, Turn
 from ragsage.query.fusion import FusedRank, fuse, fuse_ranked
 from ragsage.query.options import MAX_QUERY_CHARS, QueryConfig, RetrievalOptions
 from ragsage.query.results import ChunkContext, RetrievalResult, SearchHit
@@ -340,15 +340,9 @@ class Retriever:
         below: tuple[Chunk, ...] = ()
         if options.chunks_above or options.chunks_below:
             context = await self.neighbours(
-                scope, candidate.chunk, options.chunks_above, options.chunks_below
+                scope, candidate.chunk, options.chunks_above, options.chunks_below, options.filters
             )
             above, below = context.above, context.below
-            wanted = options.filters
-            if wanted is not None and not wanted.is_empty:
-                # A neighbour is a passage like any other: it too must pass the filters
-                # (a restricted key's, say), even where its metadata is its own.
-                above = tuple(c for c in above if wanted.matches(c))
-                below = tuple(c for c in below if wanted.matches(c))
         return SearchHit(
             chunk=candidate.chunk,
             score=candidate.score,
@@ -359,13 +353,27 @@ class Retriever:
             below=below,
         )
 
-    async def neighbours(self, scope: Scope, chunk: Chunk, above: int, below: int) -> ChunkContext:
+    async def neighbours(
+        self,
+        scope: Scope,
+        chunk: Chunk,
+        above: int,
+        below: int,
+        filters: SearchFilters | None = None,
+    ) -> ChunkContext:
+        """``chunk`` with its document's chunks around it, those ``filters`` pass.
+
+        A neighbour is a passage like any other: it too must pass the filters
+        (a restricted key's, say), even where its metadata is its own.
+        """
         around = await self.document_store.chunks(
             scope,
             chunk.document_id,
             first=max(0, chunk.ordinal - above),
             last=chunk.ordinal + below,
         )
+        if filters is not None and not filters.is_empty:
+            around = [c for c in around if filters.matches(c)]
         return ChunkContext(
             chunk=chunk,
             above=tuple(c for c in around if c.ordinal < chunk.ordinal),
