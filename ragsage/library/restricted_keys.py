@@ -23,12 +23,10 @@ no database lookup per token.  PyJWT does the signing and checking.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 import secrets
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -36,7 +34,7 @@ from typing import Any, Literal
 import jwt
 from pydantic import Field, ValidationError
 
-from ragsage.adapters.postgres.keys import Principal, Restriction, Role, Signer
+from ragsage.adapters.postgres.keys import Principal, Restriction, Role, Signer, hash_key
 from ragsage.core.errors import Forbidden, InvalidRequest
 from ragsage.core.types import (
     NAMESPACE_PATTERN,
@@ -240,7 +238,7 @@ def verify(
     check_grant(grant, signer, max_lifetime=max_lifetime, now=moment)
     restriction = Restriction(
         expires_at=datetime.fromtimestamp(claims.exp, UTC),
-        token_id=hashlib.sha256(signing_input(token).encode("ascii")).hexdigest()[:16],
+        token_id=hash_key(signing_input(token))[:16],
         subject=grant.subject,
         filters=grant.filters,
     )
@@ -268,28 +266,8 @@ def check_grant(grant: Grant, signer: Signer, *, max_lifetime: float, now: float
 
 
 def filters_claim(filters: SearchFilters) -> dict[str, Any]:
-    claim: dict[str, Any] = {}
-    if filters.document_ids is not None:
-        claim["document_ids"] = sorted(filters.document_ids)
-    if filters.sources is not None:
-        claim["sources"] = sorted(filters.sources)
-    if filters.metadata:
-        claim["metadata"] = dict(filters.metadata)
-    for name in ("created_after", "created_before"):
-        moment = getattr(filters, name)
-        if moment is not None:
-            claim[name] = moment.isoformat()
-    return claim
-
-
-def filters_from(raw: Mapping[str, Any] | None) -> SearchFilters | None:
-    """Filters as a request or a token writes them, validated as a search's are."""
-    if raw is None:
-        return None
-    try:
-        return Filters.model_validate(raw).to_filters()
-    except ValidationError as exc:
-        raise InvalidRequest(f"filters are not valid: {_first(exc)}") from None
+    """``filters`` as a token (and the API) writes them: the search request's own form."""
+    return Filters.of(filters).model_dump(mode="json", exclude_none=True)
 
 
 def _first(error: ValidationError) -> str:

@@ -100,6 +100,17 @@ class Filters(Strict):
             created_before=self.created_before,
         )
 
+    @classmethod
+    def of(cls, filters: SearchFilters) -> Filters:
+        """The request form of ``filters`` (what :meth:`to_filters` reads back)."""
+        return cls(
+            document_ids=sorted(filters.document_ids) if filters.document_ids is not None else None,
+            sources=sorted(filters.sources) if filters.sources is not None else None,
+            metadata=dict(filters.metadata) if filters.metadata else None,
+            created_after=filters.created_after,
+            created_before=filters.created_before,
+        )
+
 
 class SearchOptions(Strict):
     """How to retrieve; defaults suit most questions."""
