@@ -73,7 +73,7 @@ def authenticate_request() -> None:
     here = services()
     digest = hash_key(key)
     if looks_restricted(key):
-        _accept_restricted(key)
+        _accept_restricted(key, digest)
         return
     seen = here.recent_keys.get(digest)
     # A known key's search goes out before the key is checked again (run_checked).
@@ -100,13 +100,15 @@ def authenticate_request() -> None:
     g.principal = principal
 
 
-def _accept_restricted(token: str) -> None:
-    """Check a restricted key, then count it as a key of its own under the rate limits."""
+def _accept_restricted(token: str, whole: str) -> None:
+    """Check a restricted key, then count it as a key of its own under the rate limits.
+
+    ``whole`` is the digest of the whole token, signature included (a copy with
+    another signature is another token); the rate limits count the signed part.
+    """
     here = services()
     digest = hash_key(signing_input(token))
     counted = False
-    # The whole token, signature included: a copy with another signature is another key.
-    whole = hash_key(token)
     try:
         who = _checked_lately(whole)
         if who is None:
@@ -144,8 +146,8 @@ def _checked_lately(whole: str) -> Principal | None:
     remembered = here.verified.get(whole)
     if remembered is None:
         return None
-    parent, signer, who = remembered
-    known = here.signers.get(parent)
+    signer, who = remembered
+    known = here.signers.get((signer.namespace, signer.key_id))
     return who if known is not None and known[0] is signer else None
 
 
@@ -153,7 +155,7 @@ def _verified(token: str, parent: tuple[str, str], digest: str) -> Principal:
     here = services()
     known = here.signers.get(parent)
     if known is None:
-        known = (_read_signer(parent), 0.0)
+        known = (read_signer(parent), 0.0)
     signer, age = known
     try:
         if signer is None:
@@ -163,7 +165,7 @@ def _verified(token: str, parent: tuple[str, str], digest: str) -> Principal:
         if age < _REREAD_AFTER:
             raise
     # Created or rotated since this process read it: once more, fresh.
-    signer = _read_signer(parent)
+    signer = read_signer(parent)
     if signer is None:
         raise RestrictedKeyRefused(_NO_PARENT)
     return _checked(token, signer, digest)
@@ -172,11 +174,12 @@ def _verified(token: str, parent: tuple[str, str], digest: str) -> Principal:
 def _checked(token: str, signer: Signer, digest: str) -> Principal:
     here = services()
     who = verify(token, signer, max_lifetime=here.settings.restricted_key_max_lifetime)
-    here.verified.remember(digest, (signer.namespace, signer.key_id), signer, who)
+    here.verified.remember(digest, signer, who)
     return who
 
 
-def _read_signer(parent: tuple[str, str]) -> Signer | None:
+def read_signer(parent: tuple[str, str]) -> Signer | None:
+    """The delegate key ``parent`` (namespace, id) as Postgres has it now, remembered here."""
     here = services()
     read_at = time.monotonic()
     signer = here.run(find_signer_on(here.runtime.database, *parent))
@@ -287,24 +290,20 @@ def require(role: Role) -> Principal:
     who = principal()
     if not who.role.allows(role):
         raise ApiError(403, "forbidden", f"this needs a key with the {role.value} role")
-    restriction = who.restriction
-    if restriction is not None and restriction.filters is not None:
-        if request.endpoint not in _FILTERS_APPLIED:
-            raise ApiError(
-                403,
-                "forbidden",
-                "a restricted key with filters may only search, answer, list sources and "
-                "open chunks",
-            )
+    if who.filters is not None and request.endpoint not in _FILTERS_APPLIED:
+        raise ApiError(
+            403,
+            "forbidden",
+            "a restricted key with filters may only search, answer, list sources and open chunks",
+        )
     return who
 
 
 def narrowed(who: Principal, options: RetrievalOptions) -> RetrievalOptions:
     """``options`` with the filters of ``who``'s restricted key applied on top of its own."""
-    forced = who.restriction.filters if who.restriction is not None else None
-    if forced is None:
+    if who.filters is None:
         return options
-    return replace(options, filters=forced.narrowing(options.filters))
+    return replace(options, filters=who.filters.narrowing(options.filters))
 
 
 def challenge_header() -> str:

@@ -92,27 +92,23 @@ class VerifiedKeys:
 
     def __init__(self, size: int = 4096) -> None:
         self._size = size
-        self._known: OrderedDict[str, tuple[tuple[str, str], Signer, Principal, float]] = (
-            OrderedDict()
-        )
+        self._known: OrderedDict[str, tuple[Signer, Principal, float]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, digest: str) -> tuple[tuple[str, str], Signer, Principal] | None:
-        """The parent, its reading and the principal of an unexpired key checked here."""
+    def get(self, digest: str) -> tuple[Signer, Principal] | None:
+        """The parent's reading and the principal of an unexpired key checked here."""
         with self._lock:
             found = self._known.get(digest)
-        if found is None or found[3] <= time.time():
+        if found is None or found[2] <= time.time():
             return None
-        return found[0], found[1], found[2]
+        return found[0], found[1]
 
-    def remember(
-        self, digest: str, parent: tuple[str, str], signer: Signer, principal: Principal
-    ) -> None:
+    def remember(self, digest: str, signer: Signer, principal: Principal) -> None:
         restriction = principal.restriction
         if restriction is None:
             return
         with self._lock:
-            self._known[digest] = (parent, signer, principal, restriction.expires_at.timestamp())
+            self._known[digest] = (signer, principal, restriction.expires_at.timestamp())
             self._known.move_to_end(digest)
             while len(self._known) > self._size:
                 self._known.popitem(last=False)

@@ -36,9 +36,9 @@ class Services:
     limits: RequestLimits
     answers: AnswersAtOnce
     timeouts: SearchTimeouts
+    signers: Signers
     request_timeout: float = 120.0
     recent_keys: RecentKeys = field(default_factory=RecentKeys)
-    signers: Signers = field(default_factory=lambda: Signers(5.0))
     verified: VerifiedKeys = field(default_factory=VerifiedKeys)
 
     def run(self, coroutine: Coroutine[Any, Any, _T]) -> _T:

@@ -11,7 +11,7 @@ from typing import Any
 from flask import Blueprint
 
 from api import convert, schemas
-from api.auth import principal, require
+from api.auth import principal, read_signer, require
 from api.documented import documented, ok
 from api.errors import ApiError
 from api.routes.common import json_body
@@ -27,7 +27,6 @@ from ragsage.adapters.postgres.keys import (
     Principal,
     Role,
     Signer,
-    find_signer_on,
     rotate_signing_secret,
 )
 from ragsage.library.restricted_keys import check_grant, filters_claim, grant_of, mint
@@ -77,7 +76,7 @@ def issue() -> Any:
     )
     # Read afresh, not from the process's memory: a key signed with a secret
     # rotated moments ago would be refused by every other process.
-    signer = here.run(find_signer_on(here.runtime.database, who.scope.namespace, who.key_id))
+    signer = read_signer((who.scope.namespace, who.key_id))
     if signer is None:
         raise ApiError(401, "unauthorized", "the API key is not valid or has been revoked")
     check_grant(

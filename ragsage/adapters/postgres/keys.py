@@ -37,7 +37,7 @@ class Role(StrEnum):
     """What a key may do; each role includes the ones before it.
 
     A delegate key does what a write key does and also signs restricted keys
-    (:mod:`ragsage.adapters.restricted_keys`); only an admin acts on the whole
+    (:mod:`ragsage.library.restricted_keys`); only an admin acts on the whole
     namespace (re-index, usage).
     """
 
@@ -80,6 +80,11 @@ class Principal:
     key_id: str
     role: Role
     restriction: Restriction | None = None
+
+    @property
+    def filters(self) -> SearchFilters | None:
+        """The filters a restricted key applies to everything it reads; None for others."""
+        return self.restriction.filters if self.restriction is not None else None
 
     @property
     def holder(self) -> str:
@@ -284,13 +289,12 @@ async def find_signer_on(database: Database, namespace: str, key_id: str) -> Sig
         None,
         [
             (
-                "SELECT role, principals, signing_secret "
-                "FROM ragsage_find_signer(%(namespace)s, %(id)s)",
+                "SELECT principals, signing_secret FROM ragsage_find_signer(%(namespace)s, %(id)s)",
                 {"namespace": namespace, "id": key_id},
             )
         ],
     )
-    if not rows or rows[0][2] is None:
+    if not rows:
         return None
-    bound = frozenset(str(name) for name in rows[0][1] or ())
-    return Signer(namespace, key_id, bound or None, str(rows[0][2]))
+    bound = frozenset(str(name) for name in rows[0][0] or ())
+    return Signer(namespace, key_id, bound or None, str(rows[0][1]))
