@@ -200,6 +200,24 @@ async def measure(settings, queries: list[str]) -> None:
     await runtime.aclose()
 
 
+def listed_corpus(stack, files: list[Path], share: float, processes: int, tmp: Path) -> set[str]:
+    """Ingest ``files``, give ``share`` of the chunks ``group:sales``; the readable ids."""
+    settings = stack.settings
+    migrate(settings)
+    wall, *_ = ingest(settings, files, Path("/"), processes, tmp / "worker.log")
+    readable, held, total = asyncio.run(assign_lists(settings, share))
+    # The lists were set after ingestion, which rewrote every chunk row; the
+    # old rows' index entries stay until a vacuum, as autovacuum would soon
+    # do here.  (Uploads that carry their list write each chunk once.)
+    with psycopg.connect(stack.owner_url, autocommit=True) as owner:
+        owner.execute("VACUUM (ANALYZE) ragsage_chunks")
+    print(
+        f"{len(files)} files ingested in {wall:.0f} s: {total:,} chunks; group:sales "
+        f"reads {len(readable)} documents, {held:,} chunks ({held / total:.1%})"
+    )
+    return readable
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--min-chunks", type=int, default=20_000)
@@ -210,18 +228,7 @@ def main() -> None:
     files = real_files(args.min_chunks)
     with local_stack("access_lists") as stack, tempfile.TemporaryDirectory() as tmp:
         settings = stack.settings
-        migrate(settings)
-        wall, *_ = ingest(settings, files, Path("/"), args.processes, Path(tmp) / "worker.log")
-        readable, held, total = asyncio.run(assign_lists(settings, args.share))
-        # The lists were set after ingestion, which rewrote every chunk row; the
-        # old rows' index entries stay until a vacuum, as autovacuum would soon
-        # do here.  (Uploads that carry their list write each chunk once.)
-        with psycopg.connect(stack.owner_url, autocommit=True) as owner:
-            owner.execute("VACUUM (ANALYZE) ragsage_chunks")
-        print(
-            f"{len(files)} files ingested in {wall:.0f} s: {total:,} chunks; the bound key "
-            f"reads {len(readable)} documents, {held:,} chunks ({held / total:.1%})"
-        )
+        readable = listed_corpus(stack, files, args.share, args.processes, Path(tmp))
         queries = asyncio.run(sample_queries(settings, readable, args.queries))
         print(f"{len(queries)} queries, sentences of readable chunks; figures in ms:")
         asyncio.run(measure(settings, queries))

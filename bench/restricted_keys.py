@@ -38,12 +38,10 @@ import timeit
 from pathlib import Path
 
 import httpx
-import psycopg
-from access_lists import assign_lists, real_files, sample_queries
+from access_lists import listed_corpus, real_files, sample_queries
 from corpus_search import interleaved, line, summary
-from real_corpus import ingest
 from sqlalchemy import text
-from stack import local_stack, migrate, serve_api
+from stack import local_stack, serve_api
 
 from ragsage.adapters.postgres.keys import NewKey, Role, Signer, create_key
 from ragsage.core.types import Scope
@@ -103,16 +101,7 @@ def main() -> None:
     }
     with local_stack("restricted_keys", **limits) as stack, tempfile.TemporaryDirectory() as tmp:
         settings = stack.settings
-        migrate(settings)
-        files = real_files(0)
-        wall, *_ = ingest(settings, files, Path("/"), args.processes, Path(tmp) / "worker.log")
-        readable, held, total = asyncio.run(assign_lists(settings, args.share))
-        with psycopg.connect(stack.owner_url, autocommit=True) as owner:
-            owner.execute("VACUUM (ANALYZE) ragsage_chunks")
-        print(
-            f"{len(files)} pages ingested in {wall:.0f} s: {total:,} chunks; group:sales "
-            f"reads {len(readable)} documents, {held:,} chunks ({held / total:.1%})"
-        )
+        readable = listed_corpus(stack, real_files(0), args.share, args.processes, Path(tmp))
         queries = asyncio.run(sample_queries(settings, readable, args.queries))
         sources = asyncio.run(sources_of(settings, readable))
         bound, delegate = asyncio.run(keys(settings))

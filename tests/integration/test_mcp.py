@@ -56,6 +56,12 @@ async def ingest(settings: Settings, name: str, data: bytes) -> None:
         await runtime.aclose()
 
 
+def ingest_both(settings: Settings) -> None:
+    """The travel policy and the security notes, in namespace acme."""
+    asyncio.run(ingest(settings, "travel.md", TRAVEL))
+    asyncio.run(ingest(settings, "security.md", SECURITY))
+
+
 def server_env(key: str) -> dict[str, str]:
     # Only what the command needs: the key, and where to find this checkout's packages.
     return {"RAGSAGE_API_KEY": key, "PYTHONPATH": os.pathsep.join(sys.path)}
@@ -93,8 +99,7 @@ async def use_tools(params: StdioServerParameters, errlog: TextIO) -> dict[str, 
 def test_an_mcp_client_searches_fetches_and_lists_through_the_api(
     deployment: Deployment, api: ApiServer, tmp_path: Path
 ) -> None:
-    asyncio.run(ingest(deployment.settings, "travel.md", TRAVEL))
-    asyncio.run(ingest(deployment.settings, "security.md", SECURITY))
+    ingest_both(deployment.settings)
     key = make_key(deployment.settings, ACME.namespace, Role.READ)
     params = StdioServerParameters(
         command=str(RAGSAGE), args=["mcp", "--api-url", api.url], env=server_env(key)
@@ -213,8 +218,7 @@ async def search_and_list(params: StdioServerParameters, errlog: TextIO) -> dict
 def test_an_mcp_server_runs_on_a_restricted_key_and_keeps_to_its_filters(
     deployment: Deployment, api: ApiServer, tmp_path: Path
 ) -> None:
-    asyncio.run(ingest(deployment.settings, "travel.md", TRAVEL))
-    asyncio.run(ingest(deployment.settings, "security.md", SECURITY))
+    ingest_both(deployment.settings)
     delegate = make_key(deployment.settings, ACME.namespace, Role.DELEGATE)
     issued = api.client(delegate).post(
         "/v1/restricted-keys",
