@@ -140,6 +140,26 @@ class Settings:
     # delegate key; revoking or rotating a parent takes effect within the latter.
     restricted_key_max_lifetime: int = 24 * 3600
     restricted_key_recheck: float = 5.0
+    # Webhooks (docs/webhooks.md).  The operator's Fernet keys that seal endpoint
+    # secrets (comma-separated, the first seals); private receivers (loopback,
+    # 10/8, ...) refused unless allowed; one attempt's deadline; the retry
+    # schedule (backoff base and cap, and how long an event is retried); how
+    # long a rotated secret keeps signing; how long delivered and undelivered
+    # events are kept; sends at once per worker and per endpoint; endpoints per
+    # namespace.
+    webhook_keys: str = field(default="", repr=False)
+    webhook_allow_private: bool = False
+    webhook_timeout: float = 10.0
+    webhook_retry_base: float = 30.0
+    webhook_retry_cap: float = 4 * 3600.0
+    webhook_retry_window: float = 24 * 3600.0
+    webhook_rotation_grace: float = 24 * 3600.0
+    webhook_retention: float = 7 * 86400.0
+    webhook_undelivered_retention: float = 30 * 86400.0
+    webhook_concurrency: int = 32
+    webhook_endpoint_concurrency: int = 4
+    webhook_poll_interval: float = 5.0
+    webhook_max_endpoints: int = 20
     # Worker processes run this much nicer than the API: on a shared machine the
     # CPU goes to a waiting query before a background ingest (docs/operations.md).
     worker_nice: int = 5
@@ -191,6 +211,7 @@ class Settings:
                 "RAGSAGE_RESTRICTED_KEY_RECHECK must be between 0 and 300 seconds"
             )
         _between("RAGSAGE_WORKER_METRICS_PORT", self.worker_metrics_port, 0, 65535)
+        self._check_webhooks()
         self.indexed_widths()  # refuses a malformed list at start
         _between("RAGSAGE_EMBEDDING_DIM", self.embedding_dim, 1, 2000)
         if not 16 <= self.chunk_size <= 8192:
@@ -217,6 +238,25 @@ class Settings:
             raise ConfigurationError("RAGSAGE_JOB_MEMORY_LIMIT must be at least 67108864 (64 MiB)")
         if self.job_max_attempts < 1 or self.job_max_deliveries < 1:
             raise ConfigurationError("RAGSAGE_JOB_MAX_ATTEMPTS and _MAX_DELIVERIES must be >= 1")
+
+    def _check_webhooks(self) -> None:
+        _between("RAGSAGE_WEBHOOK_CONCURRENCY", self.webhook_concurrency, 1, 1000)
+        _between("RAGSAGE_WEBHOOK_ENDPOINT_CONCURRENCY", self.webhook_endpoint_concurrency, 1, 100)
+        _between("RAGSAGE_WEBHOOK_MAX_ENDPOINTS", self.webhook_max_endpoints, 1, 1000)
+        for name, value, low, high in (
+            ("TIMEOUT", self.webhook_timeout, 0.1, 120.0),
+            ("RETRY_BASE", self.webhook_retry_base, 0.01, 86400.0),
+            ("RETRY_CAP", self.webhook_retry_cap, 0.01, 7 * 86400.0),
+            ("RETRY_WINDOW", self.webhook_retry_window, 0.0, 30 * 86400.0),
+            ("ROTATION_GRACE", self.webhook_rotation_grace, 0.0, 30 * 86400.0),
+            ("RETENTION", self.webhook_retention, 0.0, 3650 * 86400.0),
+            ("UNDELIVERED_RETENTION", self.webhook_undelivered_retention, 0.0, 3650 * 86400.0),
+            ("POLL_INTERVAL", self.webhook_poll_interval, 0.05, 600.0),
+        ):
+            if not low <= value <= high:
+                raise ConfigurationError(
+                    f"RAGSAGE_WEBHOOK_{name} must be between {low:g} and {high:g} seconds"
+                )
 
     @property
     def embedding_model_name(self) -> str:

@@ -54,6 +54,12 @@ class WorkerMetrics:
             buckets=STAGE_BUCKETS,
             registry=self.registry,
         )
+        self.webhooks = Counter(
+            "ragsage_worker_webhook_deliveries",
+            "Webhook delivery attempts by outcome (delivered, retry, failed, disabled, stale)",
+            ["outcome"],
+            registry=self.registry,
+        )
         self._server: WSGIServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -65,6 +71,9 @@ class WorkerMetrics:
                 continue
             stage = key.removesuffix(_MS_SUFFIX)
             self.stage_seconds.labels(kind, stage).observe(milliseconds / 1000)
+
+    def webhook_outcome(self, outcome: str) -> None:
+        self.webhooks.labels(outcome).inc()
 
     def scrape_registry(self) -> CollectorRegistry:
         """What a scrape reads: the unit's shared counts, or this process's own."""

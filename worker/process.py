@@ -10,6 +10,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from uuid import UUID
 
@@ -17,6 +18,7 @@ from ragsage.adapters.postgres.jobs import store
 from ragsage.core.types import Scope
 from ragsage.jobs.lease_keeper import LeaseKeeper
 from ragsage.jobs.watchdog import Send, run_round
+from ragsage.jobs.webhook_dispatcher import Dispatcher, Observe
 from ragsage.runtime import Runtime, adapter_overrides, build_runtime
 from ragsage.runtime.loop import LoopThread
 from ragsage.settings import Settings
@@ -144,3 +146,10 @@ async def mark_enqueued(
 ) -> None:
     async with runtime.database.session(Scope(namespace)) as session:
         await store.mark_enqueued(session, job_id, attempts=attempts)
+
+
+def start_webhooks(process: ProcessRuntime, observe: Observe) -> Future[None]:
+    """Run the webhook dispatcher on this process's loop until the future is cancelled."""
+    runtime = process.runtime
+    dispatcher = Dispatcher(runtime.database, runtime.settings, observe=observe)
+    return process.loop.submit(dispatcher.run())

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from concurrent.futures import Future
 from typing import Any
 from uuid import UUID
 
@@ -172,15 +173,21 @@ def _child_stopping(**_: object) -> None:
     metrics.child_stopping()
 
 
+_webhooks: list[Future[None]] = []
+
+
 @worker_shutdown.connect
 def _worker_stopping(**_: object) -> None:
+    for dispatcher in _webhooks:
+        dispatcher.cancel()
     metrics_dir.finish()
 
 
 @worker_ready.connect
 def _start_watchdog(**_: object) -> None:
-    process.Watchdog(
-        process.current(settings), send_recovered, lambda: waiting_messages(queue)
-    ).start()
+    here = process.current(settings)
+    process.Watchdog(here, send_recovered, lambda: waiting_messages(queue)).start()
+    # Webhooks go out from the main process, never from a pool slot a job needs.
+    _webhooks.append(process.start_webhooks(here, metrics.current().webhook_outcome))
     # One endpoint for the whole worker, served by the main process.
     metrics.start(settings.worker_metrics_port, settings.worker_metrics_host)

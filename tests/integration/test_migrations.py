@@ -26,6 +26,7 @@ from ragsage.adapters.postgres.migrations import (
     SERVICE_TABLES,
     STATISTICS_TABLES,
     TENANT_TABLES,
+    WEBHOOK_TABLES,
     Migration,
 )
 from ragsage.core.types import Scope
@@ -63,6 +64,7 @@ async def test_migrate_is_idempotent(db: Database) -> None:
         *SERVICE_TABLES,
         *STATISTICS_TABLES,
         *OPERATOR_TABLES,
+        *WEBHOOK_TABLES,
     }
 
 

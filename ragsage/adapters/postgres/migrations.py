@@ -45,6 +45,8 @@ SERVICE_TABLES = ("ragsage_blobs", "ragsage_jobs", "ragsage_pages", "ragsage_api
 STATISTICS_TABLES = ("ragsage_term_stats",)
 # The operator's per-namespace overrides (migration 21): a tenant reads its row only.
 OPERATOR_TABLES = ("ragsage_namespace_settings",)
+# Webhook endpoints, the outbox of events and their deliveries (migration 24).
+WEBHOOK_TABLES = ("ragsage_webhooks", "ragsage_webhook_events", "ragsage_webhook_deliveries")
 # How long a cached term count serves searches before one counts it again; the
 # SQL of functions/term_counts.sql and keyword_search.sql spells it (a test checks).
 TERM_COUNT_LIFETIME_SECONDS = 600

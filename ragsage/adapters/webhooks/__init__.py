@@ -1,0 +1,1 @@
+"""Webhook delivery: secrets, signatures and the guarded HTTP sender."""
