@@ -23,7 +23,7 @@ from api.keycache import Signers
 from api.limits import RateLimited, RequestLimits, too_many
 from api.metrics import Metrics
 from api.probes import Probes
-from api.routes import documents, jobs, keys, ops, query, reindex, usage
+from api.routes import documents, jobs, keys, ops, query, reindex, usage, webhooks
 from api.routes.common import check_path_ids
 from api.services import EXTENSION, Services
 from ragsage.adapters.observability.logs import (
@@ -55,7 +55,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     loop = LoopThread("ragsage-api")
     built = runtime or build_runtime(chosen, **adapter_overrides(chosen))
     probes = Probes(chosen, loop, built)
-    metrics = Metrics(probes.queue_depth, probes.job_counts)
+    metrics = Metrics(probes.queue_depth, probes.job_counts, probes.webhook_backlog)
     limits = RequestLimits(
         chosen,
         on_unavailable=metrics.limits_unavailable.inc,
@@ -80,7 +80,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         type(built.reranker).__name__ if built.reranker else "none",
         type(built.llm).__name__,
     )
-    for module in (ops, query, documents, jobs, keys, reindex, usage, web):
+    for module in (ops, query, documents, jobs, keys, reindex, usage, webhooks, web):
         app.register_blueprint(module.blueprint)
     register_error_handlers(app)
     app.register_error_handler(RateLimited, lambda limited: too_many(limited.refusal))

@@ -1,4 +1,4 @@
-"""Prometheus metrics for the API: requests, latencies, queue depth, jobs by state."""
+"""Prometheus metrics for the API: requests, latencies, queue depth, jobs, webhook backlog."""
 
 from __future__ import annotations
 
@@ -21,8 +21,10 @@ class _LiveGauges(Collector):
         self,
         queue_depth: Callable[[], dict[str, int]],
         job_counts: Callable[[], dict[str, int]],
+        webhook_backlog: Callable[[], tuple[int, float] | None],
     ) -> None:
         self.queue_depth, self.job_counts = queue_depth, job_counts
+        self.webhook_backlog = webhook_backlog
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         depth = GaugeMetricFamily(
@@ -35,6 +37,19 @@ class _LiveGauges(Collector):
         for state, count in self.job_counts().items():
             jobs.add_metric([state], count)
         yield jobs
+        backlog = self.webhook_backlog()
+        if backlog is not None:
+            pending, age = backlog
+            yield GaugeMetricFamily(
+                "ragsage_webhook_pending_deliveries",
+                "Webhook deliveries waiting to be sent, across every namespace",
+                value=pending,
+            )
+            yield GaugeMetricFamily(
+                "ragsage_webhook_oldest_undelivered_seconds",
+                "Age of the oldest event with a delivery still waiting (0: none waits)",
+                value=age,
+            )
 
 
 class Metrics:
@@ -49,6 +64,7 @@ class Metrics:
         self,
         queue_depth: Callable[[], dict[str, int]],
         job_counts: Callable[[], dict[str, int]],
+        webhook_backlog: Callable[[], tuple[int, float] | None] = lambda: None,
     ) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter(
@@ -77,7 +93,7 @@ class Metrics:
             "Requests let through unchecked because the rate limits' Redis was unreachable",
             registry=self.registry,
         )
-        self._live = _LiveGauges(queue_depth, job_counts)
+        self._live = _LiveGauges(queue_depth, job_counts, webhook_backlog)
         self.registry.register(self._live)
 
     def observe(self, endpoint: str, method: str, status: int, seconds: float) -> None:

@@ -62,3 +62,22 @@ class Probes:
         except Exception as exc:  # noqa: BLE001 - a scrape must not fail on one gauge
             _log.warning("job count for metrics failed: %s", type(exc).__name__)
             return {}
+
+    def webhook_backlog(self) -> tuple[int, float] | None:
+        """Deliveries waiting to be sent, and the age in seconds of the oldest one's event."""
+        from ragsage.adapters.postgres.webhooks import backlog
+
+        async def read() -> tuple[int, float]:
+            async with self.runtime.database.system_session() as session:
+                pending, oldest = await backlog(session)
+                age = await session.scalar(
+                    text("SELECT extract(epoch FROM now() - CAST(:oldest AS timestamptz))"),
+                    {"oldest": oldest},
+                )
+                return pending, float(age or 0.0)
+
+        try:
+            return self.loop.run(read(), timeout=5)
+        except Exception as exc:  # noqa: BLE001 - a scrape must not fail on one gauge
+            _log.warning("webhook backlog for metrics failed: %s", type(exc).__name__)
+            return None

@@ -115,11 +115,16 @@ class Stack:
             self.cache.start()
         except RagsageError as exc:
             raise StackError(f"the embedded Redis would not start ({_first_line(exc)})") from None
+        local: dict[str, Any] = {}
+        if not os.environ.get("RAGSAGE_WEBHOOK_ALLOW_PRIVATE"):
+            local["webhook_allow_private"] = True  # receivers on this machine are the point
         self.settings = Settings.from_env(
+            **local,
             database_url=owner,
             app_database_url=owner.replace("postgres@", "ragsage_app@", 1),
             redis_url=self.broker.url(0),
             cache_redis_url=self.cache.url(0),
+            webhook_keys=os.environ.get("RAGSAGE_WEBHOOK_KEYS") or self._webhook_key(),
         )
         self._migrate_and_key()
         self._spawn("worker", ["worker", "--concurrency", "1"])
@@ -130,6 +135,17 @@ class Stack:
         self._wait_ready()
         print(f"API ready at {self.url}", flush=True)
         print(f"Your local API key (namespace {NAMESPACE!r}, admin):\n  {self.key}", flush=True)
+
+    def _webhook_key(self) -> str:
+        """The key sealing this stack's webhook secrets, made once and kept with its data."""
+        from ragsage.adapters.webhooks.signing import new_operator_key
+
+        path = self.data / "webhook.key"
+        if not path.exists():
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(descriptor, "w") as handle:
+                handle.write(new_operator_key())
+        return path.read_text().strip()
 
     def _take_lock(self) -> None:
         handle = (self.data / "up.lock").open("a+")

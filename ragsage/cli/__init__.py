@@ -13,6 +13,7 @@ from ragsage.cli.evaluation.command import register as register_eval
 from ragsage.cli.local import ingest_command, query_command, search_command
 from ragsage.cli.namespaces import register_namespaces
 from ragsage.cli.service import migrate_command, register_keys
+from ragsage.cli.webhooks import register_webhooks
 from ragsage.core.errors import RagsageError
 from ragsage.query.options import DEFAULT_HYBRID_ALPHA
 
@@ -66,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     migrate = commands.add_parser("migrate", help="create or upgrade the database schema")
     migrate.set_defaults(handler=migrate_command)
     register_keys(commands)
+    register_webhooks(commands)
     register_namespaces(commands)
     register_eval(commands)
     _plugins(commands)
