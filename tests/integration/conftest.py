@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 # Fixtures of the other harness modules, registered for every integration test.
 from .redis_fixtures import redis_server_fixture  # noqa: F401
+from .webhook_harness import receiver_fixture  # noqa: F401
 from .worker_harness import Deployment, broker_fixture, make_settings  # noqa: F401
 
 TEST_DIM = 256

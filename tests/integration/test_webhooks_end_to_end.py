@@ -24,7 +24,7 @@ from ragsage.core.types import Scope
 from ragsage.runtime import build_database
 
 from .api_harness import ApiServer, make_key
-from .webhook_harness import Receiver, real_sections, receiver  # noqa: F401
+from .webhook_harness import Receiver, real_sections
 from .worker_harness import Deployment
 
 ACME, OTHER = "acme", "other"
