@@ -56,17 +56,11 @@ class Receiver:
         raise AssertionError(f"{path}: {len(self.delivered(path))} of {wanted} events arrived")
 
 
-@pytest.fixture
-def receiver(tmp_path: Path) -> Iterator[Receiver]:
+@pytest.fixture(name="receiver")
+def receiver_fixture(tmp_path: Path) -> Iterator[Receiver]:
     port_file, log = tmp_path / "receiver.port", tmp_path / "receiver.jsonl"
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            str(Path(__file__).with_name("webhook_receiver.py")),
-            str(port_file),
-            str(log),
-        ]
-    )
+    script = Path(__file__).with_name("webhook_receiver.py")
+    process = subprocess.Popen([sys.executable, str(script), str(port_file), str(log)])
     try:
         deadline = time.monotonic() + 20
         while not (port_file.exists() and port_file.read_text().strip()):

@@ -39,7 +39,8 @@ CREATE OR REPLACE FUNCTION ragsage_claim_webhook_deliveries(
             UPDATE ragsage_webhook_deliveries d
             SET attempts = d.attempts + 1,
                 next_attempt_at = clock_timestamp() + make_interval(secs => lease),
-                first_attempt_at = coalesce(d.first_attempt_at, clock_timestamp())
+                first_attempt_at = coalesce(d.first_attempt_at, clock_timestamp()),
+                last_attempt_at = clock_timestamp()
             FROM chosen c
             WHERE d.namespace = c.namespace AND d.webhook_id = c.webhook_id
               AND d.event_id = c.event_id
@@ -75,6 +76,7 @@ CREATE OR REPLACE FUNCTION ragsage_record_webhook_delivery(
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = public, pg_temp AS $$
     DECLARE
         first_try timestamptz;
+        tried_at timestamptz;
         since timestamptz;
     BEGIN
         IF outcome NOT IN ('delivered', 'retry', 'failed') THEN
@@ -85,11 +87,10 @@ CREATE OR REPLACE FUNCTION ragsage_record_webhook_delivery(
             next_attempt_at = CASE WHEN outcome = 'retry'
                                    THEN clock_timestamp() + make_interval(secs => retry_in)
                                    ELSE d.next_attempt_at END,
-            last_attempt_at = clock_timestamp(), last_status = status,
-            last_latency_ms = latency, last_error = error
+            last_status = status, last_latency_ms = latency, last_error = error
         WHERE d.namespace = ns AND d.webhook_id = hook AND d.event_id = event
           AND d.state = 'pending' AND d.attempts = attempt
-        RETURNING d.first_attempt_at INTO first_try;
+        RETURNING d.first_attempt_at, d.last_attempt_at INTO first_try, tried_at;
         IF NOT FOUND THEN
             RETURN 'stale';
         END IF;
@@ -98,7 +99,8 @@ CREATE OR REPLACE FUNCTION ragsage_record_webhook_delivery(
             WHERE namespace = ns AND id = hook AND failing_since IS NOT NULL;
             RETURN 'delivered';
         END IF;
-        UPDATE ragsage_webhooks SET failing_since = coalesce(failing_since, clock_timestamp())
+        -- Failing since this attempt began, unless it already was.
+        UPDATE ragsage_webhooks SET failing_since = coalesce(failing_since, tried_at)
         WHERE namespace = ns AND id = hook
         RETURNING failing_since INTO since;
         IF outcome = 'retry' THEN
