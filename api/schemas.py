@@ -15,7 +15,7 @@ from pydantic import BaseModel, BeforeValidator, Field
 
 from ragsage.core.types import MAX_PRINCIPALS, PRINCIPAL_PATTERN
 from ragsage.query.options import MAX_QUERY_CHARS
-from ragsage.query.requests import Filters, Query, SearchOptions, Strict, json_integer
+from ragsage.query.requests import Filters, Query, SearchOptions, Strict, Timestamp, json_integer
 from ragsage.settings import LONGEST_RESTRICTED_KEY
 
 # The longest document-list cursor accepted: cursors are document ids, never this long.
@@ -527,7 +527,7 @@ class DeliveryList(BaseModel):
 
 
 class ReplayRequest(Strict):
-    since: datetime | None = Field(
+    since: Timestamp | None = Field(
         default=None, description="Only events from then on; every undelivered one if left out."
     )
 

@@ -69,6 +69,16 @@ async def stored(db: Database) -> dict[str, Any]:
                 metadata={"about": body},
             )
             assert await set_access(session, ids[name], access)
+    # A webhook hears every job finish: the outbox holds an event about each document.
+    async with db.session(ACME) as session:
+        await session.execute(
+            text(
+                "INSERT INTO ragsage_webhooks (namespace, id, url, events, sealed_secret) "
+                "VALUES ('acme', :id, 'https://hooks.test/', '{job.succeeded}', 'sealed')"
+            ),
+            {"id": uuid.uuid4()},
+        )
+        await session.execute(text("UPDATE ragsage_jobs SET state = 'succeeded'"))
     # A search that counts terms fills the statistics table too.
     async with db.session(ACME) as session:
         await session.execute(
@@ -186,6 +196,22 @@ async def test_every_function_the_app_role_may_call_gives_a_bound_session_nothin
         "ragsage_stale_jobs": [("SELECT * FROM ragsage_stale_jobs(0, 0)", {})],
         "ragsage_job_counts": [("SELECT * FROM ragsage_job_counts()", {})],
         "ragsage_namespaces": [("SELECT * FROM ragsage_namespaces()", {})],
+        # The webhook dispatcher's doors answer the system session only; a backlog is counts.
+        "ragsage_claim_webhook_deliveries": [
+            ("SELECT * FROM ragsage_claim_webhook_deliveries(100, 100, '{}', 60)", {})
+        ],
+        "ragsage_record_webhook_delivery": [
+            (
+                "SELECT ragsage_record_webhook_delivery('acme', :id, :id, 1, 'delivered', 200, "
+                "1, NULL, 0)",
+                {"id": uuid.uuid4()},
+            )
+        ],
+        "ragsage_purge_webhook_events": [("SELECT ragsage_purge_webhook_events(0, 0, 100)", {})],
+        "ragsage_webhook_backlog": [("SELECT * FROM ragsage_webhook_backlog()", {})],
+        "ragsage_rotate_webhook_secret": [
+            ("SELECT ragsage_rotate_webhook_secret(:id, 'sealed', 0)", {"id": uuid.uuid4()})
+        ],
     }
     async with db.owner_connection() as owner:
         callable_now = set(
@@ -211,6 +237,12 @@ async def test_every_function_the_app_role_may_call_gives_a_bound_session_nothin
                 rows = (await session.execute(text(sql), params)).all()
             # Term counts answer with the caller's own words, counted namespace-wide.
             _assert_clean(rows, identities if name == "ragsage_term_counts" else marks, name)
+    # The dispatcher's doors left the outbox as it was: nothing claimed, nothing purged.
+    async with db.session(ACME) as session:
+        waiting = await session.execute(
+            text("SELECT state, attempts FROM ragsage_webhook_deliveries")
+        )
+        assert sorted(waiting.all()) == [("pending", 0)] * 4
     # The hidden document's bytes are still held by it: a bound caller cannot remove them.
     async with db.session(ACME) as session:
         assert await session.scalar(text("SELECT ragsage_content_kept(:h)"), {"h": hr_hash})

@@ -13,7 +13,6 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
-from typing import Any
 
 import pytest
 from sqlalchemy import text

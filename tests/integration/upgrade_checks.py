@@ -421,6 +421,34 @@ async def _check_v23(database: Database) -> None:
                 )
 
 
+async def _check_v24(database: Database) -> None:
+    import uuid
+
+    from ragsage.adapters.postgres import webhooks
+    from ragsage.adapters.postgres.jobs import store
+
+    # A job queued before webhooks existed reports its end to an endpoint made after.
+    async with database.session(ACME) as session:
+        hook = await webhooks.create_webhook(
+            session,
+            "acme",
+            url="https://hooks.test/",
+            events=["job.succeeded"],
+            sealed_secret="sealed",
+            principals=None,
+            description="",
+            enabled=True,
+        )
+        (job,) = await store.list_jobs(session)
+        await store.succeed(session, job.id, timings={}, result={"chunks": 0})
+    async with database.session(ACME) as session:
+        listed = await webhooks.list_deliveries(session, uuid.UUID(hook.id))
+    assert [(d.event_type, d.state) for d in listed] == [("job.succeeded", "pending")]
+    async with database.system_session() as system:
+        (claimed,) = await webhooks.claim_deliveries(system, 10, 10, [], 30.0)
+    assert claimed.data["id"] == str(job.id) and claimed.data["filename"] == "v2.md"
+
+
 UPGRADES = {
     2: (_seed_v1, _check_v2),
     3: (_seed_v2, _check_v3),
@@ -444,4 +472,5 @@ UPGRADES = {
     21: (_seed_v20, _check_v21),
     22: (_seed_v3, _check_v22),
     23: (_seed_v22, _check_v23),
+    24: (_seed_v2, _check_v24),
 }

@@ -1,6 +1,9 @@
 -- requires: 24
 
 -- The dispatcher's doors to webhook deliveries across namespaces (migration 24).
+--
+-- They serve the system session only (pinned to no namespace): a tenant's
+-- session, bound or not, claims, records and purges nothing through them.
 
 -- Claim due deliveries to send now: at most `per_endpoint` of each endpoint,
 -- first ones of every endpoint before second ones (so one endpoint's backlog
@@ -25,6 +28,7 @@ CREATE OR REPLACE FUNCTION ragsage_claim_webhook_deliveries(
             JOIN ragsage_webhooks w ON w.namespace = d.namespace AND w.id = d.webhook_id
             WHERE d.state = 'pending' AND d.next_attempt_at <= now() AND w.enabled
               AND d.webhook_id <> ALL (busy)
+              AND coalesce(current_setting('{{isolation_setting}}', true), '') = ''
         ),
         chosen AS (
             SELECT d.namespace, d.webhook_id, d.event_id FROM ragsage_webhook_deliveries d
@@ -79,6 +83,9 @@ CREATE OR REPLACE FUNCTION ragsage_record_webhook_delivery(
         tried_at timestamptz;
         since timestamptz;
     BEGIN
+        IF coalesce(current_setting('{{isolation_setting}}', true), '') <> '' THEN
+            RETURN 'stale';  -- a tenant's session: not the dispatcher
+        END IF;
         IF outcome NOT IN ('delivered', 'retry', 'failed') THEN
             RAISE EXCEPTION 'unknown delivery outcome %', outcome;
         END IF;
@@ -139,6 +146,7 @@ CREATE OR REPLACE FUNCTION ragsage_purge_webhook_events(
         WITH old AS (
             SELECT e.namespace, e.id FROM ragsage_webhook_events e
             WHERE e.created_at < now() - make_interval(secs => least(delivered_keep, undelivered_keep))
+              AND coalesce(current_setting('{{isolation_setting}}', true), '') = ''
               AND NOT EXISTS (
                   SELECT 1 FROM ragsage_webhook_deliveries d
                   WHERE d.namespace = e.namespace AND d.event_id = e.id AND d.state = 'pending')

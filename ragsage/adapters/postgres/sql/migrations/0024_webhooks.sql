@@ -103,7 +103,8 @@ ALTER TABLE ragsage_webhook_deliveries FORCE ROW LEVEL SECURITY;
 
 CREATE POLICY ragsage_webhooks_namespace ON ragsage_webhooks USING (namespace = current_setting('{{isolation_setting}}', true)) WITH CHECK (namespace = current_setting('{{isolation_setting}}', true));
 
-CREATE POLICY ragsage_webhook_events_namespace ON ragsage_webhook_events USING (namespace = current_setting('{{isolation_setting}}', true)) WITH CHECK (namespace = current_setting('{{isolation_setting}}', true));
+-- An event about a document is as readable as the document (migration 22's rule).
+CREATE POLICY ragsage_webhook_events_namespace ON ragsage_webhook_events USING (namespace = current_setting('{{isolation_setting}}', true) AND (current_setting('{{principals_setting}}', true) = '*' OR access = '{}' OR access && string_to_array(current_setting('{{principals_setting}}', true), ','))) WITH CHECK (namespace = current_setting('{{isolation_setting}}', true));
 
 CREATE POLICY ragsage_webhook_deliveries_namespace ON ragsage_webhook_deliveries USING (namespace = current_setting('{{isolation_setting}}', true)) WITH CHECK (namespace = current_setting('{{isolation_setting}}', true));
 
