@@ -1,7 +1,7 @@
 """Webhooks as the rest of ragsage sees them: event types, endpoints and the retry schedule.
 
 An event is written by the database in the transaction of the change it
-reports (see ``sql/functions/webhook_events.sql``); the workers deliver it at
+reports (see ``sql/functions/publish_webhook_event.sql``); the workers deliver it at
 least once to every endpoint that wants it, signed with the Standard Webhooks
 scheme.  This module holds what needs no database and no network.
 """

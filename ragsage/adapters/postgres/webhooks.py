@@ -1,8 +1,8 @@
 """Webhook endpoints and their deliveries in Postgres (migration 24).
 
 Endpoints, events and deliveries are read and changed in the namespace's own
-session; the dispatcher's work across namespaces goes through the
-``ragsage_*_webhook_*`` definer functions (``sql/functions/webhook_deliveries.sql``).
+session; the dispatcher's work across namespaces goes through definer
+functions (``sql/functions/claim_webhook_deliveries.sql`` and its neighbours).
 Sealed secrets are written here but never read: the app role may not select them.
 """
 

@@ -1,8 +1,10 @@
 -- Migration 24: webhooks: endpoints per namespace, an outbox of events, and their deliveries.
 --
--- Function bodies are not kept here: functions/webhook_events.sql holds the
--- triggers that write events, functions/webhook_deliveries.sql the doors the
--- dispatcher sends them through.
+-- Function bodies are not kept here: functions/*_webhook_events.sql hold the
+-- triggers that write events (through publish_webhook_event.sql), and
+-- claim_webhook_deliveries.sql, record_webhook_delivery.sql,
+-- purge_webhook_events.sql and webhook_backlog.sql the doors the dispatcher
+-- works through.
 --
 -- An event row is written by a trigger on the row whose change it reports, so
 -- it commits or rolls back with that change (an outbox): a job that reaches a

@@ -1,0 +1,76 @@
+-- requires: 24
+
+-- One of the dispatcher's doors across namespaces (migration 24).  It serves
+-- the system session only (pinned to no namespace): a tenant's session, bound
+-- or not, gets nothing through it.
+
+-- Record how attempt `attempt` of a delivery went: 'delivered', 'retry' (due
+-- again in `retry_in` seconds) or 'failed' (its schedule is spent).  A result
+-- for an attempt that is no longer the delivery's latest (its claim ran out
+-- and another sender took it) is dropped: 'stale'.  A delivery given up while
+-- its endpoint has failed ever since that delivery's first attempt means the
+-- endpoint kept failing for a whole schedule: it is disabled with the reason,
+-- and its other pending deliveries fail with it, to be replayed once fixed
+-- ('disabled').
+CREATE OR REPLACE FUNCTION ragsage_record_webhook_delivery(
+        ns text, hook uuid, event uuid, attempt integer, outcome text, status integer,
+        latency real, error text, retry_in double precision)
+    RETURNS text
+    LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = public, pg_temp AS $$
+    DECLARE
+        first_try timestamptz;
+        tried_at timestamptz;
+        since timestamptz;
+    BEGIN
+        IF coalesce(current_setting('{{isolation_setting}}', true), '') <> '' THEN
+            RETURN 'stale';  -- a tenant's session: not the dispatcher
+        END IF;
+        IF outcome NOT IN ('delivered', 'retry', 'failed') THEN
+            RAISE EXCEPTION 'unknown delivery outcome %', outcome;
+        END IF;
+        UPDATE ragsage_webhook_deliveries d
+        SET state = CASE outcome WHEN 'retry' THEN 'pending' ELSE outcome END,
+            next_attempt_at = CASE WHEN outcome = 'retry'
+                                   THEN clock_timestamp() + make_interval(secs => retry_in)
+                                   ELSE d.next_attempt_at END,
+            last_status = status, last_latency_ms = latency, last_error = error
+        WHERE d.namespace = ns AND d.webhook_id = hook AND d.event_id = event
+          AND d.state = 'pending' AND d.attempts = attempt
+        RETURNING d.first_attempt_at, d.last_attempt_at INTO first_try, tried_at;
+        IF NOT FOUND THEN
+            RETURN 'stale';
+        END IF;
+        IF outcome = 'delivered' THEN
+            UPDATE ragsage_webhooks SET failing_since = NULL
+            WHERE namespace = ns AND id = hook AND failing_since IS NOT NULL;
+            RETURN 'delivered';
+        END IF;
+        -- Failing since this attempt began, unless it already was.
+        UPDATE ragsage_webhooks SET failing_since = coalesce(failing_since, tried_at)
+        WHERE namespace = ns AND id = hook
+        RETURNING failing_since INTO since;
+        IF outcome = 'retry' THEN
+            RETURN 'retry';
+        END IF;
+        IF since IS NULL OR since > first_try THEN
+            RETURN 'failed';
+        END IF;
+        UPDATE ragsage_webhooks
+        SET enabled = false, updated_at = now(),
+            disabled_reason = 'every delivery failed since '
+                || to_char(since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+                || '; the last: ' || coalesce(error, 'no answer')
+        WHERE namespace = ns AND id = hook AND enabled;
+        UPDATE ragsage_webhook_deliveries d
+        SET state = 'failed', last_error = coalesce(d.last_error || '; ', '')
+                || 'not sent: the endpoint was disabled'
+        WHERE d.namespace = ns AND d.webhook_id = hook AND d.state = 'pending';
+        RETURN 'disabled';
+    END
+    $$;
+
+ALTER FUNCTION ragsage_record_webhook_delivery(text, uuid, uuid, integer, text, integer, real, text, double precision) OWNER TO "ragsage_system";
+
+REVOKE ALL ON FUNCTION ragsage_record_webhook_delivery(text, uuid, uuid, integer, text, integer, real, text, double precision) FROM PUBLIC;
+
+GRANT EXECUTE ON FUNCTION ragsage_record_webhook_delivery(text, uuid, uuid, integer, text, integer, real, text, double precision) TO "{{app_role}}";
