@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+from ragsage.adapters.postgres import Database
+from ragsage.adapters.postgres.jobs import store
 from ragsage.adapters.postgres.keys import Role
+from ragsage.core.types import Scope
 
-from .api_harness import ApiServer, make_key
+from .api_harness import ApiServer, make_key, with_database
 from .worker_harness import ROOT, Deployment
 
 
@@ -117,3 +122,24 @@ def test_the_cli_manages_endpoints_and_prints_the_secret_once(deployment: Deploy
     assert ragsage("delete", hook_id, "--namespace", "other").returncode == 1
     assert ragsage("delete", hook_id, "--namespace", "acme").returncode == 0
     assert ragsage("list", "--namespace", "acme").stdout == ""
+
+
+def test_metrics_show_how_many_deliveries_wait_and_for_how_long(
+    deployment: Deployment, api: ApiServer
+) -> None:
+    admin = api.client(make_key(deployment.settings, "acme", Role.ADMIN))
+    assert admin.post("/v1/webhooks", json={"url": "https://hooks.test/"}).status_code == 201
+    outcome = deployment.enqueuer.enqueue_document("acme", "waiting.md", data=b"# Waiting\n")
+    assert outcome.job_id is not None
+    job_id = outcome.job_id
+
+    async def finish(database: Database) -> None:
+        async with database.session(Scope("acme")) as session:
+            await store.succeed(session, job_id, timings={}, result={})
+
+    with_database(deployment.settings, finish)  # no worker runs: the delivery waits
+    time.sleep(1.2)
+    metrics = api.client().get("/metrics").text
+    assert "ragsage_webhook_pending_deliveries 1.0" in metrics
+    age = re.search(r"^ragsage_webhook_oldest_undelivered_seconds (\S+)$", metrics, re.M)
+    assert age is not None and float(age.group(1)) >= 1.0
