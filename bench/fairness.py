@@ -22,9 +22,7 @@ tick so it spends little of the CPU it measures.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import subprocess
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -34,12 +32,11 @@ from urllib.parse import urlsplit, urlunsplit
 import site_chrome
 from redis import Redis
 from sqlalchemy import Engine, create_engine, text
-from stack import local_stack, migrate
+from stack import Worker, local_stack, migrate
 
 from ragsage.core.jobs import Upload
 from ragsage.library.enqueue import Enqueuer
 from ragsage.settings import Settings
-from worker.cli import celery_worker_argv
 
 ROOT = Path(__file__).resolve().parents[1]
 A, B, C = "tenant-a", "tenant-b", "tenant-c"
@@ -116,33 +113,6 @@ def job_times(engine: Engine) -> list[JobTimes]:
         JobTimes(str(r[0]), str(r[1]), str(r[2]), str(r[3]), *(float(v or 0) for v in r[4:]))
         for r in rows
     ]
-
-
-class Worker:
-    """One ``celery worker`` with both ragsage queues, for one phase."""
-
-    def __init__(self, settings: Settings, processes: int, log: Path) -> None:
-        queues = f"{settings.ingest_queue},{settings.reindex_queue}"
-        self.log = log
-        self.process = subprocess.Popen(
-            celery_worker_argv(queues, concurrency=processes, loglevel="INFO"),
-            cwd=ROOT,
-            env={**os.environ, **settings.to_env()},
-            stdout=log.open("wb"),
-            stderr=subprocess.STDOUT,
-        )
-        deadline = time.monotonic() + 60
-        while "ready." not in log.read_text(errors="replace"):
-            if time.monotonic() > deadline or self.process.poll() is not None:
-                raise RuntimeError(f"worker did not start:\n{log.read_text()[-2000:]}")
-            time.sleep(0.2)
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(60)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
 
 
 class Phase:

@@ -21,6 +21,9 @@ from ragsage.adapters.embedded.postgres import EmbeddedPostgres
 from ragsage.adapters.embedded.redis import EmbeddedRedis
 from ragsage.runtime import build_database
 from ragsage.settings import Settings
+from worker.cli import celery_worker_argv
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @dataclass(frozen=True)
@@ -90,3 +93,30 @@ def serve_api(
         except httpx.HTTPError:
             time.sleep(0.2)
     raise RuntimeError(log.read_text()[-2000:])
+
+
+class Worker:
+    """One ``celery worker`` with both ragsage queues, for one phase."""
+
+    def __init__(self, settings: Settings, processes: int, log: Path) -> None:
+        queues = f"{settings.ingest_queue},{settings.reindex_queue}"
+        self.log = log
+        self.process = subprocess.Popen(
+            celery_worker_argv(queues, concurrency=processes, loglevel="INFO"),
+            cwd=ROOT,
+            env={**os.environ, **settings.to_env()},
+            stdout=log.open("wb"),
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 60
+        while "ready." not in log.read_text(errors="replace"):
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                raise RuntimeError(f"worker did not start:\n{log.read_text()[-2000:]}")
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()

@@ -24,10 +24,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import socket
 import statistics
-import subprocess
 import tempfile
 import threading
 import time
@@ -37,7 +35,7 @@ from pathlib import Path
 
 import site_chrome
 from sqlalchemy import text
-from stack import local_stack, migrate
+from stack import Worker, local_stack, migrate
 
 from ragsage.adapters.webhooks.signing import new_operator_key
 from ragsage.core.jobs import Upload
@@ -46,9 +44,7 @@ from ragsage.library.enqueue import Enqueuer
 from ragsage.library.webhook_admin import WebhookAdmin
 from ragsage.runtime import build_database
 from ragsage.settings import Settings
-from worker.cli import celery_worker_argv
 
-ROOT = Path(__file__).resolve().parents[1]
 HANG_SECONDS = 30.0
 
 
@@ -116,23 +112,6 @@ def upload(path: Path, doc_root: Path, tag: str) -> Upload:
     # Distinct bytes per phase, so no upload is a duplicate of an earlier phase's.
     data = path.read_bytes() + f"\n<!-- {tag} -->\n".encode()
     return Upload(filename=str(path.relative_to(doc_root)), data=data, media_type="text/html")
-
-
-def start_worker(settings: Settings, processes: int, log: Path) -> subprocess.Popen[bytes]:
-    queues = f"{settings.ingest_queue},{settings.reindex_queue}"
-    process = subprocess.Popen(
-        celery_worker_argv(queues, concurrency=processes, loglevel="INFO"),
-        cwd=ROOT,
-        env={**os.environ, **settings.to_env()},
-        stdout=log.open("wb"),
-        stderr=subprocess.STDOUT,
-    )
-    deadline = time.monotonic() + 90
-    while "ready." not in log.read_text(errors="replace"):
-        if time.monotonic() > deadline or process.poll() is not None:
-            raise RuntimeError(f"worker did not start:\n{log.read_text()[-2000:]}")
-        time.sleep(0.2)
-    return process
 
 
 def run_phase(
@@ -220,7 +199,7 @@ def main() -> None:
     ):
         settings = stack.settings
         migrate(settings)
-        worker = start_worker(settings, args.processes, Path(logs) / "worker.log")
+        worker = Worker(settings, args.processes, Path(logs) / "worker.log")
         enqueuer = Enqueuer(settings)
         results: dict[str, list[float]] = {}
         try:
@@ -238,11 +217,7 @@ def main() -> None:
                     print(" ".join(f"{v * 1000:.0f}" for v in results[label]))
         finally:
             enqueuer.close()
-            worker.terminate()
-            try:
-                worker.wait(60)
-            except subprocess.TimeoutExpired:
-                worker.kill()
+            worker.stop()
     if "healthy" not in results:
         return
     base = results["healthy"]
