@@ -38,7 +38,6 @@ from ragsage.core.jobs import Upload
 from ragsage.library.enqueue import Enqueuer
 from ragsage.settings import Settings
 
-ROOT = Path(__file__).resolve().parents[1]
 A, B, C = "tenant-a", "tenant-b", "tenant-c"
 REINDEX_MODEL = "ragsage-hashing-256"
 # Short real notes of this machine; a generated one stands in if none is found.
