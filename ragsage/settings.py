@@ -145,7 +145,7 @@ class Settings:
     # 10/8, ...) refused unless allowed; one attempt's deadline; the retry
     # schedule (backoff base and cap, and how long an event is retried); how
     # long a rotated secret keeps signing; how long delivered and undelivered
-    # events are kept; sends at once per worker and per endpoint; endpoints per
+    # events are kept; sends at once per worker, per endpoint and per namespace; endpoints per
     # namespace.
     webhook_keys: str = field(default="", repr=False)
     webhook_allow_private: bool = False
@@ -158,6 +158,7 @@ class Settings:
     webhook_undelivered_retention: float = 30 * 86400.0
     webhook_concurrency: int = 32
     webhook_endpoint_concurrency: int = 4
+    webhook_namespace_concurrency: int = 8
     webhook_poll_interval: float = 5.0
     webhook_max_endpoints: int = 20
     # Worker processes run this much nicer than the API: on a shared machine the
@@ -242,6 +243,9 @@ class Settings:
     def _check_webhooks(self) -> None:
         _between("RAGSAGE_WEBHOOK_CONCURRENCY", self.webhook_concurrency, 1, 1000)
         _between("RAGSAGE_WEBHOOK_ENDPOINT_CONCURRENCY", self.webhook_endpoint_concurrency, 1, 100)
+        _between(
+            "RAGSAGE_WEBHOOK_NAMESPACE_CONCURRENCY", self.webhook_namespace_concurrency, 1, 1000
+        )
         _between("RAGSAGE_WEBHOOK_MAX_ENDPOINTS", self.webhook_max_endpoints, 1, 1000)
         for name, value, low, high in (
             ("TIMEOUT", self.webhook_timeout, 0.1, 120.0),

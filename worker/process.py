@@ -10,11 +10,11 @@ import logging
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass
 from uuid import UUID
 
 from ragsage.adapters.postgres.jobs import store
+from ragsage.core.errors import ConfigurationError
 from ragsage.core.types import Scope
 from ragsage.jobs.lease_keeper import LeaseKeeper
 from ragsage.jobs.watchdog import Send, run_round
@@ -148,8 +148,25 @@ async def mark_enqueued(
         await store.mark_enqueued(session, job_id, attempts=attempts)
 
 
-def start_webhooks(process: ProcessRuntime, observe: Observe) -> Future[None]:
-    """Run the webhook dispatcher on this process's loop until the future is cancelled."""
-    runtime = process.runtime
-    dispatcher = Dispatcher(runtime.database, runtime.settings, observe=observe)
-    return process.loop.submit(dispatcher.run())
+class Webhooks:
+    """The webhook dispatcher running on this process's loop."""
+
+    def __init__(self, process: ProcessRuntime, observe: Observe) -> None:
+        runtime = process.runtime
+        self.dispatcher = Dispatcher(runtime.database, runtime.settings, observe=observe)
+        self.running = process.loop.submit(self.dispatcher.run())
+
+    def stop(self) -> None:
+        """Stop claiming, and let the sends in flight end (each within its timeout)."""
+        self.running.cancel()
+        self.dispatcher.finished.wait(self.dispatcher.settings.webhook_timeout + 2.0)
+
+
+def start_webhooks(process: ProcessRuntime, observe: Observe) -> Webhooks | None:
+    """Send webhooks from this process; None (and a logged reason) if it cannot."""
+    try:
+        return Webhooks(process, observe)
+    except ConfigurationError as exc:
+        # A bad operator key must not stop the worker's jobs or its metrics.
+        _log.error("webhooks are not sent by this worker: %s", exc)
+        return None

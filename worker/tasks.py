@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import os
 import time
-from concurrent.futures import Future
 from typing import Any
 from uuid import UUID
 
@@ -173,13 +172,13 @@ def _child_stopping(**_: object) -> None:
     metrics.child_stopping()
 
 
-_webhooks: list[Future[None]] = []
+_webhooks: list[process.Webhooks] = []
 
 
 @worker_shutdown.connect
 def _worker_stopping(**_: object) -> None:
-    for dispatcher in _webhooks:
-        dispatcher.cancel()
+    for webhooks in _webhooks:
+        webhooks.stop()
     metrics_dir.finish()
 
 
@@ -188,6 +187,8 @@ def _start_watchdog(**_: object) -> None:
     here = process.current(settings)
     process.Watchdog(here, send_recovered, lambda: waiting_messages(queue)).start()
     # Webhooks go out from the main process, never from a pool slot a job needs.
-    _webhooks.append(process.start_webhooks(here, metrics.current().webhook_outcome))
+    webhooks = process.start_webhooks(here, metrics.current().webhook_outcome)
+    if webhooks is not None:
+        _webhooks.append(webhooks)
     # One endpoint for the whole worker, served by the main process.
     metrics.start(settings.worker_metrics_port, settings.worker_metrics_host)

@@ -21,11 +21,12 @@ import asyncio
 import contextlib
 import json
 import logging
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 import psycopg
@@ -78,13 +79,17 @@ class Dispatcher:
     ) -> None:
         self.database, self.settings = database, settings
         self.sender = sender or Sender(
-            timeout=settings.webhook_timeout, allow_private=settings.webhook_allow_private
+            timeout=settings.webhook_timeout,
+            allow_private=settings.webhook_allow_private,
+            max_connections=settings.webhook_concurrency,
         )
         self.schedule = RetrySchedule(
             base=settings.webhook_retry_base,
             cap=settings.webhook_retry_cap,
             window=settings.webhook_retry_window,
         )
+        # Without the operator's keys nothing can be signed: such a worker claims
+        # nothing (see run), rather than failing every endpoint it touches.
         self.sealer = Sealer(settings.webhook_keys) if settings.webhook_keys.strip() else None
         self.observe = observe or (lambda _outcome: None)
         # A claim stays the sender's long enough to time out and record; a
@@ -92,7 +97,9 @@ class Dispatcher:
         self.lease = 2 * settings.webhook_timeout + 5.0
         self.outcomes: Counter[str] = Counter()
         self._in_flight: Counter[UUID] = Counter()
+        self._namespaces: Counter[str] = Counter()
         self._tasks: set[asyncio.Task[None]] = set()
+        self.finished = threading.Event()
         self._wake = asyncio.Event()
         # Records and claims share the process's small pool with the watchdog.
         self._database_turns = asyncio.Semaphore(2)
@@ -101,24 +108,30 @@ class Dispatcher:
     # ------------------------------------------------------------------ running
 
     async def run(self) -> None:
-        """Dispatch until cancelled; waits for sends in progress to end when stopped."""
+        """Dispatch until cancelled; sends in progress end (or time out) before it returns."""
+        if self.sealer is None:
+            _log.warning("webhooks are not sent by this worker: RAGSAGE_WEBHOOK_KEYS is not set")
+            self.finished.set()
+            return
         listener = asyncio.create_task(self._listen())
         try:
             while True:
+                # Cleared before the round: a send ending during it wakes the next one.
+                self._wake.clear()
                 try:
                     await self.round()
                     await self._housekeeping()
                 except Exception as exc:  # noqa: BLE001 - the next round tries again
                     _log.warning("webhook round failed: %s", type(exc).__name__)
-                self._wake.clear()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), self.settings.webhook_poll_interval)
         finally:
             listener.cancel()
             with contextlib.suppress(BaseException):
                 await listener
-            await self.drain()
+            await self.drain(self.settings.webhook_timeout + 1.0)
             await self.sender.aclose()
+            self.finished.set()
 
     async def drain(self, timeout: float | None = None) -> None:
         """Wait for the sends in progress."""
@@ -130,12 +143,19 @@ class Dispatcher:
         free = self.settings.webhook_concurrency - sum(self._in_flight.values())
         if free <= 0:
             return 0
-        per_endpoint = self.settings.webhook_endpoint_concurrency
-        busy = [hook for hook, count in self._in_flight.items() if count >= per_endpoint]
         async with self._database_turns, self.database.system_session() as system:
-            claimed = await store.claim_deliveries(system, free, per_endpoint, busy, self.lease)
+            claimed = await store.claim_deliveries(
+                system,
+                free,
+                per_endpoint=self.settings.webhook_endpoint_concurrency,
+                per_namespace=self.settings.webhook_namespace_concurrency,
+                busy_hooks=dict(self._in_flight),
+                busy_namespaces=dict(self._namespaces),
+                lease=self.lease,
+            )
         for delivery in claimed:
             self._in_flight[delivery.webhook_id] += 1
+            self._namespaces[delivery.namespace] += 1
             task = asyncio.create_task(self._deliver(delivery))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
@@ -147,7 +167,7 @@ class Dispatcher:
             outcome = await self._record(claimed, result)
             self.outcomes[outcome] += 1
             self.observe(outcome)
-            if outcome in ("failed", "disabled"):
+            if outcome in ("failed", "disabled") and result is not None:
                 _log.warning(
                     "webhook %s of %s gave up on event %s: %s%s",
                     claimed.webhook_id,
@@ -163,16 +183,17 @@ class Dispatcher:
                 type(exc).__name__,
             )
         finally:
-            self._in_flight[claimed.webhook_id] -= 1
-            if self._in_flight[claimed.webhook_id] <= 0:
-                del self._in_flight[claimed.webhook_id]
+            _release(self._in_flight, claimed.webhook_id)
+            _release(self._namespaces, claimed.namespace)
             self._wake.set()
 
-    async def _send(self, claimed: store.Claimed) -> SendResult:
+    async def _send(self, claimed: store.Claimed) -> SendResult | None:
+        """The attempt's result; None when this worker cannot sign it (the operator's keys)."""
         try:
             secrets = self._secrets(claimed)
         except ConfigurationError as exc:
-            return SendResult(status=None, latency_ms=0.0, error=f"not signed: {exc}")
+            _log.error("webhook %s cannot be signed here: %s", claimed.webhook_id, exc)
+            return None
         body = event_body(claimed)
         sent_at = datetime.now(UTC)
         message_id = str(claimed.event_id)
@@ -193,9 +214,13 @@ class Dispatcher:
             secrets.append(self.sealer.open(claimed.previous_sealed_secret))
         return secrets
 
-    async def _record(self, claimed: store.Claimed, result: SendResult) -> str:
+    async def _record(self, claimed: store.Claimed, result: SendResult | None) -> str:
         retry_in: float | None = None
-        if result.delivered:
+        if result is None:
+            # Handed back uncounted: another worker (or this one, fixed) signs it later.
+            outcome, retry_in = "unsent", self.settings.webhook_poll_interval * 6
+            result = SendResult(status=None, latency_ms=0.0, error=None)
+        elif result.delivered:
             outcome = "delivered"
         else:
             retry_in = self.schedule.next_retry(
@@ -243,3 +268,9 @@ class Dispatcher:
             except Exception as exc:  # noqa: BLE001 - polling covers the gap
                 _log.debug("webhook listener: %s; polling until it reconnects", exc)
             await asyncio.sleep(self.settings.webhook_poll_interval)
+
+
+def _release(counts: Counter[Any], key: Any) -> None:
+    counts[key] -= 1
+    if counts[key] <= 0:
+        del counts[key]

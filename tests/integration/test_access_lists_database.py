@@ -198,7 +198,11 @@ async def test_every_function_the_app_role_may_call_gives_a_bound_session_nothin
         "ragsage_namespaces": [("SELECT * FROM ragsage_namespaces()", {})],
         # The webhook dispatcher's doors answer the system session only; a backlog is counts.
         "ragsage_claim_webhook_deliveries": [
-            ("SELECT * FROM ragsage_claim_webhook_deliveries(100, 100, '{}', 60)", {})
+            (
+                "SELECT * FROM ragsage_claim_webhook_deliveries(100, 100, 100, '{}', '{}', "
+                "'{}', '{}', 60)",
+                {},
+            )
         ],
         "ragsage_record_webhook_delivery": [
             (

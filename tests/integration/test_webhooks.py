@@ -13,6 +13,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from sqlalchemy import text
@@ -343,3 +344,106 @@ async def test_old_events_are_purged_once_delivered_and_past_retention(
         assert await session.scalar(text("SELECT count(*) FROM ragsage_webhook_events")) == 0
     body = receiver.delivered("/kept")[0]["event"]
     assert json.dumps(body)  # what was delivered stays with the receiver
+
+
+async def _claim(db: Database, wanted: int, **busy: Any) -> list[store.Claimed]:
+    async with db.system_session() as system:
+        return await store.claim_deliveries(
+            system,
+            wanted,
+            per_endpoint=busy.get("per_endpoint", 4),
+            per_namespace=busy.get("per_namespace", 8),
+            busy_hooks=busy.get("hooks", {}),
+            busy_namespaces=busy.get("namespaces", {}),
+            lease=60.0,
+        )
+
+
+async def test_a_claim_bounds_each_endpoint_and_each_namespace_and_takes_turns(
+    db: Database, settings: Settings
+) -> None:
+    admin = WebhookAdmin(db, settings)
+    hooks = [await admin.create(ACME, url=f"http://hooks.test/{n}") for n in range(3)]
+    other = await admin.create(OTHER, url="http://hooks.test/other")
+    for number in range(6):
+        await _succeed(db, ACME, await _upload(db, ACME, f"acme-{number}.md"))
+    await _succeed(db, OTHER, await _upload(db, OTHER, "other.md"))
+    first = uuid.UUID(hooks[0].webhook.id)
+    # An endpoint with three sends in flight gets one more, never four more.
+    one = await _claim(db, 100, hooks={first: 3}, per_namespace=100, namespaces={"acme": 3})
+    assert sum(1 for c in one if c.webhook_id == first) == 1
+    # A namespace with six in flight gets two more of its eight; the other namespace's
+    # first delivery comes before any namespace's second.
+    for claimed in one:
+        await _record(db, claimed, "retry", 0.0)
+    taken = await _claim(db, 2, namespaces={"acme": 6})
+    assert sorted(c.namespace for c in taken) == ["acme", "other"]  # older acme rows wait
+    assert {c.webhook_id for c in taken if c.namespace == "other"} == {uuid.UUID(other.webhook.id)}
+    for claimed in taken:
+        await _record(db, claimed, "retry", 0.0)
+    capped = await _claim(db, 100, namespaces={"acme": 6})
+    assert sorted(c.namespace for c in capped) == ["acme", "acme", "other"]
+    for claimed in capped:
+        await _record(db, claimed, "retry", 0.0)
+    # A namespace at its share gets nothing more; another one still does.
+    assert [c.namespace for c in await _claim(db, 100, namespaces={"acme": 8})] == ["other"]
+
+
+async def _record(db: Database, claimed: store.Claimed, outcome: str, retry_in: float) -> str:
+    async with db.system_session() as system:
+        return await store.record_delivery(
+            system,
+            claimed,
+            outcome=outcome,
+            status=None,
+            latency_ms=1.0,
+            error="HTTP 503",
+            retry_in=retry_in,
+        )
+
+
+async def test_narrowing_an_endpoint_stops_what_it_may_no_longer_see(
+    db: Database, settings: Settings
+) -> None:
+    admin = WebhookAdmin(db, settings)
+    made = await admin.create(ACME, url="http://hooks.test/narrowed")
+    hook = uuid.UUID(made.webhook.id)
+    await _succeed(db, ACME, await _upload(db, ACME, "open.md"))
+    await _succeed(db, ACME, await _upload(db, ACME, "hr.md", ["group:hr"]))
+    await _succeed(db, ACME, await _upload(db, ACME, "sales.md", ["group:sales"]))
+    narrowed = await admin.update(ACME, hook, principals=["group:sales"])
+    assert narrowed is not None and narrowed.principals == ("group:sales",)
+    listed = await admin.deliveries(ACME, hook)
+    assert listed is not None
+    states = sorted(d.state for d in listed)
+    assert states == ["failed", "pending", "pending"]
+    sent = {c.data["filename"] for c in await _claim(db, 100)}
+    assert sent == {"open.md", "sales.md"}
+    # A replay sends again only what the endpoint may see now.
+    for claimed in await _claim(db, 100):
+        await _record(db, claimed, "failed", 0.0)
+    assert await admin.replay(ACME, hook) == 0
+
+
+async def test_a_worker_that_cannot_sign_hands_deliveries_back_uncounted(
+    db: Database, settings: Settings, receiver: Receiver, running: Callable[[Dispatcher], None]
+) -> None:
+    admin = WebhookAdmin(db, settings)
+    made = await admin.create(ACME, url=f"{receiver.url}/unsigned")
+    hook = uuid.UUID(made.webhook.id)
+    await _succeed(db, ACME, await _upload(db, ACME, "unsigned.md"))
+    # A worker without the operator's keys claims nothing at all.
+    keyless = Dispatcher(db, replace(settings, webhook_keys=""))
+    await asyncio.wait_for(keyless.run(), timeout=5)
+    assert keyless.outcomes == {}
+    # A worker whose keys cannot open the secret hands the delivery back, uncounted.
+    from ragsage.adapters.webhooks.signing import new_operator_key
+
+    stranger = Dispatcher(db, replace(settings, webhook_keys=new_operator_key()))
+    running(stranger)
+    await _until(lambda: stranger.outcomes["unsent"] >= 1)
+    listed = await admin.deliveries(ACME, hook)
+    assert listed is not None and [(d.state, d.attempts) for d in listed] == [("pending", 0)]
+    found = await admin.get(ACME, hook)
+    assert found is not None and found.enabled and found.failing_since is None
+    assert receiver.records("/unsigned") == []

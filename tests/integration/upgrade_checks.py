@@ -445,7 +445,15 @@ async def _check_v24(database: Database) -> None:
         listed = await webhooks.list_deliveries(session, uuid.UUID(hook.id))
     assert [(d.event_type, d.state) for d in listed] == [("job.succeeded", "pending")]
     async with database.system_session() as system:
-        (claimed,) = await webhooks.claim_deliveries(system, 10, 10, [], 30.0)
+        (claimed,) = await webhooks.claim_deliveries(
+            system,
+            10,
+            per_endpoint=4,
+            per_namespace=8,
+            busy_hooks={},
+            busy_namespaces={},
+            lease=30.0,
+        )
     assert claimed.data["id"] == str(job.id) and claimed.data["filename"] == "v2.md"
 
 

@@ -9,7 +9,7 @@ Sealed secrets are written here but never read: the app role may not select them
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -22,6 +22,12 @@ from ragsage.core.webhooks import Delivery, Webhook
 _COLUMNS = (
     "id, url, events, enabled, principals, description, disabled_reason, failing_since, "
     "previous_secret_until, created_at, updated_at"
+)
+# A delivery of endpoint :id whose event its :principals may not see.
+_UNSEEN = (
+    "d.webhook_id = :id AND d.state <> 'delivered' AND e.namespace = d.namespace "
+    "AND e.id = d.event_id AND e.access <> '{}' "
+    "AND NOT e.access && CAST(:principals AS text[])"
 )
 # Keeps "not given" apart from an explicit None (an unbound endpoint).
 UNCHANGED: Any = object()
@@ -147,6 +153,16 @@ async def update_webhook(
             params,
         )
     ).first()
+    if row is not None and principals is not UNCHANGED and principals is not None:
+        # Waiting events about documents the new principals may not read are not sent.
+        await session.execute(
+            text(
+                "UPDATE ragsage_webhook_deliveries d SET state = 'failed', last_error = "
+                "'not sent: the endpoint''s principals no longer admit this document' "
+                f"FROM ragsage_webhook_events e WHERE {_UNSEEN}"
+            ),
+            {"id": webhook_id, "principals": list(principals)},
+        )
     return _webhook(row) if row else None
 
 
@@ -221,12 +237,18 @@ async def replay(
     session: AsyncSession, webhook_id: uuid.UUID, since: datetime | None = None
 ) -> int:
     """Schedule an endpoint's undelivered events again, from now; how many."""
+    # Only what the endpoint may see now: its principals may have narrowed since.
     result = await session.execute(
         text(
-            "UPDATE ragsage_webhook_deliveries SET state = 'pending', attempts = 0, "
-            "first_attempt_at = NULL, next_attempt_at = clock_timestamp() "
-            "WHERE webhook_id = :id AND state = 'failed' "
-            "AND (CAST(:since AS timestamptz) IS NULL OR created_at >= :since)"
+            "UPDATE ragsage_webhook_deliveries d SET state = 'pending', attempts = 0, "
+            "first_attempt_at = NULL, claimed_until = NULL, "
+            "next_attempt_at = clock_timestamp() "
+            "FROM ragsage_webhooks w, ragsage_webhook_events e "
+            "WHERE d.webhook_id = :id AND d.state = 'failed' "
+            "AND w.namespace = d.namespace AND w.id = d.webhook_id "
+            "AND e.namespace = d.namespace AND e.id = d.event_id "
+            "AND (w.principals IS NULL OR e.access = '{}' OR e.access && w.principals) "
+            "AND (CAST(:since AS timestamptz) IS NULL OR d.created_at >= :since)"
         ),
         {"id": webhook_id, "since": since},
     )
@@ -256,18 +278,32 @@ class Claimed:
 async def claim_deliveries(
     system: AsyncSession,
     wanted: int,
+    *,
     per_endpoint: int,
-    busy: Sequence[uuid.UUID],
+    per_namespace: int,
+    busy_hooks: Mapping[uuid.UUID, int],
+    busy_namespaces: Mapping[str, int],
     lease: float,
 ) -> list[Claimed]:
+    """Due deliveries to send now, beside what the caller already sends (see the SQL)."""
     rows = await system.execute(
         text(
             "SELECT namespace, webhook_id, event_id, attempts, first_attempt_at, url, "
             "sealed_secret, previous_sealed_secret, event_type, event_created_at, data "
-            "FROM ragsage_claim_webhook_deliveries(:wanted, :per_endpoint, "
-            "CAST(:busy AS uuid[]), :lease)"
+            "FROM ragsage_claim_webhook_deliveries(:wanted, :per_endpoint, :per_namespace, "
+            "CAST(:hooks AS uuid[]), CAST(:hook_counts AS integer[]), "
+            "CAST(:namespaces AS text[]), CAST(:namespace_counts AS integer[]), :lease)"
         ),
-        {"wanted": wanted, "per_endpoint": per_endpoint, "busy": list(busy), "lease": lease},
+        {
+            "wanted": wanted,
+            "per_endpoint": per_endpoint,
+            "per_namespace": per_namespace,
+            "hooks": list(busy_hooks),
+            "hook_counts": list(busy_hooks.values()),
+            "namespaces": list(busy_namespaces),
+            "namespace_counts": list(busy_namespaces.values()),
+            "lease": lease,
+        },
     )
     return [
         Claimed(

@@ -15,15 +15,21 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import logging
 import os
 import re
 import socket
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpcore
+
+_log = logging.getLogger(__name__)
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]
 """Turns ``(host, port)`` into the IP addresses to try, as strings."""
@@ -242,10 +248,28 @@ class SendResult:
         return self.status is not None and 200 <= self.status < 300
 
 
-async def _system_resolver(host: str, port: int) -> list[str]:
-    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+def _system_resolver(threads: ThreadPoolExecutor) -> Resolver:
+    """The system's resolver on threads of the sender's own.
+
+    A lookup blocks its thread until the system resolver gives up, whatever
+    deadline its caller keeps; on threads of their own, a tenant whose DNS
+    never answers cannot take the threads the rest of the process runs on.
+    """
+
+    async def resolve(host: str, port: int) -> list[str]:
+        loop = asyncio.get_running_loop()
+        infos = await loop.run_in_executor(
+            threads, partial(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM)
+        )
+        return _unique_addresses(infos)
+
+    return resolve
+
+
+def _unique_addresses(infos: Iterable[tuple[Any, ...]]) -> list[str]:
     addresses: list[str] = []
-    for _family, _type, _proto, _canonical, sockaddr in infos:
+    for info in infos:
+        sockaddr = info[4]
         # A scope id only says which interface reaches a link-local address; the check
         # and the connect need the bare address.
         address = str(sockaddr[0]).partition("%")[0]
@@ -303,15 +327,18 @@ class _CheckedBackend(httpcore.AsyncNetworkBackend):
             try:
                 addresses = await self._resolver(host, port)
             except OSError as exc:
-                raise _Unresolvable(f"{host} could not be resolved ({_os_reason(exc)})") from None
+                raise self._hidden(
+                    _Unresolvable(f"{host} could not be resolved ({_os_reason(exc)})"), host
+                ) from None
             if not addresses:
-                raise _Unresolvable(f"{host} resolves to no address")
+                raise self._hidden(_Unresolvable(f"{host} resolves to no address"), host)
         # One bad address refuses the lot: trying only the good ones would still let
         # whoever controls the DNS steer some deliveries inside.
         for address in addresses:
             reason = refusal(address, allow_private=self._allow_private)
             if reason is not None:
-                raise TargetRefused(self._refusal_message(host, address, reason, literal))
+                refused = TargetRefused(self._refusal_message(host, address, reason, literal))
+                raise refused if literal else self._hidden(refused, host)
         return addresses
 
     def _refusal_message(self, host: str, address: str, reason: str, literal: bool) -> str:
@@ -319,6 +346,22 @@ class _CheckedBackend(httpcore.AsyncNetworkBackend):
         if not self._allow_private and refusal(address, allow_private=True) is None:
             return f"{where}; private targets are not allowed"
         return f"{where}; such targets are never allowed"
+
+    def _hidden(self, detail: Exception, host: str) -> Exception:
+        """What the endpoint's owner is told of a name that may not be reached.
+
+        Where private targets are refused, a tenant must not learn from the
+        errors which internal names exist or where they point: unknown names
+        and refused addresses read alike, and the detail goes to the log.
+        """
+        if self._allow_private:
+            return detail
+        _log.info("webhook target refused: %s", detail)
+        return TargetRefused(
+            f"{host} does not resolve to a public address (it is unknown, or points at a "
+            "loopback, private, link-local or metadata address); private targets are not "
+            "allowed"
+        )
 
 
 def _is_ip(host: str) -> bool:
@@ -350,12 +393,17 @@ class Sender:
             raise ValueError("max_connections must be at least 1")
         self._timeout = timeout
         self._max_response_bytes = max_response_bytes
+        self._lookups = ThreadPoolExecutor(
+            max_workers=min(max_connections, 32), thread_name_prefix="ragsage-webhook-dns"
+        )
         self._pool = httpcore.AsyncConnectionPool(
             # One context for every connection: building it loads the CA bundle.
             ssl_context=httpcore.default_ssl_context(),
             max_connections=max_connections,
             keepalive_expiry=_KEEPALIVE_SECONDS,
-            network_backend=_CheckedBackend(resolver or _system_resolver, allow_private),
+            network_backend=_CheckedBackend(
+                resolver or _system_resolver(self._lookups), allow_private
+            ),
         )
 
     async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> SendResult:
@@ -388,8 +436,9 @@ class Sender:
         return SendResult(status=status, latency_ms=latency_ms, error=error)
 
     async def aclose(self) -> None:
-        """Close the pooled connections."""
+        """Close the pooled connections; lookups still running are left to end alone."""
         await self._pool.aclose()
+        self._lookups.shutdown(wait=False, cancel_futures=True)
 
     async def _drain(self, response: httpcore.Response) -> None:
         # Reading a short body to its end lets the connection be reused; a long one is

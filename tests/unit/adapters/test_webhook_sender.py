@@ -157,9 +157,29 @@ async def test_a_name_resolving_inside_the_network_is_refused(
 
     assert result.status is None and not result.delivered
     assert result.error is not None
-    assert result.error.startswith(f"hooks.example resolves to {address}, {reason}; ")
+    # The owner learns the name was refused, never where it points inside the network.
+    assert result.error.startswith("hooks.example does not resolve to a public address")
+    assert address not in result.error and reason not in result.error
     assert dns.asked == [("hooks.example", receiver.port)]
     assert receiver.requests == []
+
+
+@pytest.mark.parametrize(
+    ("address", "reason"),
+    [("127.0.0.1", "a loopback address"), ("169.254.169.254", "the cloud metadata address")],
+)
+async def test_where_private_targets_are_allowed_a_refusal_names_the_address(
+    receiver: Receiver, address: str, reason: str
+) -> None:
+    dns = FakeDns({"hooks.example": [address]})
+    result = await send(receiver.url("hooks.example"), resolver=dns, allow_private=True)
+
+    if reason == "a loopback address":
+        assert result.delivered
+    else:
+        assert result.error == (
+            f"hooks.example resolves to {address}, {reason}; such targets are never allowed"
+        )
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "[::1]"])
@@ -183,10 +203,9 @@ async def test_one_private_address_among_public_ones_refuses_the_whole_request(
     dns = FakeDns({"mixed.example": ["93.184.216.34", "10.0.0.5"]})
     result = await send(receiver.url("mixed.example"), resolver=dns)
 
-    assert result.status is None
-    assert result.error == (
-        "mixed.example resolves to 10.0.0.5, a private address; private targets are not allowed"
-    )
+    assert result.status is None and result.error is not None
+    assert result.error.startswith("mixed.example does not resolve to a public address")
+    assert "10.0.0.5" not in result.error
     assert receiver.requests == []
 
 
@@ -276,10 +295,17 @@ async def test_a_huge_reply_is_abandoned_after_the_status(receiver: Receiver) ->
 
 
 async def test_a_name_that_does_not_resolve_is_reported() -> None:
-    result = await send("https://nowhere.test/", resolver=FakeDns({}))
+    result = await send("https://nowhere.test/", resolver=FakeDns({}), allow_private=True)
 
     assert result.status is None
     assert result.error == "nowhere.test could not be resolved (name or service not known)"
+
+
+async def test_an_unknown_name_reads_as_a_refused_one_where_private_targets_are_refused() -> None:
+    unknown = await send("https://nowhere.test/", resolver=FakeDns({}))
+    inside = await send("https://nowhere.test/", resolver=FakeDns({"nowhere.test": ["10.9.8.7"]}))
+
+    assert unknown.error is not None and unknown.error == inside.error
 
 
 async def test_tls_names_the_host_while_tcp_goes_to_the_checked_address() -> None:
@@ -313,8 +339,7 @@ async def test_the_system_resolver_is_checked_too(receiver: Receiver) -> None:
     result = await send(receiver.url("localhost"))
 
     assert result.status is None and result.error is not None
-    assert result.error.startswith("localhost resolves to ")
-    assert "a loopback address; private targets are not allowed" in result.error
+    assert result.error.startswith("localhost does not resolve to a public address")
     assert receiver.requests == []
 
 

@@ -4,37 +4,66 @@
 -- the system session only (pinned to no namespace): a tenant's session, bound
 -- or not, gets nothing through it.
 
--- Claim due deliveries to send now: at most `per_endpoint` of each endpoint,
--- first ones of every endpoint before second ones (so one endpoint's backlog
--- never starves another's), skipping endpoints this dispatcher already keeps
--- busy and rows another dispatcher holds.  A claimed delivery counts its
--- attempt and is not due again for `lease` seconds: a sender that dies
--- mid-send leaves it to be sent again then.  Returned with what signing and
+-- Claim due deliveries to send now.  The caller says what it already keeps in
+-- flight, per endpoint and per namespace; no endpoint gets more than
+-- `per_endpoint` and no namespace more than `per_namespace` at once, so one
+-- tenant's slow or dead endpoints hold a bounded share of the sender.  Every
+-- namespace's first claim comes before any namespace's second, oldest due
+-- first within each rank.  Each enabled endpoint is visited once and reads at
+-- most its own allowance of due rows through its index, so a large backlog
+-- costs a round nothing more.  A delivery the endpoint may no longer see (its
+-- principals narrowed since) is not sent.  A claimed delivery counts its
+-- attempt and is the sender's for `lease` seconds: if the sender dies
+-- mid-send it is due again after that.  Returned with what signing and
 -- sending it needs: the endpoint's sealed secrets (the previous one only
 -- while its rotation grace lasts) and the event.
 CREATE OR REPLACE FUNCTION ragsage_claim_webhook_deliveries(
-        wanted integer, per_endpoint integer, busy uuid[], lease double precision)
+        wanted integer, per_endpoint integer, per_namespace integer,
+        busy_hooks uuid[], hook_counts integer[], busy_namespaces text[],
+        namespace_counts integer[], lease double precision)
     RETURNS TABLE (namespace text, webhook_id uuid, event_id uuid, attempts integer,
                    first_attempt_at timestamptz, url text, sealed_secret text,
                    previous_sealed_secret text, event_type text, event_created_at timestamptz,
                    data jsonb)
     LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = public, pg_temp AS $$
-        WITH candidates AS (
-            SELECT d.namespace, d.webhook_id, d.event_id,
-                   row_number() OVER (PARTITION BY d.namespace, d.webhook_id
+        WITH hooks_busy AS (
+            SELECT b.hook, b.n FROM unnest(busy_hooks, hook_counts) AS b(hook, n)
+        ),
+        namespaces_busy AS (
+            SELECT b.ns, b.n FROM unnest(busy_namespaces, namespace_counts) AS b(ns, n)
+        ),
+        candidates AS (
+            SELECT d.namespace, d.webhook_id, d.event_id, d.next_attempt_at,
+                   row_number() OVER (PARTITION BY w.namespace, w.id
                                       ORDER BY d.next_attempt_at) AS place
-            FROM ragsage_webhook_deliveries d
-            JOIN ragsage_webhooks w ON w.namespace = d.namespace AND w.id = d.webhook_id
-            WHERE d.state = 'pending' AND d.next_attempt_at <= now() AND w.enabled
-              AND d.webhook_id <> ALL (busy)
+            FROM ragsage_webhooks w
+            LEFT JOIN hooks_busy h ON h.hook = w.id
+            CROSS JOIN LATERAL (
+                SELECT d.namespace, d.webhook_id, d.event_id, d.next_attempt_at
+                FROM ragsage_webhook_deliveries d
+                JOIN ragsage_webhook_events e ON e.namespace = d.namespace AND e.id = d.event_id
+                WHERE d.namespace = w.namespace AND d.webhook_id = w.id
+                  AND d.state = 'pending' AND d.next_attempt_at <= now()
+                  AND (w.principals IS NULL OR e.access = '{}' OR e.access && w.principals)
+                ORDER BY d.next_attempt_at
+                LIMIT greatest(per_endpoint - coalesce(h.n, 0), 0)
+            ) d
+            WHERE w.enabled
               AND coalesce(current_setting('{{isolation_setting}}', true), '') = ''
+        ),
+        ranked AS (
+            SELECT c.*, row_number() OVER (PARTITION BY c.namespace
+                                           ORDER BY c.place, c.next_attempt_at) AS rank
+            FROM candidates c
         ),
         chosen AS (
             SELECT d.namespace, d.webhook_id, d.event_id FROM ragsage_webhook_deliveries d
-            JOIN candidates c ON c.namespace = d.namespace AND c.webhook_id = d.webhook_id
-                 AND c.event_id = d.event_id
-            WHERE c.place <= per_endpoint AND d.state = 'pending' AND d.next_attempt_at <= now()
-            ORDER BY c.place, d.next_attempt_at
+            JOIN ranked r ON r.namespace = d.namespace AND r.webhook_id = d.webhook_id
+                 AND r.event_id = d.event_id
+            LEFT JOIN namespaces_busy b ON b.ns = r.namespace
+            WHERE r.rank <= per_namespace - coalesce(b.n, 0)
+              AND d.state = 'pending' AND d.next_attempt_at <= now()
+            ORDER BY r.rank, r.next_attempt_at
             LIMIT wanted
             FOR UPDATE OF d SKIP LOCKED
         ),
@@ -42,6 +71,7 @@ CREATE OR REPLACE FUNCTION ragsage_claim_webhook_deliveries(
             UPDATE ragsage_webhook_deliveries d
             SET attempts = d.attempts + 1,
                 next_attempt_at = clock_timestamp() + make_interval(secs => lease),
+                claimed_until = clock_timestamp() + make_interval(secs => lease),
                 first_attempt_at = coalesce(d.first_attempt_at, clock_timestamp()),
                 last_attempt_at = clock_timestamp()
             FROM chosen c
@@ -58,8 +88,8 @@ CREATE OR REPLACE FUNCTION ragsage_claim_webhook_deliveries(
         JOIN ragsage_webhook_events e ON e.namespace = c.namespace AND e.id = c.event_id
     $$;
 
-ALTER FUNCTION ragsage_claim_webhook_deliveries(integer, integer, uuid[], double precision) OWNER TO "ragsage_system";
+ALTER FUNCTION ragsage_claim_webhook_deliveries(integer, integer, integer, uuid[], integer[], text[], integer[], double precision) OWNER TO "ragsage_system";
 
-REVOKE ALL ON FUNCTION ragsage_claim_webhook_deliveries(integer, integer, uuid[], double precision) FROM PUBLIC;
+REVOKE ALL ON FUNCTION ragsage_claim_webhook_deliveries(integer, integer, integer, uuid[], integer[], text[], integer[], double precision) FROM PUBLIC;
 
-GRANT EXECUTE ON FUNCTION ragsage_claim_webhook_deliveries(integer, integer, uuid[], double precision) TO "{{app_role}}";
+GRANT EXECUTE ON FUNCTION ragsage_claim_webhook_deliveries(integer, integer, integer, uuid[], integer[], text[], integer[], double precision) TO "{{app_role}}";

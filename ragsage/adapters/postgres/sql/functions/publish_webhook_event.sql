@@ -21,12 +21,14 @@ CREATE OR REPLACE FUNCTION ragsage_publish_webhook_event(
     DECLARE
         event_id uuid;
     BEGIN
-        IF NOT EXISTS (
-            SELECT 1 FROM ragsage_webhooks w
-            WHERE w.namespace = ns AND event_type = ANY (w.events)
-              AND (w.enabled OR w.disabled_reason IS NOT NULL)
-              AND (w.principals IS NULL OR cardinality(readers) = 0 OR readers && w.principals)
-        ) THEN
+        -- Locked for key share first: an endpoint deleted meanwhile is waited
+        -- for and then skipped, never a foreign-key error in the job's commit.
+        PERFORM 1 FROM ragsage_webhooks w
+        WHERE w.namespace = ns AND event_type = ANY (w.events)
+          AND (w.enabled OR w.disabled_reason IS NOT NULL)
+          AND (w.principals IS NULL OR cardinality(readers) = 0 OR readers && w.principals)
+        FOR KEY SHARE;
+        IF NOT FOUND THEN
             RETURN;
         END IF;
         event_id := gen_random_uuid();

@@ -5,13 +5,17 @@
 -- or not, gets nothing through it.
 
 -- Record how attempt `attempt` of a delivery went: 'delivered', 'retry' (due
--- again in `retry_in` seconds) or 'failed' (its schedule is spent).  A result
--- for an attempt that is no longer the delivery's latest (its claim ran out
--- and another sender took it) is dropped: 'stale'.  A delivery given up while
--- its endpoint has failed ever since that delivery's first attempt means the
--- endpoint kept failing for a whole schedule: it is disabled with the reason,
--- and its other pending deliveries fail with it, to be replayed once fixed
--- ('disabled').
+-- again in `retry_in` seconds), 'failed' (its schedule is spent) or 'unsent'
+-- (this worker could not sign it: an operator's mistake, not the endpoint's,
+-- so the attempt is handed back uncounted and due again in `retry_in`).  A
+-- result for an attempt that is no longer the delivery's latest (its claim ran
+-- out and another sender took it) is dropped: 'stale'.  A delivery given up
+-- while its endpoint has failed ever since that delivery's first attempt means
+-- the endpoint kept failing for a whole schedule: it is disabled with the
+-- reason, and its other pending deliveries not being sent right now fail with
+-- it, to be replayed once fixed ('disabled').  A failed attempt at an endpoint
+-- disabled meanwhile fails for good.  The endpoint row is locked first, by
+-- every call, so two records for one endpoint always lock in the same order.
 CREATE OR REPLACE FUNCTION ragsage_record_webhook_delivery(
         ns text, hook uuid, event uuid, attempt integer, outcome text, status integer,
         latency real, error text, retry_in double precision)
@@ -21,26 +25,45 @@ CREATE OR REPLACE FUNCTION ragsage_record_webhook_delivery(
         first_try timestamptz;
         tried_at timestamptz;
         since timestamptz;
+        live boolean;
+        result text := outcome;
     BEGIN
         IF coalesce(current_setting('{{isolation_setting}}', true), '') <> '' THEN
             RETURN 'stale';  -- a tenant's session: not the dispatcher
         END IF;
-        IF outcome NOT IN ('delivered', 'retry', 'failed') THEN
+        IF outcome NOT IN ('delivered', 'retry', 'failed', 'unsent') THEN
             RAISE EXCEPTION 'unknown delivery outcome %', outcome;
         END IF;
+        SELECT w.enabled INTO live FROM ragsage_webhooks w
+        WHERE w.namespace = ns AND w.id = hook FOR NO KEY UPDATE;
+        IF NOT FOUND THEN
+            RETURN 'stale';  -- deleted meanwhile, with its deliveries
+        END IF;
+        IF outcome = 'unsent' THEN
+            UPDATE ragsage_webhook_deliveries d
+            SET attempts = d.attempts - 1, claimed_until = NULL, last_error = error,
+                next_attempt_at = clock_timestamp() + make_interval(secs => retry_in)
+            WHERE d.namespace = ns AND d.webhook_id = hook AND d.event_id = event
+              AND d.state = 'pending' AND d.attempts = attempt;
+            RETURN CASE WHEN FOUND THEN 'unsent' ELSE 'stale' END;
+        END IF;
+        IF outcome = 'retry' AND NOT live THEN
+            result := 'failed';
+        END IF;
         UPDATE ragsage_webhook_deliveries d
-        SET state = CASE outcome WHEN 'retry' THEN 'pending' ELSE outcome END,
-            next_attempt_at = CASE WHEN outcome = 'retry'
+        SET state = CASE result WHEN 'retry' THEN 'pending' ELSE result END,
+            next_attempt_at = CASE WHEN result = 'retry'
                                    THEN clock_timestamp() + make_interval(secs => retry_in)
                                    ELSE d.next_attempt_at END,
-            last_status = status, last_latency_ms = latency, last_error = error
+            claimed_until = NULL, last_status = status, last_latency_ms = latency,
+            last_error = error
         WHERE d.namespace = ns AND d.webhook_id = hook AND d.event_id = event
           AND d.state = 'pending' AND d.attempts = attempt
         RETURNING d.first_attempt_at, d.last_attempt_at INTO first_try, tried_at;
         IF NOT FOUND THEN
             RETURN 'stale';
         END IF;
-        IF outcome = 'delivered' THEN
+        IF result = 'delivered' THEN
             UPDATE ragsage_webhooks SET failing_since = NULL
             WHERE namespace = ns AND id = hook AND failing_since IS NOT NULL;
             RETURN 'delivered';
@@ -49,10 +72,10 @@ CREATE OR REPLACE FUNCTION ragsage_record_webhook_delivery(
         UPDATE ragsage_webhooks SET failing_since = coalesce(failing_since, tried_at)
         WHERE namespace = ns AND id = hook
         RETURNING failing_since INTO since;
-        IF outcome = 'retry' THEN
+        IF result = 'retry' THEN
             RETURN 'retry';
         END IF;
-        IF since IS NULL OR since > first_try THEN
+        IF NOT live OR since IS NULL OR since > first_try THEN
             RETURN 'failed';
         END IF;
         UPDATE ragsage_webhooks
@@ -60,11 +83,12 @@ CREATE OR REPLACE FUNCTION ragsage_record_webhook_delivery(
             disabled_reason = 'every delivery failed since '
                 || to_char(since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
                 || '; the last: ' || coalesce(error, 'no answer')
-        WHERE namespace = ns AND id = hook AND enabled;
+        WHERE namespace = ns AND id = hook;
         UPDATE ragsage_webhook_deliveries d
         SET state = 'failed', last_error = coalesce(d.last_error || '; ', '')
                 || 'not sent: the endpoint was disabled'
-        WHERE d.namespace = ns AND d.webhook_id = hook AND d.state = 'pending';
+        WHERE d.namespace = ns AND d.webhook_id = hook AND d.state = 'pending'
+          AND (d.claimed_until IS NULL OR d.claimed_until < clock_timestamp());
         RETURN 'disabled';
     END
     $$;

@@ -1,7 +1,8 @@
 -- requires: 24
 
 -- What waits to be sent across every namespace: how many deliveries, and the
--- creation time of the oldest event among them (the metrics' backlog age).
+-- creation time of the oldest event among them (the metrics' backlog age);
+-- for the system session only, as the dispatcher's doors are.
 CREATE OR REPLACE FUNCTION ragsage_webhook_backlog()
     RETURNS TABLE (pending bigint, oldest timestamptz)
     LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
@@ -10,6 +11,7 @@ CREATE OR REPLACE FUNCTION ragsage_webhook_backlog()
         JOIN ragsage_webhook_events e ON e.namespace = d.namespace AND e.id = d.event_id
         JOIN ragsage_webhooks w ON w.namespace = d.namespace AND w.id = d.webhook_id
         WHERE d.state = 'pending' AND w.enabled
+          AND coalesce(current_setting('{{isolation_setting}}', true), '') = ''
     $$;
 
 ALTER FUNCTION ragsage_webhook_backlog() OWNER TO "ragsage_system";

@@ -70,6 +70,7 @@ CREATE TABLE IF NOT EXISTS ragsage_webhook_deliveries (
         next_attempt_at timestamptz NOT NULL DEFAULT clock_timestamp(),
         first_attempt_at timestamptz,
         last_attempt_at timestamptz,
+        claimed_until timestamptz,
         last_status integer,
         last_latency_ms real,
         last_error text,
@@ -83,7 +84,11 @@ COMMENT ON TABLE ragsage_webhook_deliveries IS 'one event for one endpoint: its 
 
 COMMENT ON COLUMN ragsage_webhook_deliveries.next_attempt_at IS 'a pending delivery is due then; while one is being sent, when its sender''s claim runs out';
 
-CREATE INDEX IF NOT EXISTS ragsage_webhook_deliveries_due ON ragsage_webhook_deliveries (next_attempt_at) WHERE state = 'pending';
+COMMENT ON COLUMN ragsage_webhook_deliveries.claimed_until IS 'while a sender holds the delivery: when its claim runs out; NULL otherwise';
+
+COMMENT ON COLUMN ragsage_webhook_deliveries.last_attempt_at IS 'when the latest attempt began';
+
+CREATE INDEX IF NOT EXISTS ragsage_webhook_deliveries_due ON ragsage_webhook_deliveries (namespace, webhook_id, next_attempt_at) WHERE state = 'pending';
 
 CREATE INDEX IF NOT EXISTS ragsage_webhook_deliveries_recent ON ragsage_webhook_deliveries (namespace, webhook_id, created_at DESC);
 
