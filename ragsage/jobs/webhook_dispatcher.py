@@ -122,7 +122,7 @@ class Dispatcher:
                     await self.round()
                     await self._housekeeping()
                 except Exception as exc:  # noqa: BLE001 - the next round tries again
-                    _log.warning("webhook round failed: %s", type(exc).__name__)
+                    _log.warning("webhook round failed: %s", _reason(exc))
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), self.settings.webhook_poll_interval)
         finally:
@@ -274,3 +274,10 @@ def _release(counts: Counter[Any], key: Any) -> None:
     counts[key] -= 1
     if counts[key] <= 0:
         del counts[key]
+
+
+def _reason(exc: BaseException) -> str:
+    """An error's kind and the first line of the database's own words (never its SQL)."""
+    cause = getattr(exc, "orig", None) or exc
+    first = str(cause).strip().splitlines()[0] if str(cause).strip() else ""
+    return f"{type(cause).__name__}: {first[:200]}" if first else type(cause).__name__
