@@ -101,8 +101,10 @@ class Dispatcher:
         self._tasks: set[asyncio.Task[None]] = set()
         self.finished = threading.Event()
         self._wake = asyncio.Event()
-        # Records and claims share the process's small pool with the watchdog.
-        self._database_turns = asyncio.Semaphore(2)
+        # Records and claims share the process's pool (RAGSAGE_DB_POOL_SIZE and as
+        # many again in overflow) with the watchdog: at most four at a time, so a
+        # burst of fast failures leaves room for it and for the next claim.
+        self._database_turns = asyncio.Semaphore(4)
         self._last_purge = 0.0
 
     # ------------------------------------------------------------------ running

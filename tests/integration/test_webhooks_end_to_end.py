@@ -100,7 +100,11 @@ def test_every_terminal_event_arrives_signed_through_kills_and_an_outage(
     worker.start(concurrency=2)
     receiver.mode("/acme", "fail")
     upload(ACME, acme_docs[70:140])
-    time.sleep(3.0)
+    # The receiver fails until it has turned away a few deliveries, however slow the machine.
+    deadline = time.monotonic() + 120
+    while sum(r["status"] == 500 for r in receiver.records("/acme")) < 10:
+        assert time.monotonic() < deadline, "no delivery reached the failing receiver"
+        time.sleep(0.2)
     receiver.mode("/acme", "ok")
     worker.kill()
     worker = deployment.worker()

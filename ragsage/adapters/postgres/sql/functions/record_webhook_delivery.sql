@@ -14,8 +14,11 @@
 -- the endpoint kept failing for a whole schedule: it is disabled with the
 -- reason, and its other pending deliveries not being sent right now fail with
 -- it, to be replayed once fixed ('disabled').  A failed attempt at an endpoint
--- disabled meanwhile fails for good.  The endpoint row is locked first, by
--- every call, so two records for one endpoint always lock in the same order.
+-- disabled meanwhile fails for good.  The endpoint row is written only when
+-- its state changes (its first failure, the success that ends a failure, the
+-- disabling), so the many records of a failing endpoint do not queue behind
+-- one another; a disabling leaves deliveries in flight to their senders, so
+-- it never waits on a record that waits on it.
 CREATE OR REPLACE FUNCTION ragsage_record_webhook_delivery(
         ns text, hook uuid, event uuid, attempt integer, outcome text, status integer,
         latency real, error text, retry_in double precision)
@@ -34,8 +37,8 @@ CREATE OR REPLACE FUNCTION ragsage_record_webhook_delivery(
         IF outcome NOT IN ('delivered', 'retry', 'failed', 'unsent') THEN
             RAISE EXCEPTION 'unknown delivery outcome %', outcome;
         END IF;
-        SELECT w.enabled INTO live FROM ragsage_webhooks w
-        WHERE w.namespace = ns AND w.id = hook FOR NO KEY UPDATE;
+        SELECT w.enabled, w.failing_since INTO live, since FROM ragsage_webhooks w
+        WHERE w.namespace = ns AND w.id = hook;
         IF NOT FOUND THEN
             RETURN 'stale';  -- deleted meanwhile, with its deliveries
         END IF;
@@ -64,14 +67,18 @@ CREATE OR REPLACE FUNCTION ragsage_record_webhook_delivery(
             RETURN 'stale';
         END IF;
         IF result = 'delivered' THEN
-            UPDATE ragsage_webhooks SET failing_since = NULL
-            WHERE namespace = ns AND id = hook AND failing_since IS NOT NULL;
+            IF since IS NOT NULL THEN
+                UPDATE ragsage_webhooks SET failing_since = NULL
+                WHERE namespace = ns AND id = hook AND failing_since IS NOT NULL;
+            END IF;
             RETURN 'delivered';
         END IF;
-        -- Failing since this attempt began, unless it already was.
-        UPDATE ragsage_webhooks SET failing_since = coalesce(failing_since, tried_at)
-        WHERE namespace = ns AND id = hook
-        RETURNING failing_since INTO since;
+        IF since IS NULL THEN
+            -- Failing since this attempt began, unless another record said so first.
+            UPDATE ragsage_webhooks SET failing_since = coalesce(failing_since, tried_at)
+            WHERE namespace = ns AND id = hook
+            RETURNING failing_since INTO since;
+        END IF;
         IF result = 'retry' THEN
             RETURN 'retry';
         END IF;
