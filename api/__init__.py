@@ -23,7 +23,7 @@ from api.keycache import Signers
 from api.limits import RateLimited, RequestLimits, too_many
 from api.metrics import Metrics
 from api.probes import Probes
-from api.routes import documents, jobs, keys, ops, query, reindex, usage, webhooks
+from api.routes import chat, documents, jobs, keys, ops, query, reindex, usage, webhooks
 from api.routes.common import check_path_ids
 from api.services import EXTENSION, Services
 from ragsage.adapters.observability.logs import (
@@ -80,7 +80,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         type(built.reranker).__name__ if built.reranker else "none",
         type(built.llm).__name__,
     )
-    for module in (ops, query, documents, jobs, keys, reindex, usage, webhooks, web):
+    for module in (ops, query, chat, documents, jobs, keys, reindex, usage, webhooks, web):
         app.register_blueprint(module.blueprint)
     register_error_handlers(app)
     app.register_error_handler(RateLimited, lambda limited: too_many(limited.refusal))

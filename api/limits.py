@@ -32,7 +32,9 @@ from ragsage.settings import Settings
 
 _log = logging.getLogger(__name__)
 # Endpoints counted as searches and answers; every other /v1 route is "other".
-SEARCH_ENDPOINTS = frozenset({"query.search", "query.query", "query.fetch_chunk", "query.sources"})
+SEARCH_ENDPOINTS = frozenset(
+    {"query.search", "query.query", "query.fetch_chunk", "query.sources", "chat.completions"}
+)
 # After the limits' Redis failed, requests skip it for this long (fail open).
 _PAUSE_SECONDS = 5.0
 # Keys and namespaces refused lately that one process keeps in mind at most.

@@ -135,6 +135,9 @@ class Settings:
     max_neighbours: int = 10
     max_history_turns: int = 50
     answers_per_key: int = 4
+    # The OpenAI-compatible chat endpoint appends a short Sources list to each
+    # answer's text (a request's own "sources" field wins); docs/chat.md.
+    chat_sources: bool = True
     # Restricted keys (docs/restricted-keys.md): the longest life one may ask for
     # (seconds), and how long an API process trusts what it last read of a parent
     # delegate key; revoking or rotating a parent takes effect within the latter.
