@@ -30,7 +30,7 @@ def chat(running: Deployment, api: ApiServer) -> openai.OpenAI:
     return openai.OpenAI(base_url=f"{api.url}/v1", api_key=key, max_retries=0, timeout=60)
 
 
-def test_an_answer_with_its_markers_and_citations_whole_and_streamed(chat: openai.OpenAI) -> None:
+def test_answers_whole_streamed_followed_up_and_not_found(chat: openai.OpenAI) -> None:
     question = "How long are database backups kept?"
     whole = chat.chat.completions.create(
         model="ragsage", messages=[{"role": "user", "content": question}]
@@ -65,8 +65,7 @@ def test_an_answer_with_its_markers_and_citations_whole_and_streamed(chat: opena
     assert "Sources:" not in (bare.choices[0].message.content or "")
     assert (bare.model_extra or {})["citations"]
 
-
-def test_a_follow_up_is_answered_from_the_conversation(chat: openai.OpenAI) -> None:
+    # A follow-up is answered from the conversation it continues.
     follow_up = chat.chat.completions.create(
         model="ragsage",
         messages=[
@@ -80,8 +79,7 @@ def test_a_follow_up_is_answered_from_the_conversation(chat: openai.OpenAI) -> N
     assert "encrypted at rest" in text
     assert (follow_up.model_extra or {})["citations"][0]["source"] == "security-policy.md"
 
-
-def test_a_question_the_documents_cannot_answer_is_not_found(chat: openai.OpenAI) -> None:
+    # What the documents cannot answer is an ordinary answer that says so.
     reply = chat.chat.completions.create(
         model="ragsage",
         messages=[{"role": "user", "content": "What is the boiling point of tungsten carbide?"}],
@@ -91,7 +89,10 @@ def test_a_question_the_documents_cannot_answer_is_not_found(chat: openai.OpenAI
     assert "Sources:" not in (reply.choices[0].message.content or "")
 
 
-def test_the_client_raises_its_own_errors(chat: openai.OpenAI, api: ApiServer) -> None:
+def test_the_client_raises_its_own_errors(deployment: Deployment, api: ApiServer) -> None:
+    # No worker and no documents: every one of these is refused before anything is read.
+    key = make_key(deployment.settings, "acme", Role.READ)
+    chat = openai.OpenAI(base_url=f"{api.url}/v1", api_key=key, max_retries=0, timeout=60)
     assert [model.id for model in chat.models.list()] == ["ragsage"]
     stranger = openai.OpenAI(base_url=f"{api.url}/v1", api_key="rsk_wrong", max_retries=0)
     with pytest.raises(openai.AuthenticationError):
