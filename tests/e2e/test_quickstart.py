@@ -10,18 +10,23 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import re
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psutil
 import pytest
+from standardwebhooks.webhooks import Webhook
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV = Path(sys.executable).parent.parent
@@ -116,6 +121,13 @@ def _exercise(
             timeout=60,
         )
         stack.callback(client.close)
+        # The stack sends webhooks out of the box: its own operator key, local receivers allowed.
+        heard = _Receiver()
+        stack.callback(heard.close)
+        hook = client.post(
+            "/v1/webhooks", json={"url": heard.url, "events": ["job.succeeded"]}
+        ).json()
+        assert hook["secret"].startswith("whsec_"), hook
         note = b"# Parking\n\nVisitors park on level minus two, bays 40 to 55."
         job = client.post("/v1/documents", files={"file": ("parking.md", note)}).json()
         deadline = time.monotonic() + 60
@@ -125,6 +137,18 @@ def _exercise(
         answer = client.post("/v1/query", json={"question": "Where do visitors park?"}).json()
         assert "level minus two" in answer["answer"]
         assert answer["citations"][0]["source"] == "parking.md"
+        event = heard.wait(timeout=30)
+        verified = Webhook(hook["secret"]).verify(event["body"], event["headers"])
+        assert verified["type"] == "job.succeeded" and verified["data"]["id"] == job["job_id"]
+        # And chat tools can ask it on OpenAI's protocol.
+        chat = client.post(
+            "/v1/chat/completions",
+            json={
+                "model": "ragsage",
+                "messages": [{"role": "user", "content": "Where do visitors park?"}],
+            },
+        ).json()
+        assert "level minus two" in chat["choices"][0]["message"]["content"]
 
         second = subprocess.run(
             [RAGSAGE, "up", "--port", str(free_port())],
@@ -170,3 +194,33 @@ def test_a_busy_port_and_a_damaged_data_directory_get_one_line_each(tmp_path: Pa
     assert broken.returncode == 1 and broken.stderr.count("\n") == 1, broken.stderr
     assert "move" in broken.stderr and str(damaged) in broken.stderr
     assert processes_under(damaged) == []
+
+
+class _Receiver:
+    """A webhook receiver on loopback that keeps the first request it gets."""
+
+    def __init__(self) -> None:
+        got: queue.Queue[dict[str, Any]] = queue.Queue()
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - the name http.server calls
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                got.put({"body": body, "headers": dict(self.headers.items())})
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+                pass
+
+        self.got = got
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def wait(self, timeout: float) -> dict[str, Any]:
+        return self.got.get(timeout=timeout)
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
