@@ -14,13 +14,13 @@ import json
 import time
 import uuid
 from collections.abc import AsyncGenerator, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from flask import Blueprint, Response
 
+from api import answer_stream, convert, costs
 from api import chat_schemas as shapes
-from api import convert, costs
 from api.auth import narrowed, require
 from api.documented import documented, ok
 from api.errors import ApiError
@@ -28,7 +28,6 @@ from api.routes.common import json_body
 from api.services import Services, services
 from ragsage.adapters.parsing.tokens import make_token_counter
 from ragsage.adapters.postgres.keys import Principal, Role
-from ragsage.core.errors import RagsageError
 from ragsage.core.types import Turn
 from ragsage.query import AnswerEvent, Citation, CitationsEvent, DoneEvent, TokenEvent
 from ragsage.query.options import RetrievalOptions
@@ -103,7 +102,6 @@ class _Reply:
     citations: tuple[Citation, ...] = ()
     not_found: bool = False
     finish: str = "stop"
-    pieces: list[str] = field(default_factory=list)
 
 
 @blueprint.post("/v1/chat/completions")
@@ -271,53 +269,42 @@ class _Chat:
     def stream(self) -> Response:
         slot = self.here.answers.take(self.who.holder)
         events = self._events()
-        # Retrieval runs before the first event: an outage there still gets its
-        # status code, because no status line has been sent yet.
-        try:
-            first: AnswerEvent | None = self.here.run(anext(events))
-        except StopAsyncIteration:
-            first = None
-        except BaseException:
-            self.here.run(events.aclose())
-            self.here.answers.give_back(slot)
-            raise
+        first = answer_stream.opened(self.here, events, slot)
         return Response(
             self._chunks(events, first, slot),
             mimetype="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
 
-    def _chunk(self, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
+    def _chunk(self, choices: list[dict[str, Any]], **extra: Any) -> str:
         chunk = {
             "id": self.id,
             "object": "chat.completion.chunk",
             "created": self.created,
             "model": shapes.CHAT_MODEL,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            "choices": choices,
             **extra,
         }
         return f"data: {json.dumps(chunk, separators=(',', ':'))}\n\n"
+
+    def _delta(self, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
+        return self._chunk([{"index": 0, "delta": delta, "finish_reason": finish}], **extra)
 
     def _chunks(
         self, events: AsyncGenerator[AnswerEvent, None], first: AnswerEvent | None, slot: str | None
     ) -> Iterator[str]:
         reply = _Reply()
-        event = first
         try:
-            yield self._chunk({"role": "assistant", "content": ""})
-            while event is not None:
+            yield self._delta({"role": "assistant", "content": ""})
+            for event in answer_stream.relayed(self.here, events, first, slot):
                 for piece in self._take(reply, event):
-                    yield self._chunk({"content": piece})
-                try:
-                    event = self.here.run(anext(events))
-                except StopAsyncIteration:
-                    event = None
+                    yield self._delta({"content": piece})
             sources = self._sources(reply)
             if sources:
-                yield self._chunk({"content": sources})
+                yield self._delta({"content": sources})
             reply.text += sources
             usage = self._usage(reply).model_dump()
-            yield self._chunk(
+            yield self._delta(
                 {},
                 "length" if reply.finish == "length" else "stop",
                 citations=[convert.citation(c).model_dump() for c in reply.citations],
@@ -325,32 +312,11 @@ class _Chat:
                 usage=usage,
             )
             if self.include_usage:
-                yield (
-                    "data: "
-                    + json.dumps(
-                        {
-                            "id": self.id,
-                            "object": "chat.completion.chunk",
-                            "created": self.created,
-                            "model": shapes.CHAT_MODEL,
-                            "choices": [],
-                            "usage": usage,
-                        }
-                    )
-                    + "\n\n"
-                )
+                yield self._chunk([], usage=usage)
             yield "data: [DONE]\n\n"
-        except RagsageError as exc:
-            message = (
-                str(exc) if exc.__class__.__module__ == "ragsage.core.errors" else "query failed"
-            )
-            yield f"data: {json.dumps({'error': {'message': message, 'type': 'api_error'}})}\n\n"
-        except Exception:  # noqa: BLE001 - the client must hear that the stream ended badly
-            failure = {"error": {"message": "internal error while answering", "type": "api_error"}}
-            yield f"data: {json.dumps(failure)}\n\n"
-        finally:
-            self.here.run(events.aclose())
-            self.here.answers.give_back(slot)
+        except Exception as exc:  # noqa: BLE001 - the client must hear that the stream ended badly
+            failure = {"message": answer_stream.failure_message(exc), "type": "api_error"}
+            yield f"data: {json.dumps({'error': failure})}\n\n"
 
 
 def _place(citation: Citation) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 
 from flask import Blueprint, Response, request
 
-from api import convert, costs, schemas
+from api import answer_stream, convert, costs, schemas
 from api.auth import narrowed, require, run_checked
 from api.documented import documented, ok, query_int
 from api.errors import ApiError
@@ -22,7 +22,6 @@ from api.schemas import (
 )
 from api.services import Services, services
 from ragsage.adapters.postgres.keys import Role
-from ragsage.core.errors import RagsageError
 from ragsage.core.types import Turn
 from ragsage.query import (
     AnswerEvent,
@@ -85,16 +84,7 @@ def query() -> Any:
     if body.stream or request.accept_mimetypes.best == "text/event-stream":
         slot = here.answers.take(who.holder)
         events = engine.stream_answer(who.scope, body.question, history=history, options=options)
-        # Retrieval runs before the first event: a database outage there still
-        # gets its 503, because no status line has been sent yet.
-        try:
-            first = here.run(_next(events))
-        except StopAsyncIteration:
-            first = None
-        except BaseException:
-            here.run(events.aclose())
-            here.answers.give_back(slot)
-            raise
+        first = answer_stream.opened(here, events, slot)
         return Response(
             _sse(here, events, first, slot),
             mimetype="text/event-stream",
@@ -114,10 +104,6 @@ def query() -> Any:
     )
 
 
-async def _next(events: AsyncGenerator[AnswerEvent, None]) -> AnswerEvent:
-    return await anext(events)
-
-
 def _event(name: str, data: Any) -> str:
     return f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
 
@@ -130,14 +116,11 @@ def _sse(
 ) -> Iterator[str]:
     """Relay engine events as Server-Sent Events, one at a time, as they arrive.
 
-    The async stream is advanced one event per call on the process loop; its
-    arguments were bound before streaming began, so nothing here touches the
-    request context.  A failure mid-stream becomes an ``error`` event, because
-    the status line has already been sent.
+    A failure mid-stream becomes an ``error`` event, because the status line
+    has already been sent.
     """
-    event = first
     try:
-        while event is not None:
+        for event in answer_stream.relayed(here, events, first, slot):
             if isinstance(event, TokenEvent):
                 yield _event("token", {"text": event.text})
             elif isinstance(event, CitationsEvent):
@@ -155,18 +138,8 @@ def _sse(
                         "timing_ms": event.timing_ms,
                     },
                 )
-            try:
-                event = here.run(_next(events))
-            except StopAsyncIteration:
-                event = None
-    except RagsageError as exc:
-        message = str(exc) if exc.__class__.__module__ == "ragsage.core.errors" else "query failed"
-        yield _event("error", {"message": message})
-    except Exception:  # noqa: BLE001 - the client must hear that the stream ended badly
-        yield _event("error", {"message": "internal error while answering"})
-    finally:
-        here.run(events.aclose())
-        here.answers.give_back(slot)  # the key may start another answer
+    except Exception as exc:  # noqa: BLE001 - the client must hear that the stream ended badly
+        yield _event("error", {"message": answer_stream.failure_message(exc)})
 
 
 @blueprint.get("/v1/chunks/<path:chunk_id>")

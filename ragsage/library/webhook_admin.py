@@ -7,7 +7,6 @@ so neither caller can store an endpoint the other would refuse.
 
 from __future__ import annotations
 
-import ipaddress
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -64,7 +63,7 @@ class WebhookAdmin:
         return Sealer(self.settings.webhook_keys)
 
     def _checked_url(self, url: str) -> str:
-        from ragsage.adapters.webhooks.sender import check_url, refusal
+        from ragsage.adapters.webhooks.sender import check_url, is_address, refusal
 
         if len(url) > MAX_URL_LENGTH:
             raise InvalidRequest(f"a webhook URL is at most {MAX_URL_LENGTH} characters")
@@ -75,7 +74,7 @@ class WebhookAdmin:
         host = (urlsplit(url).hostname or "").strip("[]")
         # A literal address is judged now; a name is judged at each delivery,
         # after it is resolved (it may point elsewhere by then).
-        if _is_address(host) and not self.settings.webhook_allow_private:
+        if is_address(host) and not self.settings.webhook_allow_private:
             why = refusal(host)
             if why is not None:
                 raise InvalidRequest(
@@ -212,11 +211,3 @@ def _principals(principals: Sequence[str] | None) -> list[str] | None:
 def _check_description(description: str) -> None:
     if len(description) > MAX_DESCRIPTION_LENGTH:
         raise InvalidRequest(f"a description is at most {MAX_DESCRIPTION_LENGTH} characters")
-
-
-def _is_address(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return True

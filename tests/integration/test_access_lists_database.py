@@ -213,6 +213,8 @@ async def test_every_function_the_app_role_may_call_gives_a_bound_session_nothin
         ],
         "ragsage_purge_webhook_events": [("SELECT ragsage_purge_webhook_events(0, 0, 100)", {})],
         "ragsage_webhook_backlog": [("SELECT * FROM ragsage_webhook_backlog()", {})],
+        # Pure: whether an endpoint's principals admit an access list; it reads no table.
+        "ragsage_webhook_admits": [("SELECT ragsage_webhook_admits('{group:hr}', '{}')", {})],
         "ragsage_rotate_webhook_secret": [
             ("SELECT ragsage_rotate_webhook_secret(:id, 'sealed', 0)", {"id": uuid.uuid4()})
         ],

@@ -26,8 +26,7 @@ _COLUMNS = (
 # A delivery of endpoint :id whose event its :principals may not see.
 _UNSEEN = (
     "d.webhook_id = :id AND d.state <> 'delivered' AND e.namespace = d.namespace "
-    "AND e.id = d.event_id AND e.access <> '{}' "
-    "AND NOT e.access && CAST(:principals AS text[])"
+    "AND e.id = d.event_id AND NOT ragsage_webhook_admits(CAST(:principals AS text[]), e.access)"
 )
 # Keeps "not given" apart from an explicit None (an unbound endpoint).
 UNCHANGED: Any = object()
@@ -247,7 +246,7 @@ async def replay(
             "WHERE d.webhook_id = :id AND d.state = 'failed' "
             "AND w.namespace = d.namespace AND w.id = d.webhook_id "
             "AND e.namespace = d.namespace AND e.id = d.event_id "
-            "AND (w.principals IS NULL OR e.access = '{}' OR e.access && w.principals) "
+            "AND ragsage_webhook_admits(w.principals, e.access) "
             "AND (CAST(:since AS timestamptz) IS NULL OR d.created_at >= :since)"
         ),
         {"id": webhook_id, "since": since},
@@ -367,9 +366,8 @@ async def purge_events(
     )
 
 
-async def backlog(system: AsyncSession) -> tuple[int, datetime | None]:
-    """Deliveries waiting across every namespace, and when the oldest one's event happened."""
-    row = (
-        await system.execute(text("SELECT pending, oldest FROM ragsage_webhook_backlog()"))
-    ).one()
-    return int(row[0]), row[1]
+async def backlog(system: AsyncSession) -> tuple[int, float]:
+    """Deliveries waiting across every namespace, and the age (s) of the oldest one's event."""
+    found = await system.execute(text("SELECT pending, oldest_age FROM ragsage_webhook_backlog()"))
+    row = found.one()
+    return int(row[0]), float(row[1])

@@ -320,7 +320,7 @@ class _CheckedBackend(httpcore.AsyncNetworkBackend):
         await self._inner.sleep(seconds)
 
     async def _checked_addresses(self, host: str, port: int) -> list[str]:
-        literal = _is_ip(host)
+        literal = is_address(host)
         if literal:
             addresses = [host]
         else:
@@ -364,7 +364,8 @@ class _CheckedBackend(httpcore.AsyncNetworkBackend):
         )
 
 
-def _is_ip(host: str) -> bool:
+def is_address(host: str) -> bool:
+    """Whether a URL's host is an IP address literal rather than a name."""
     try:
         ipaddress.ip_address(host)
     except ValueError:

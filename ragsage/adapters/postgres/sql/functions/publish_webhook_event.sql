@@ -20,30 +20,33 @@ CREATE OR REPLACE FUNCTION ragsage_publish_webhook_event(
     LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
     DECLARE
         event_id uuid;
+        hook record;
     BEGIN
-        -- Locked for key share first: an endpoint deleted meanwhile is waited
-        -- for and then skipped, never a foreign-key error in the job's commit.
-        PERFORM 1 FROM ragsage_webhooks w
-        WHERE w.namespace = ns AND event_type = ANY (w.events)
-          AND (w.enabled OR w.disabled_reason IS NOT NULL)
-          AND (w.principals IS NULL OR cardinality(readers) = 0 OR readers && w.principals)
-        FOR KEY SHARE;
-        IF NOT FOUND THEN
-            RETURN;
-        END IF;
-        event_id := gen_random_uuid();
-        INSERT INTO ragsage_webhook_events (namespace, id, type, data, access)
-            VALUES (ns, event_id, event_type, payload, coalesce(readers, '{}'));
-        INSERT INTO ragsage_webhook_deliveries (namespace, webhook_id, event_id, state, last_error)
-            SELECT ns, w.id, event_id,
-                   CASE WHEN w.enabled THEN 'pending' ELSE 'failed' END,
-                   CASE WHEN w.enabled THEN NULL
-                        ELSE 'not sent: the endpoint was disabled (' || w.disabled_reason || ')' END
-            FROM ragsage_webhooks w
+        -- Locked for key share as they are read: an endpoint deleted meanwhile is
+        -- waited for and then skipped, never a foreign-key error in the job's commit.
+        FOR hook IN
+            SELECT w.id, w.enabled, w.disabled_reason FROM ragsage_webhooks w
             WHERE w.namespace = ns AND event_type = ANY (w.events)
               AND (w.enabled OR w.disabled_reason IS NOT NULL)
-              AND (w.principals IS NULL OR cardinality(readers) = 0 OR readers && w.principals);
-        PERFORM pg_notify('ragsage_webhooks', '');
+              AND ragsage_webhook_admits(w.principals, readers)
+            FOR KEY SHARE
+        LOOP
+            IF event_id IS NULL THEN
+                event_id := gen_random_uuid();
+                INSERT INTO ragsage_webhook_events (namespace, id, type, data, access)
+                    VALUES (ns, event_id, event_type, payload, coalesce(readers, '{}'));
+            END IF;
+            INSERT INTO ragsage_webhook_deliveries
+                    (namespace, webhook_id, event_id, state, last_error)
+                VALUES (ns, hook.id, event_id,
+                        CASE WHEN hook.enabled THEN 'pending' ELSE 'failed' END,
+                        CASE WHEN hook.enabled THEN NULL
+                             ELSE 'not sent: the endpoint was disabled ('
+                                  || hook.disabled_reason || ')' END);
+        END LOOP;
+        IF event_id IS NOT NULL THEN
+            PERFORM pg_notify('ragsage_webhooks', '');
+        END IF;
     END
     $$;
 
