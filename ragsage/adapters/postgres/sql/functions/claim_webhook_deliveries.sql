@@ -44,7 +44,7 @@ CREATE OR REPLACE FUNCTION ragsage_claim_webhook_deliveries(
                 JOIN ragsage_webhook_events e ON e.namespace = d.namespace AND e.id = d.event_id
                 WHERE d.namespace = w.namespace AND d.webhook_id = w.id
                   AND d.state = 'pending' AND d.next_attempt_at <= now()
-                  AND (w.principals IS NULL OR e.access = '{}' OR e.access && w.principals)
+                  AND ragsage_webhook_admits(w.principals, e.access)
                 ORDER BY d.next_attempt_at
                 LIMIT greatest(per_endpoint - coalesce(h.n, 0), 0)
             ) d
@@ -67,14 +67,17 @@ CREATE OR REPLACE FUNCTION ragsage_claim_webhook_deliveries(
             LIMIT wanted
             FOR UPDATE OF d SKIP LOCKED
         ),
+        -- One instant for the whole claim: a first attempt's start must equal the
+        -- delivery's first_attempt_at exactly (the disabling rule compares them).
+        moment AS (SELECT clock_timestamp() AS at),
         claimed AS (
             UPDATE ragsage_webhook_deliveries d
             SET attempts = d.attempts + 1,
-                next_attempt_at = clock_timestamp() + make_interval(secs => lease),
-                claimed_until = clock_timestamp() + make_interval(secs => lease),
-                first_attempt_at = coalesce(d.first_attempt_at, clock_timestamp()),
-                last_attempt_at = clock_timestamp()
-            FROM chosen c
+                next_attempt_at = m.at + make_interval(secs => lease),
+                claimed_until = m.at + make_interval(secs => lease),
+                first_attempt_at = coalesce(d.first_attempt_at, m.at),
+                last_attempt_at = m.at
+            FROM chosen c, moment m
             WHERE d.namespace = c.namespace AND d.webhook_id = c.webhook_id
               AND d.event_id = c.event_id
             RETURNING d.namespace, d.webhook_id, d.event_id, d.attempts, d.first_attempt_at
