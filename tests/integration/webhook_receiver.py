@@ -27,6 +27,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - the name http.server calls
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length)
+        if len(body) < length:
+            # The sender died mid-request (a SIGKILLed worker): nothing arrived to answer.
+            return
         if self.path.startswith("/_mode/"):
             with _lock:
                 _modes["/" + self.path.removeprefix("/_mode/")] = body.decode()
