@@ -8,6 +8,9 @@ from sqlalchemy import text
 
 from ragsage.adapters.postgres import Database
 from ragsage.core.text import identifier_words
+from ragsage.core.types import Scope
+
+from . import helpers
 
 SAMPLES = [
     "Use os.path.join and concurrent.futures.ThreadPoolExecutor",
@@ -35,3 +38,45 @@ async def test_sql_and_python_split_the_same_identifiers(db: Database) -> None:
 @given(value=st.lists(_pieces, max_size=12).map("".join))
 async def test_sql_and_python_agree_on_generated_text(db: Database, value: str) -> None:
     assert await _sql(db, value) == identifier_words(value)
+
+
+MARKDOWN_WITH_CODE = """# logging.handlers.RotatingFileHandler
+
+Call `getLogger(__name__)` once per module; `os.path.join` builds the file name.
+
+## HTTPServer and ThreadPoolExecutor
+
+The server hands each request to a concurrent.futures.ThreadPoolExecutor and logs
+through xml.etree.ElementTree when XMLParser fails (see /etc/hosts and x86_64 notes).
+
+## Plain words
+
+Nothing here names an identifier at all; it is only prose about rivers and hills.
+"""
+
+
+async def test_the_writer_stores_the_keyword_column_the_database_would_compute(
+    db: Database,
+) -> None:
+    # Storage migration 25: the writer splits identifiers itself; the column must
+    # come out exactly as the database's own split would make it.
+    kit = helpers.kit()
+    scope = Scope("lexical-writer")
+    await helpers.ingest(db, kit, scope, MARKDOWN_WITH_CODE, "handlers.md", chunk_size=30)
+    async with db.session(scope) as session:
+        rows = (
+            await session.execute(
+                text(
+                    "SELECT count(*), count(*) FILTER (WHERE lexical = ragsage_chunk_lexical("
+                    "headings, ragsage_identifier_words(headings), text, "
+                    "ragsage_identifier_words(text))), "
+                    "count(*) FILTER (WHERE headings LIKE '%RotatingFileHandler%') "
+                    "FROM ragsage_chunks"
+                )
+            )
+        ).one()
+    total, same, under_heading = rows
+    assert total >= 3 and same == total and under_heading >= 1
+    lexical = helpers.stores(db, kit).lexical
+    (hit, *_) = await lexical.search(scope, "rotating file handler", k=3)
+    assert "RotatingFileHandler" in " ".join(hit.chunk.heading_path)

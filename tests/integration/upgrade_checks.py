@@ -457,6 +457,38 @@ async def _check_v24(database: Database) -> None:
     assert claimed.data["id"] == str(job.id) and claimed.data["filename"] == "v2.md"
 
 
+async def _check_v25(database: Database) -> None:
+    # The row written while the column was generated keeps what it computed.
+    assert await keyword_hits(database, ACME, "zirconium") == [("doc_v3", 0)]
+    vector = "[" + ",".join(["0.0625"] * 256) + "]"
+    async with database.session(ACME) as session:
+        # A writer of the previous version leaves the column out: the trigger fills it.
+        await session.execute(
+            text(
+                "INSERT INTO ragsage_chunks (namespace, generation, document_id, ordinal, text, "
+                "embed_text, source, embedding_model, embedding_dim, embedding) VALUES "
+                "('acme', 1, 'doc_v3', 1, 'hafnium via getLogger', 'hafnium', 'v3.md', "
+                "'ragsage-hashing-256', 256, CAST(:v AS vector))"
+            ),
+            {"v": vector},
+        )
+        # A changed text with the old column left as it was is recomputed too.
+        await session.execute(
+            text("UPDATE ragsage_chunks SET text = 'tantalum ledger' WHERE ordinal = 0")
+        )
+        stale = await session.scalar(
+            text(
+                "SELECT count(*) FROM ragsage_chunks WHERE lexical IS DISTINCT FROM "
+                "ragsage_chunk_lexical(headings, ragsage_identifier_words(headings), text, "
+                "ragsage_identifier_words(text))"
+            )
+        )
+    assert stale == 0
+    assert await keyword_hits(database, ACME, "logger") == [("doc_v3", 1)]
+    assert await keyword_hits(database, ACME, "tantalum") == [("doc_v3", 0)]
+    assert await keyword_hits(database, ACME, "zirconium") == []
+
+
 UPGRADES = {
     2: (_seed_v1, _check_v2),
     3: (_seed_v2, _check_v3),
@@ -481,4 +513,5 @@ UPGRADES = {
     22: (_seed_v3, _check_v22),
     23: (_seed_v22, _check_v23),
     24: (_seed_v2, _check_v24),
+    25: (_seed_v3, _check_v25),
 }

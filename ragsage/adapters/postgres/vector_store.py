@@ -40,6 +40,7 @@ from ragsage.adapters.postgres.rows import (
 )
 from ragsage.adapters.postgres.sessions import read_rows, scoped, translate
 from ragsage.core.errors import InvalidRequest
+from ragsage.core.text import identifier_words
 from ragsage.core.types import (
     Chunk,
     EmbeddedChunk,
@@ -62,14 +63,18 @@ _COLUMNS = (
 # COPY cannot write into a table under Row-Level Security, so rows are copied into
 # a temporary staging table and moved with one INSERT ... SELECT, which the
 # policy checks row by row.  The staging table lives per connection and empties
-# itself at every commit.
-_STAGING = """CREATE TEMP TABLE IF NOT EXISTS ragsage_chunk_staging (
+# itself at every commit.  Beside the row's columns it holds the identifier
+# words of the headings and the text, split here rather than by the database
+# (storage migration 25): the move computes the keyword column from them.
+_STAGED = f"{_COLUMNS}, heading_words, text_words"
+_STAGING = """CREATE TEMP TABLE IF NOT EXISTS ragsage_chunk_rows (
     namespace text, generation integer, document_id text, ordinal integer, text text,
     embed_text text, heading_path text[], headings text, page_numbers integer[],
     metadata jsonb, source text, created_at timestamptz, embedding_model text,
-    embedding_dim integer, embedding vector, start_char integer, end_char integer
+    embedding_dim integer, embedding vector, start_char integer, end_char integer,
+    heading_words text, text_words text
 ) ON COMMIT DELETE ROWS"""
-_COPY = f"COPY ragsage_chunk_staging ({_COLUMNS}) FROM STDIN (FORMAT BINARY)"
+_COPY = f"COPY ragsage_chunk_rows ({_STAGED}) FROM STDIN (FORMAT BINARY)"
 # Binary COPY skips formatting each float as text, which costs ~40x more per row.
 _COPY_TYPES = (
     "text",
@@ -89,6 +94,8 @@ _COPY_TYPES = (
     "vector",
     "int4",
     "int4",
+    "text",
+    "text",
 )
 # Each chunk takes its document's access list (migration 22), read in the same
 # statement, while the document rows are locked (see :meth:`PgVectorStore.upsert`).
@@ -97,9 +104,11 @@ _COPY_TYPES = (
 # start with, the writer's principals (open, for a session bound to none; see
 # PgDocumentStore.save).
 _MOVE = (
-    f"INSERT INTO ragsage_chunks ({_COLUMNS}, access) SELECT "
+    f"INSERT INTO ragsage_chunks ({_COLUMNS}, access, lexical) SELECT "
     + ", ".join(f"s.{column.strip()}" for column in _COLUMNS.split(","))
-    + ", coalesce(d.access, CAST(:default_access AS text[])) FROM ragsage_chunk_staging s "
+    + ", coalesce(d.access, CAST(:default_access AS text[])), "
+    "ragsage_chunk_lexical(s.headings, s.heading_words, s.text, s.text_words) "
+    "FROM ragsage_chunk_rows s "
     "LEFT JOIN ragsage_documents d ON d.namespace = s.namespace AND d.id = s.document_id"
 )
 
@@ -180,6 +189,7 @@ class PgVectorStore:
                 copy.set_types(list(_COPY_TYPES))
                 for record in records:
                     chunk = record.chunk
+                    headings = " ".join(chunk.heading_path)
                     await copy.write_row(
                         (
                             scope.namespace,
@@ -189,7 +199,7 @@ class PgVectorStore:
                             chunk.text,
                             chunk.embed_text,
                             list(chunk.heading_path),
-                            " ".join(chunk.heading_path),
+                            headings,
                             list(chunk.page_numbers),
                             Jsonb(dict(chunk.metadata)),
                             chunk.source,
@@ -199,12 +209,14 @@ class PgVectorStore:
                             Vector(list(record.vector)),
                             chunk.start_char,
                             chunk.end_char,
+                            identifier_words(headings),
+                            identifier_words(chunk.text),
                         )
                     )
             await session.execute(text(_MOVE), {"default_access": sorted(scope.principals or ())})
             # Emptied now, not only at commit: a second upsert in the same
             # transaction must not move these rows again.
-            await session.execute(text("TRUNCATE ragsage_chunk_staging"))
+            await session.execute(text("TRUNCATE ragsage_chunk_rows"))
         if not isinstance(self._target, AsyncSession):
             # Committed by now; a caller's own session is its to commit (and refresh).
             await self._target.refresh_statistics()

@@ -1,0 +1,24 @@
+-- Migration 25: the keyword column is written with the row, from identifier words the writer splits.
+--
+-- Function bodies are not kept here: functions/chunk_lexical.sql holds the
+-- column's expression and functions/fill_chunk_lexical.sql the trigger that
+-- fills it for a writer that leaves it out.
+--
+-- Since migration 7 the `lexical` column was generated: every insert ran
+-- `ragsage_identifier_words`, a chain of regular expressions, over the
+-- chunk's text and headings.  Measured on the 7,946 chunks of 242 real HTML
+-- pages, that function was a sixth of the whole insert's server time (2.3 of
+-- 13 s, more than the keyword index).  The writer already holds the same split
+-- in Python (`ragsage.core.text.identifier_words`, which a test keeps equal to
+-- the SQL function), so it now sends the words beside the row and the insert
+-- computes the column with `ragsage_chunk_lexical`: the same four
+-- `to_tsvector` calls, the same tsvector.
+--
+-- `DROP EXPRESSION` keeps every stored value and rewrites nothing: it changes
+-- the catalogue only, under a lock held for milliseconds whatever the table's
+-- size.  A row written without the column (a server of the previous version
+-- during a rolling upgrade, an operator's own INSERT) or whose text or
+-- headings change gets it from a trigger, so no row is ever left out of
+-- keyword search.
+
+ALTER TABLE ragsage_chunks ALTER COLUMN lexical DROP EXPRESSION;
