@@ -66,6 +66,8 @@ _IDENTIFIER = re.compile(
     r"|[A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*"
     r"|[A-Z]+[A-Z][a-z][A-Za-z0-9]*"
 )
+# Runs of the characters an identifier match is made of (one character holds none).
+_IDENTIFIER_RUN = re.compile(r"[A-Za-z0-9_./:]{2,}")
 _SEGMENT_SEPARATORS = re.compile(r"[./:]+")
 _ACRONYM_THEN_WORD = re.compile(r"([A-Z]+)([A-Z][a-z])")
 _LOWER_THEN_UPPER = re.compile(r"([a-z0-9])([A-Z])")
@@ -79,14 +81,34 @@ def identifier_words(text: str) -> str:
     pool executor``.  Indexed beside the original tokens, so both the whole name
     and its parts match.  Plain words contribute nothing.
     """
-    pieces: list[str] = []
-    for match in _IDENTIFIER.finditer(text):
-        identifier = match.group(0)
-        segments = [s for s in _SEGMENT_SEPARATORS.split(identifier) if s]
-        pieces.extend(s for s in segments if s != identifier)
-        for segment in segments:
-            pieces.extend(word for word in _camel_words(segment) if word != segment)
-    return " ".join(piece.lower() for piece in pieces)
+    return " ".join(part for identifier in _identifiers(text) for part in _parts(identifier))
+
+
+def _identifiers(text: str) -> list[str]:
+    """What ``_IDENTIFIER.finditer(text)`` matches, found at about twice its speed.
+
+    A match never crosses a run of the characters it is made of, and needs a
+    separator or a change of case inside one; most runs are plain words, which
+    are skipped before the pattern, whose leading ``[A-Za-z0-9]*`` would
+    otherwise be tried from every letter of them.
+    """
+    found: list[str] = []
+    for run in _IDENTIFIER_RUN.findall(text):
+        if "." in run or "/" in run or ":" in run or not (
+            run[1:].islower() or run.isupper() or run.isdigit()
+        ):
+            found.extend(match.group(0) for match in _IDENTIFIER.finditer(run))
+    return found
+
+
+@functools.lru_cache(maxsize=65_536)
+def _parts(identifier: str) -> tuple[str, ...]:
+    # Names repeat all through a manual or a source file: each is split once.
+    segments = [s for s in _SEGMENT_SEPARATORS.split(identifier) if s]
+    pieces = [s for s in segments if s != identifier]
+    for segment in segments:
+        pieces.extend(word for word in _camel_words(segment) if word != segment)
+    return tuple(piece.lower() for piece in pieces)
 
 
 def _camel_words(segment: str) -> list[str]:
