@@ -36,6 +36,7 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
+from urllib.parse import urlsplit
 
 # Run as a script, this folder is on sys.path: its sibling modules import directly.
 import corpus_search
@@ -44,9 +45,9 @@ from api_search import new_key
 from sqlalchemy import Engine, create_engine, text
 from stack import Stack, local_stack, serve_api
 
-from ragsage.adapters.parsing import make_token_counter
+from ragsage.adapters.parsing import HeuristicBackend, make_token_counter
 from ragsage.core.jobs import UploadOutcome
-from ragsage.core.types import Scope
+from ragsage.core.types import RawSource, Scope
 from ragsage.library.enqueue import Enqueuer, upload_from_path
 from ragsage.settings import Settings
 from worker.cli import celery_worker_argv
@@ -93,6 +94,91 @@ def tree_cpu(pid: int) -> float:
     return own + sum(tree_cpu(int(kid)) for kid in kids)
 
 
+def own_cpu(pid: int) -> float:
+    """CPU seconds of one process and of its children it has reaped (0 if it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return sum(int(value) for value in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def _command(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def _children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    try:
+        return [int(kid) for kid in path.read_text().split()]
+    except OSError:
+        return []
+
+
+def worker_processes(parent: int) -> dict[int, str]:
+    """The worker's processes by pid: its parent, pool children and their lease keepers."""
+    found = {parent: "worker parent"}
+    for child in _children(parent):
+        found[child] = "pool children"
+        for grandchild in _children(child):
+            keeper = "lease_keeper" in _command(grandchild)
+            found[grandchild] = "lease keepers" if keeper else "pool children"
+    return found
+
+
+def redis_pid(url: str) -> int | None:
+    """The pid of the Redis server at ``url`` (its process title names its port)."""
+    port = f":{urlsplit(url).port}"
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            command = _command(int(entry.name))
+            if "redis-server" in command and port in command:
+                return int(entry.name)
+    return None
+
+
+class CpuLedger:
+    """CPU seconds by role over one ingestion: each process counted from when first seen."""
+
+    def __init__(self, worker: int, postgres: int, redis: int | None) -> None:
+        self.worker, self.postgres, self.redis = worker, postgres, redis
+        self.start: dict[int, float] = {}
+        self.roles: dict[int, str] = {}
+        self._look()
+        self.services = self._services()
+        self.uploader = time.process_time()
+
+    def _look(self) -> None:
+        for pid, role in worker_processes(self.worker).items():
+            if pid not in self.roles:
+                self.roles[pid] = role
+                self.start[pid] = own_cpu(pid)
+
+    def _services(self) -> dict[str, float]:
+        found = {"postgres": tree_cpu(self.postgres)}
+        if self.redis is not None:
+            found["broker and cache (redis)"] = own_cpu(self.redis)
+        return found
+
+    def poll(self) -> None:
+        """Notice processes started since (pool children and lease keepers may be new)."""
+        self._look()
+
+    def spent(self) -> dict[str, float]:
+        self._look()
+        by_role: dict[str, float] = {}
+        for pid, role in self.roles.items():
+            by_role[role] = by_role.get(role, 0.0) + max(0.0, own_cpu(pid) - self.start[pid])
+        now = self._services()
+        for name, seconds in now.items():
+            by_role[name] = seconds - self.services[name]
+        by_role["uploader (this process)"] = time.process_time() - self.uploader
+        return by_role
+
+
 def finished_jobs(engine: Engine, namespace: str = NAMESPACE) -> int:
     with engine.connect() as connection:
         return int(
@@ -136,8 +222,7 @@ def ingest(
         time.sleep(3)  # let the pool start before the clock does
         started, busy = time.perf_counter(), busy_seconds()
         postgres = postmaster_pid(settings.database_url)
-        cpu = {"worker": tree_cpu(worker.pid), "postgres": tree_cpu(postgres), "uploader": 0.0}
-        cpu["uploader"] = time.process_time()
+        ledger = CpuLedger(worker.pid, postgres, redis_pid(settings.redis_url))
         outcomes = [
             outcome
             for outcome in enqueuer.enqueue_documents(
@@ -155,21 +240,21 @@ def ingest(
             settings.database_url.replace("postgresql://", "postgresql+psycopg://", 1)
         )
         while finished_jobs(polling, namespace) < len(job_ids):
+            ledger.poll()
             time.sleep(0.2)
         polling.dispose()
         wall = time.perf_counter() - started
         cores = os.cpu_count() or 1
-        used = {
-            "worker": tree_cpu(worker.pid) - cpu["worker"],
-            "postgres": tree_cpu(postgres) - cpu["postgres"],
-            "uploader": time.process_time() - cpu["uploader"],
-        }
+        used = ledger.spent()
+        machine = busy_seconds() - busy
         print(
-            f"machine CPU busy: {(busy_seconds() - busy) / (wall * cores):.0%} of {cores} cores; "
-            + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in used.items())
+            f"machine CPU busy: {machine / (wall * cores):.0%} of {cores} cores "
+            f"({machine:.1f} CPU s); ragsage's processes {sum(used.values()):.1f} CPU s: "
+            + ", ".join(f"{name} {seconds:.1f}" for name, seconds in used.items())
         )
         jobs = [enqueuer.job_status(namespace, job_id) for job_id in job_ids]
-        return wall, (uploaded, duplicates), [job for job in jobs if job], worker_peaks(worker)
+        found = [job for job in jobs if job]
+        return wall, (uploaded, duplicates), found, worker_peaks(worker), sum(used.values())
     finally:
         worker.terminate()
         worker.wait(30)
@@ -260,6 +345,50 @@ def main() -> None:
                     f"peer (LlamaIndex) ingestion: {peer:.1f} s; ragsage with {processes} "
                     f"processes / peer = {wall / peer:.2f}"
                 )
+        spent = peer_cpu(results) if results else None
+        if spent:
+            client, server, nodes = spent
+            parsing = parse_cpu(pages)
+            print(
+                f"peer CPU: client {client:.1f} s, server and the rest of the machine "
+                f"{server:.1f} s, {(client + server) / max(1, nodes) * 1000:.2f} ms per chunk "
+                f"({nodes} chunks); ragsage's parser alone over the same pages {parsing:.1f} s "
+                "(the conversion the peer's timer leaves out)"
+            )
+            for processes, cpu in sorted(CPU_SECONDS.items()):
+                print(
+                    f"ragsage with {processes} processes: {cpu:.1f} CPU s = "
+                    f"{cpu / (client + server + parsing):.2f} x (peer + parsing)"
+                )
+
+
+# The CPU seconds of ragsage's processes in each run, by worker processes.
+CPU_SECONDS: dict[int, float] = {}
+
+
+def parse_cpu(pages: list[Path]) -> float:
+    """CPU seconds of the engine's parser over the pages in this process (no store, no queue).
+
+    The peer's timer starts after its own HTML-to-text conversion; this is the
+    part of ragsage's CPU that does the same work, to set beside it.
+    """
+    backend = HeuristicBackend()
+    sources = [RawSource(path.read_bytes(), path.name) for path in pages]
+    started = time.process_time()
+    for source in sources:
+        backend.parse(source)
+    return time.process_time() - started
+
+
+def peer_cpu(results: dict) -> tuple[float, float, int] | None:
+    """The peer's client CPU, the rest of the machine's busy CPU (its server), and its chunks."""
+    runs = [r for r in results.get("ingest_seq", []) if "wall_s" in r]
+    if not runs:
+        return None
+    run = runs[0]
+    client = float(run["cpu_user_s"] + run["cpu_sys_s"] + run["cpu_children_s"])
+    busy = float((run.get("machine_cpu") or {}).get("busy_s", client))
+    return client, max(0.0, busy - client), int(run.get("nodes", 0))
 
 
 def run_once(args: argparse.Namespace, pages: list[Path], processes: int) -> float:
@@ -275,11 +404,13 @@ def run_once(args: argparse.Namespace, pages: list[Path], processes: int) -> flo
         migrator = Enqueuer(settings)
         migrator.run(migrator.database.migrate())
         migrator.close()
-        wall, uploaded, jobs, peaks = ingest(
+        wall, uploaded, jobs, peaks, cpu = ingest(
             settings, pages, args.doc_root, processes, stack.directory / "worker.log"
         )
         chunks = stored_chunks(stack.owner_url)
         report(args, processes, wall, uploaded, jobs, peaks, chunks, pages)
+        print(f"ragsage CPU per chunk written: {cpu / max(1, len(chunks)) * 1000:.2f} ms")
+        CPU_SECONDS[processes] = cpu
         if not args.no_search:
             search_report(args, stack, pages, processes)
     return wall
@@ -368,7 +499,17 @@ def report(args, processes, wall, uploaded, jobs, peaks, chunks, pages) -> None:
     stages: Counter[str] = Counter()
     for job in jobs:
         stages.update({name: float(ms) for name, ms in job.timings.items()})
-    print("stage totals: " + ", ".join(f"{k} {v / 1000:.1f} s" for k, v in stages.most_common()))
+    durations = {k: v for k, v in stages.items() if not k.endswith("_cpu_ms")}
+    cpu = {k.removesuffix("_cpu_ms"): v for k, v in stages.items() if k.endswith("_cpu_ms")}
+    print(
+        "stage totals (wall): "
+        + ", ".join(f"{k} {v / 1000:.1f} s" for k, v in Counter(durations).most_common())
+    )
+    print(
+        "stage CPU in the pool children: "
+        + ", ".join(f"{k} {v / 1000:.1f} s" for k, v in Counter(cpu).most_common())
+        + f"; all stages {sum(cpu.values()) / 1000:.1f} s"
+    )
     if peaks:
         print("peak RSS per worker process: " + ", ".join(f"{kb / 1024:.0f} MB" for kb in peaks))
     chrome = site_chrome.chrome_lines(args.doc_root, pages)

@@ -29,6 +29,7 @@ _log = logging.getLogger(__name__)
 # scanned book); the buckets span both, in seconds as Prometheus prefers.
 STAGE_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 1800)
 _MS_SUFFIX = "_ms"
+_CPU_SUFFIX = "_cpu_ms"
 
 
 class WorkerMetrics:
@@ -67,7 +68,8 @@ class WorkerMetrics:
         """Count one finished delivery and record its stage durations."""
         self.jobs.labels(kind, outcome_state).inc()
         for key, milliseconds in timings.items():
-            if milliseconds < 0:
+            # CPU figures (parse_cpu_ms, ...) stay on the job; the histogram is of durations.
+            if milliseconds < 0 or key.endswith(_CPU_SUFFIX):
                 continue
             stage = key.removesuffix(_MS_SUFFIX)
             self.stage_seconds.labels(kind, stage).observe(milliseconds / 1000)

@@ -204,7 +204,7 @@ class IngestionPipeline:
         timings: dict[str, float] = {}
         digest = content_hash(source.content)
         stage("parse")
-        with timed_stage(root, timings, "parse_ms", "parse") as span:
+        with timed_stage(root, timings, "parse_ms", "parse", cpu_key="parse_cpu_ms") as span:
             parsed, cache_hit = await self._parse(scope, source, digest)
             span.set(pages=len(parsed.pages), cache_hit=cache_hit)
 
@@ -253,7 +253,7 @@ class IngestionPipeline:
     ) -> list[EmbeddedChunk]:
         """Chunk resolved pages, contextualize the chunks and embed them, timing each step."""
         stage("chunk")
-        with timed_stage(root, timings, "chunk_ms", "chunk") as span:
+        with timed_stage(root, timings, "chunk_ms", "chunk", cpu_key="chunk_cpu_ms") as span:
             chunks = await run_cpu(
                 _chunk_all,
                 self.chunker,
@@ -268,11 +268,18 @@ class IngestionPipeline:
         if self.config.contextualize:
             stage("contextualize")
             with timed_stage(
-                root, timings, "contextualize_ms", "contextualize", chunks=len(chunks)
+                root,
+                timings,
+                "contextualize_ms",
+                "contextualize",
+                cpu_key="contextualize_cpu_ms",
+                chunks=len(chunks),
             ):
                 chunks = await self._contextualize(document, chunks, pages)
         stage("embed")
-        with timed_stage(root, timings, "embed_ms", "embed", model=self.embedder.model) as span:
+        with timed_stage(
+            root, timings, "embed_ms", "embed", cpu_key="embed_cpu_ms", model=self.embedder.model
+        ) as span:
             records = await self._embed(scope, chunks)
             span.set(vectors=len(records))
         return records
@@ -287,7 +294,12 @@ class IngestionPipeline:
         document_store: DocumentStore,
     ) -> None:
         with timed_stage(
-            root, prepared.timing_ms, "store_ms", "store", chunks=len(prepared.chunks)
+            root,
+            prepared.timing_ms,
+            "store_ms",
+            "store",
+            cpu_key="store_cpu_ms",
+            chunks=len(prepared.chunks),
         ):
             await vector_store.upsert(scope, prepared.records)
             await lexical_store.index(scope, prepared.chunks)

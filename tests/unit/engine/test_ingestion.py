@@ -175,3 +175,6 @@ async def test_prepare_writes_nothing_until_store_is_called(
     assert result.chunks == len(prepared.records)
     assert await kit.query_engine().count(scope) == result.chunks
     assert "store_ms" in result.timing_ms
+    # Each stage reports the CPU it spent beside its duration.
+    for stage in ("parse", "chunk", "contextualize", "embed", "store"):
+        assert result.timing_ms[f"{stage}_cpu_ms"] >= 0, stage

@@ -38,6 +38,14 @@ def test_stage_timings_in_ms_become_a_histogram_in_seconds_per_stage() -> None:
     assert sample(metrics, name + "_count", kind="ingest", stage="store") is None
 
 
+def test_cpu_figures_stay_out_of_the_duration_histogram() -> None:
+    metrics = WorkerMetrics()
+    metrics.observe("succeeded", "ingest", {"parse_ms": 40.0, "parse_cpu_ms": 35.0})
+    name = "ragsage_worker_stage_seconds"
+    assert sample(metrics, name + "_count", kind="ingest", stage="parse") == 1
+    assert sample(metrics, name + "_count", kind="ingest", stage="parse_cpu") is None
+
+
 def test_each_instance_has_its_own_registry() -> None:
     first, second = WorkerMetrics(), WorkerMetrics()
     first.observe("succeeded", "ingest", {"chunk_ms": 1.0})
