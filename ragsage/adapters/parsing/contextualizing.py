@@ -20,7 +20,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ragsage.adapters.parsing.languages import BY_NAME
-from ragsage.adapters.parsing.tokens import DEFAULT_ENCODING, count_within, make_token_counter
+from ragsage.adapters.parsing.tokens import (
+    DEFAULT_ENCODING,
+    count_within,
+    cuts_apply,
+    is_cut,
+    make_token_counter,
+    token_floor,
+)
 from ragsage.core.offload import run_cpu
 from ragsage.core.text import name_words
 from ragsage.core.types import Chunk, Document, Page
@@ -90,10 +97,12 @@ class HeadingWindowContextualizer:
     ) -> list[str]:
         """The synchronous body of :meth:`contextualize_pages`, for a worker thread."""
         index = _ParagraphIndex(pages)
+        # Neighbouring chunks try the same paragraphs: each part is counted once.
+        counts: dict[str, int] = {}
         out = []
         for chunk in chunks:
             span = index.span_of(chunk)
-            out.append(self._context(document, chunk, index, span) + chunk.text)
+            out.append(self._context(document, chunk, index, span, counts) + chunk.text)
         return out
 
     def _context(
@@ -102,8 +111,9 @@ class HeadingWindowContextualizer:
         chunk: Chunk,
         index: _ParagraphIndex,
         span: tuple[int, int] | None,
+        counts: dict[str, int] | None = None,
     ) -> str:
-        budget = _Budget(self._count, self.max_context_tokens)
+        budget = _Budget(self._count, self.max_context_tokens, counts)
         for line in _header_lines(document, chunk):
             budget.try_add_header(line)
         if _is_code(document, chunk):
@@ -235,27 +245,70 @@ def _located_in(chunk: Chunk, text: str) -> tuple[int, int] | None:
 
 
 class _Budget:
-    """The prefix being assembled, never allowed past its token ceiling."""
+    """The prefix being assembled, never allowed past its token ceiling.
 
-    def __init__(self, count: Callable[[str], int], limit: int) -> None:
+    The prefix is counted as the sum of its parts (each line's label, each
+    paragraph with the space before it) wherever the place between two parts
+    is a cut of the encoding (see :mod:`ragsage.adapters.parsing.tokens`), so
+    a part met again (the next chunk tries the same neighbours) is never
+    encoded twice; the sum is the exact count of the rendered prefix.
+    """
+
+    def __init__(
+        self, count: Callable[[str], int], limit: int, counts: dict[str, int] | None = None
+    ) -> None:
         self.count = count
         self.limit = limit
         self.header: list[str] = []
         self.before: list[str] = []  # nearest first
         self.after: list[str] = []  # nearest first
+        self._counts = counts if counts is not None else {}
+        self._cuts = cuts_apply(count)
+
+    def _lines(self) -> list[list[str]]:
+        lines = [[line] for line in self.header]
+        if self.before:
+            lines.append(["Preceded by:", *(" " + p for p in reversed(self.before))])
+        if self.after:
+            lines.append(["Followed by:", *(" " + p for p in self.after)])
+        return lines
 
     def render(self) -> str:
-        lines = list(self.header)
-        if self.before:
-            lines.append("Preceded by: " + " ".join(reversed(self.before)))
-        if self.after:
-            lines.append("Followed by: " + " ".join(self.after))
-        return "\n".join(lines) + "\n\n" if lines else ""
+        lines = self._lines()
+        return "\n".join("".join(parts) for parts in lines) + "\n\n" if lines else ""
+
+    def tokens(self) -> int:
+        """The exact token count of :meth:`render`."""
+        lines = self._lines()
+        if not lines:
+            return 0
+        if not self._cuts:
+            return self.count(self.render())
+        parts: list[str] = []
+        for number, line in enumerate(lines):
+            parts.extend(line)
+            parts[-1] += "\n\n" if number == len(lines) - 1 else "\n"
+        total = 0
+        segment = parts[0]
+        for part in parts[1:]:
+            if part and segment and _joins_at_cut(segment, part):
+                total += self._part(segment)
+                segment = part
+            else:
+                segment += part
+        return total + self._part(segment)
+
+    def _part(self, text: str) -> int:
+        known = self._counts.get(text)
+        if known is None:
+            known = self._counts[text] = self.count(text)
+        return known
 
     def fits(self) -> bool:
-        # A candidate longer in words than the whole ceiling is refused unread,
-        # and a long one is encoded only until it is over.
-        return count_within(self.count, self.render(), self.limit) <= self.limit
+        # A candidate longer in words than the whole ceiling is refused unread.
+        if token_floor(self.render()) > self.limit:
+            return False
+        return self.tokens() <= self.limit
 
     def try_add_header(self, line: str) -> None:
         self.header.append(line)
@@ -272,7 +325,7 @@ class _Budget:
         # Each sentence is counted once; the sum is checked with one exact count
         # and shortened a sentence at a time only if joins added tokens.
         # The estimate may overshoot by the label and joins; the exact check trims.
-        room = self.limit - self.count(self.render()) + 4
+        room = self.limit - self.tokens() + 4
         sentences = _SENTENCE_BREAK.split(paragraph)
         if keep_end:
             sentences.reverse()
@@ -292,6 +345,13 @@ class _Budget:
             chosen.pop()
             kept.pop()
         return False
+
+
+def _joins_at_cut(left: str, right: str) -> bool:
+    """True when ``left + right`` may be counted as ``left`` and ``right`` apart."""
+    # The cut test reads one character before the place and the indent after it.
+    joined = left[-1:] + right
+    return is_cut(joined, 1, len(joined))
 
 
 def _is_code(document: Document, chunk: Chunk) -> bool:

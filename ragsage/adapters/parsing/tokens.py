@@ -351,7 +351,7 @@ class SuffixCounts:
         return self._count(self._text[start : self._cuts[index]]) + self._after[index]
 
 
-def _is_cut(text: str, position: int, end: int) -> bool:
+def is_cut(text: str, position: int, end: int) -> bool:
     """True when ``text[:end]`` may be counted in two at ``position`` (see above)."""
     if position <= 0 or position >= end:
         return False
@@ -374,7 +374,7 @@ def _cut_from(text: str, start: int, end: int) -> int:
         if not found:
             return end
         spot = min(found)
-        if _is_cut(text, spot, end):
+        if is_cut(text, spot, end):
             return spot
         position = spot + 1
     return end
@@ -389,7 +389,7 @@ def _last_cut(text: str) -> int:
         spot = max(space, newline + 1 if newline >= 0 else -1)
         if spot <= 0:
             return 0
-        if _is_cut(text, spot, len(text)):
+        if is_cut(text, spot, len(text)):
             return spot
         end = spot
     return 0

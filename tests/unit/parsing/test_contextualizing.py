@@ -2,10 +2,13 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ragsage.adapters.parsing import HeuristicBackend, make_token_counter
-from ragsage.adapters.parsing.contextualizing import HeadingWindowContextualizer
+from ragsage.adapters.parsing.contextualizing import HeadingWindowContextualizer, _Budget
 from ragsage.adapters.parsing.markdown import fenced
+from ragsage.adapters.parsing.tokens import load_encoding
 from ragsage.core.ports import Contextualizer, PageContextualizer
 from ragsage.core.types import Chunk, Document, Page, RawSource, make_chunk
 from tests.unit.parsing.conftest import encoded_tokens, make_document
@@ -208,3 +211,23 @@ async def test_code_holding_backticks_is_still_code_under_its_longer_fence():
     chunk = make_chunk(document, 0, text, heading_path=("notes.py",))
     out = await HeadingWindowContextualizer().contextualize(document, chunk, full_text=text)
     assert "Names: retry upload" in out
+
+
+_PIECES = ["word", "Word", " ", "  ", "\n", "\n\n", "/", "//", ".", "é", "日本", "x86_64", "\t"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    header=st.lists(st.lists(st.sampled_from(_PIECES), max_size=8).map("".join), max_size=3),
+    before=st.lists(st.lists(st.sampled_from(_PIECES), max_size=8).map("".join), max_size=3),
+    after=st.lists(st.lists(st.sampled_from(_PIECES), max_size=8).map("".join), max_size=3),
+)
+def test_the_budget_counts_its_prefix_exactly_from_its_parts(
+    header: list[str], before: list[str], after: list[str]
+) -> None:
+    # The prefix is counted part by part, each part once per document; the sum
+    # must be the encoder's count of the whole prefix, whatever the parts hold.
+    budget = _Budget(count, 10_000, {})
+    budget.header, budget.before, budget.after = header, before, after
+    assert budget.tokens() == len(load_encoding().encode_ordinary(budget.render()))
+    assert budget.tokens() == budget.tokens()  # from the memo the second time

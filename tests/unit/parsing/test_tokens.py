@@ -9,10 +9,10 @@ from ragsage.adapters.parsing import make_token_counter
 from ragsage.adapters.parsing.tokens import (
     SuffixCounts,
     TokenTally,
-    _is_cut,
     cache_directory,
     count_within,
     cuts_apply,
+    is_cut,
     load_encoding,
     supported_encodings,
     token_floor,
@@ -111,7 +111,7 @@ def test_a_text_counts_as_the_sum_of_its_two_sides_at_every_cut(name, text):
     count = make_token_counter(name)
     whole = count(text)
     for position in range(1, len(text)):
-        if _is_cut(text, position, len(text)):
+        if is_cut(text, position, len(text)):
             assert count(text[:position]) + count(text[position:]) == whole, position
 
 
