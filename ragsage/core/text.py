@@ -94,8 +94,11 @@ def _identifiers(text: str) -> list[str]:
     """
     found: list[str] = []
     for run in _IDENTIFIER_RUN.findall(text):
-        if "." in run or "/" in run or ":" in run or not (
-            run[1:].islower() or run.isupper() or run.isdigit()
+        if (
+            "." in run
+            or "/" in run
+            or ":" in run
+            or not (run[1:].islower() or run.isupper() or run.isdigit())
         ):
             found.extend(match.group(0) for match in _IDENTIFIER.finditer(run))
     return found
