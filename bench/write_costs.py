@@ -52,7 +52,7 @@ VARIANTS: dict[str, tuple[tuple[str, ...], str | None]] = {
     "no keyword column, no GIN": (("lexical",), None),
     "no access-list GIN": (("ragsage_readers",), _FULL),
     "no (namespace, document) btree": (("document_id, generation",), _FULL),
-    "no index but the primary key, no keyword column": (
+    "no index but the primary key and no keyword column": (
         ("hnsw", "lexical", "ragsage_readers", "document_id, generation"),
         None,
     ),
