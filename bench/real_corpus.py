@@ -65,8 +65,7 @@ def percentile(values: list[int], share: float) -> float:
 def worker_peaks(worker: subprocess.Popen[bytes]) -> list[int]:
     """Peak RSS (VmHWM, kB) of the worker's pool processes, read before it stops."""
     peaks = []
-    children = Path(f"/proc/{worker.pid}/task/{worker.pid}/children")
-    for pid in children.read_text().split() if children.exists() else []:
+    for pid in _children(worker.pid):
         status = Path(f"/proc/{pid}/status")
         for line in status.read_text().splitlines() if status.exists() else []:
             if line.startswith("VmHWM:"):
@@ -81,26 +80,19 @@ def busy_seconds() -> float:
     return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
-def tree_cpu(pid: int) -> float:
-    """CPU seconds of a process, its reaped children and its live descendants."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    # utime, stime, cutime, cstime are fields 14-17 of stat (11-14 after the name).
-    own = sum(int(value) for value in fields[11:15]) / os.sysconf("SC_CLK_TCK")
-    children = Path(f"/proc/{pid}/task/{pid}/children")
-    kids = children.read_text().split() if children.exists() else []
-    return own + sum(tree_cpu(int(kid)) for kid in kids)
-
-
 def own_cpu(pid: int) -> float:
     """CPU seconds of one process and of its children it has reaped (0 if it is gone)."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return 0.0
+    # utime, stime, cutime, cstime are fields 14-17 of stat (11-14 after the name).
     return sum(int(value) for value in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds of a process, its reaped children and its live descendants."""
+    return own_cpu(pid) + sum(tree_cpu(kid) for kid in _children(pid))
 
 
 def _command(pid: int) -> str:
@@ -147,11 +139,12 @@ class CpuLedger:
         self.worker, self.postgres, self.redis = worker, postgres, redis
         self.start: dict[int, float] = {}
         self.roles: dict[int, str] = {}
-        self._look()
+        self.poll()
         self.services = self._services()
         self.uploader = time.process_time()
 
-    def _look(self) -> None:
+    def poll(self) -> None:
+        """Notice processes started since (pool children and lease keepers may be new)."""
         for pid, role in worker_processes(self.worker).items():
             if pid not in self.roles:
                 self.roles[pid] = role
@@ -163,12 +156,8 @@ class CpuLedger:
             found["broker and cache (redis)"] = own_cpu(self.redis)
         return found
 
-    def poll(self) -> None:
-        """Notice processes started since (pool children and lease keepers may be new)."""
-        self._look()
-
     def spent(self) -> dict[str, float]:
-        self._look()
+        self.poll()
         by_role: dict[str, float] = {}
         for pid, role in self.roles.items():
             by_role[role] = by_role.get(role, 0.0) + max(0.0, own_cpu(pid) - self.start[pid])

@@ -17,13 +17,12 @@ an otherwise idle server, so its CPU is the write's whole cost.
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from pathlib import Path
 
 import psycopg
 import site_chrome
-from real_corpus import ingest
+from real_corpus import ingest, own_cpu
 from stack import local_stack
 
 from ragsage.library.enqueue import Enqueuer
@@ -57,11 +56,6 @@ VARIANTS: dict[str, tuple[tuple[str, ...], str | None]] = {
         None,
     ),
 }
-
-
-def backend_cpu(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def replay(connection: psycopg.Connection, dropped: tuple[str, ...], lexical: str | None) -> None:
@@ -112,7 +106,7 @@ def main() -> None:
                 replay(connection, dropped, lexical)
                 into = f"{_ROW}, lexical" if lexical else _ROW
                 select = f"{_ROW}, {lexical}" if lexical else _ROW
-                cpu, started = backend_cpu(pid), time.perf_counter()
+                cpu, started = own_cpu(pid), time.perf_counter()
                 for document in documents:
                     connection.execute(
                         f"INSERT INTO bench_copy ({into}) SELECT {select} FROM bench_rows "
@@ -121,7 +115,7 @@ def main() -> None:
                     )
                 wall = time.perf_counter() - started
                 print(
-                    f"{name:52s} wall {wall:6.2f} s  server CPU {backend_cpu(pid) - cpu:6.2f} s",
+                    f"{name:52s} wall {wall:6.2f} s  server CPU {own_cpu(pid) - cpu:6.2f} s",
                     flush=True,
                 )
 
