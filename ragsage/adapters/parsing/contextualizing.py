@@ -265,33 +265,35 @@ class _Budget:
         self._counts = counts if counts is not None else {}
         self._cuts = cuts_apply(count)
 
-    def _lines(self) -> list[list[str]]:
+    def _parts(self) -> list[str]:
+        """The prefix in pieces: each line's label, each paragraph with its space, line ends."""
         lines = [[line] for line in self.header]
         if self.before:
             lines.append(["Preceded by:", *(" " + p for p in reversed(self.before))])
         if self.after:
             lines.append(["Followed by:", *(" " + p for p in self.after)])
-        return lines
+        parts: list[str] = []
+        for line in lines:
+            parts.extend(line)
+            parts[-1] += "\n"
+        if parts:
+            parts[-1] += "\n"  # the prefix ends in a blank line
+        return parts
 
     def render(self) -> str:
-        lines = self._lines()
-        return "\n".join("".join(parts) for parts in lines) + "\n\n" if lines else ""
+        return "".join(self._parts())
 
-    def tokens(self) -> int:
-        """The exact token count of :meth:`render`."""
-        lines = self._lines()
-        if not lines:
+    def tokens(self, parts: list[str] | None = None) -> int:
+        """The exact token count of :meth:`render` (of ``parts``, if already made)."""
+        parts = self._parts() if parts is None else parts
+        if not parts:
             return 0
         if not self._cuts:
-            return self.count(self.render())
-        parts: list[str] = []
-        for number, line in enumerate(lines):
-            parts.extend(line)
-            parts[-1] += "\n\n" if number == len(lines) - 1 else "\n"
+            return self.count("".join(parts))
         total = 0
         segment = parts[0]
         for part in parts[1:]:
-            if part and segment and _joins_at_cut(segment, part):
+            if segment and _joins_at_cut(segment, part):
                 total += self._part(segment)
                 segment = part
             else:
@@ -305,10 +307,11 @@ class _Budget:
         return known
 
     def fits(self) -> bool:
+        parts = self._parts()
         # A candidate longer in words than the whole ceiling is refused unread.
-        if token_floor(self.render()) > self.limit:
+        if token_floor("".join(parts)) > self.limit:
             return False
-        return self.tokens() <= self.limit
+        return self.tokens(parts) <= self.limit
 
     def try_add_header(self, line: str) -> None:
         self.header.append(line)
