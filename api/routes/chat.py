@@ -11,10 +11,11 @@ Errors use OpenAI's error object.  docs/chat.md has the client settings.
 from __future__ import annotations
 
 import json
+import sys
 import time
 import uuid
 from collections.abc import AsyncGenerator, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from flask import Blueprint, Response
@@ -26,7 +27,7 @@ from api.documented import documented, ok
 from api.errors import ApiError
 from api.routes.common import json_body
 from api.services import Services, services
-from ragsage.adapters.parsing.tokens import make_token_counter
+from ragsage.adapters.parsing.tokens import TokenTally, make_token_counter
 from ragsage.adapters.postgres.keys import Principal, Role
 from ragsage.core.types import Turn
 from ragsage.query import AnswerEvent, Citation, CitationsEvent, DoneEvent, TokenEvent
@@ -102,6 +103,13 @@ class _Reply:
     citations: tuple[Citation, ...] = ()
     not_found: bool = False
     finish: str = "stop"
+    # The text's tokens, kept as it grows: a max_tokens check per streamed token
+    # must not encode the whole reply again each time.
+    tokens: TokenTally = field(default_factory=lambda: TokenTally(_COUNT))
+
+    def add(self, more: str) -> None:
+        self.text += more
+        self.tokens.append(more)
 
 
 @blueprint.post("/v1/chat/completions")
@@ -201,7 +209,6 @@ class _Chat:
         self.created = int(time.time())
         self.include_usage = bool(body.stream_options and body.stream_options.include_usage)
         self.prompt = "\n".join(turn.content for turn in (*history, Turn("user", question)))
-        self.count = _COUNT
         self.engine = here.run(here.runtime.query_engine_for(who.scope))
 
     def _events(self) -> AsyncGenerator[AnswerEvent, None]:
@@ -216,10 +223,10 @@ class _Chat:
         elif isinstance(event, DoneEvent):
             reply.not_found = event.not_found
         elif isinstance(event, TokenEvent) and reply.finish == "stop":
-            if self.limit is not None and self.count(reply.text + event.text) > self.limit:
+            if self.limit is not None and reply.tokens.within(event.text, self.limit) > self.limit:
                 reply.finish = "length"
                 return []
-            reply.text += event.text
+            reply.add(event.text)
             return [event.text]
         return []
 
@@ -230,7 +237,7 @@ class _Chat:
         return "\n\nSources:\n" + "\n".join(lines)
 
     def _usage(self, reply: _Reply) -> shapes.Usage:
-        prompt, completion = self.count(self.prompt), self.count(reply.text)
+        prompt, completion = _COUNT(self.prompt), reply.tokens.within("", sys.maxsize)
         return shapes.Usage(
             prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
         )
@@ -239,7 +246,7 @@ class _Chat:
         reply = _Reply()
         with self.here.answers.held(self.who.holder):
             self.here.run(self._collect(reply))
-        reply.text += self._sources(reply)
+        reply.add(self._sources(reply))
         return convert.dump(
             shapes.ChatCompletion(
                 id=self.id,
@@ -302,7 +309,7 @@ class _Chat:
             sources = self._sources(reply)
             if sources:
                 yield self._delta({"content": sources})
-            reply.text += sources
+            reply.add(sources)
             usage = self._usage(reply).model_dump()
             yield self._delta(
                 {},
