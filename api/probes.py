@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 import redis
 from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.celery.broker import queue_depths
+from ragsage.adapters.postgres.webhooks import backlog
 from ragsage.runtime import Runtime
 from ragsage.runtime.loop import LoopThread
 from ragsage.settings import Settings
 
 _log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+_F = TypeVar("_F")
 
 
 class Probes:
@@ -50,29 +56,29 @@ class Probes:
             return {}
 
     def job_counts(self) -> dict[str, int]:
-        async def read() -> dict[str, int]:
-            async with self.runtime.database.system_session() as session:
-                rows = await session.execute(
-                    text("SELECT state, sum(jobs) FROM ragsage_job_counts() GROUP BY state")
-                )
-                return {str(row[0]): int(row[1]) for row in rows}
+        async def read(session: AsyncSession) -> dict[str, int]:
+            rows = await session.execute(
+                text("SELECT state, sum(jobs) FROM ragsage_job_counts() GROUP BY state")
+            )
+            return {str(row[0]): int(row[1]) for row in rows}
 
-        try:
-            return self.loop.run(read(), timeout=5)
-        except Exception as exc:  # noqa: BLE001 - a scrape must not fail on one gauge
-            _log.warning("job count for metrics failed: %s", type(exc).__name__)
-            return {}
+        return self._system_read(read, {}, "job count")
 
     def webhook_backlog(self) -> tuple[int, float] | None:
         """Deliveries waiting to be sent, and the age in seconds of the oldest one's event."""
-        from ragsage.adapters.postgres.webhooks import backlog
+        return self._system_read(backlog, None, "webhook backlog")
 
-        async def read() -> tuple[int, float]:
+    def _system_read(
+        self, read: Callable[[AsyncSession], Awaitable[_T]], fallback: _F, what: str
+    ) -> _T | _F:
+        """One read through a system session, or ``fallback``: a scrape never fails on a gauge."""
+
+        async def run() -> _T:
             async with self.runtime.database.system_session() as session:
-                return await backlog(session)
+                return await read(session)
 
         try:
-            return self.loop.run(read(), timeout=5)
+            return self.loop.run(run(), timeout=5)
         except Exception as exc:  # noqa: BLE001 - a scrape must not fail on one gauge
-            _log.warning("webhook backlog for metrics failed: %s", type(exc).__name__)
-            return None
+            _log.warning("%s for metrics failed: %s", what, type(exc).__name__)
+            return fallback

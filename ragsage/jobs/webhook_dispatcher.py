@@ -32,6 +32,7 @@ from uuid import UUID
 import psycopg
 
 from ragsage.adapters.postgres import webhooks as store
+from ragsage.adapters.postgres.database import CONNECT_TIMEOUT_SECONDS
 from ragsage.adapters.webhooks.sender import Sender, SendResult
 from ragsage.adapters.webhooks.signing import Sealer, sign
 from ragsage.core.errors import ConfigurationError
@@ -254,12 +255,11 @@ class Dispatcher:
 
     async def _listen(self) -> None:
         """Wake a round whenever an event commits; reconnect after a lost connection."""
-        config = self.database.config
-        dsn = config.dsn if config.app_dsn is None else config.app_dsn
+        dsn = self.database.config.scoped_dsn
         while True:
             try:
                 async with await psycopg.AsyncConnection.connect(
-                    dsn, autocommit=True, connect_timeout=10
+                    dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS
                 ) as connection:
                     await connection.execute(f"LISTEN {CHANNEL}")
                     self._wake.set()  # anything committed while not listening

@@ -162,3 +162,8 @@ class PostgresConfig:
     def uses_app_login(self) -> bool:
         """True when scoped work logs in as the app role rather than switching to it."""
         return self.app_dsn is not None
+
+    @property
+    def scoped_dsn(self) -> str:
+        """The login scoped work connects with: the app role's, else the owner's."""
+        return self.dsn if self.app_dsn is None else self.app_dsn

@@ -43,7 +43,7 @@ CONNECT_TIMEOUT_SECONDS = 10
 
 def create_engine(config: PostgresConfig, *, owner: bool = False) -> AsyncEngine:
     """The pooled async engine for scoped work (``owner=True``: for migrations)."""
-    dsn = config.dsn if owner or config.app_dsn is None else config.app_dsn
+    dsn = config.dsn if owner else config.scoped_dsn
     return _create_async_engine(
         async_url(dsn),
         pool_size=1 if owner else config.pool_size,
@@ -95,7 +95,7 @@ class Database:
             self._owner_engine = self._engine
         self._sessions = create_sessionmaker(self._engine)
         self._reads = ReadConnections(
-            config.dsn if config.app_dsn is None else config.app_dsn,
+            config.scoped_dsn,
             limit=config.pool_size + config.max_overflow,
             connect_timeout=CONNECT_TIMEOUT_SECONDS,
         )
