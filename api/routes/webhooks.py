@@ -41,7 +41,7 @@ def _configured() -> None:
 def _id(raw: str) -> UUID:
     found = store.parse_id(raw)
     if found is None:
-        raise ApiError(404, "not_found", f"no webhook {raw!r}")
+        raise _missing(raw)
     return found
 
 
