@@ -447,3 +447,22 @@ async def test_a_worker_that_cannot_sign_hands_deliveries_back_uncounted(
     found = await admin.get(ACME, hook)
     assert found is not None and found.enabled and found.failing_since is None
     assert receiver.records("/unsigned") == []
+
+
+async def test_deleting_an_endpoint_takes_the_events_only_it_needed(
+    db: Database, settings: Settings
+) -> None:
+    admin = WebhookAdmin(db, settings)
+    gone = await admin.create(ACME, url="http://hooks.test/gone")
+    kept = await admin.create(ACME, url="http://hooks.test/kept", events=["job.failed"])
+    await _succeed(db, ACME, await _upload(db, ACME, "only-gone.md"))
+    failed = await _upload(db, ACME, "shared.md")
+    await _fail(db, ACME, failed)
+    assert await admin.delete(ACME, uuid.UUID(gone.webhook.id))
+    assert await _events(db, ACME) == [
+        ("http://hooks.test/kept", "job.failed", str(failed.id), "pending")
+    ]
+    async with db.session(ACME) as session:
+        types = await session.scalars(text("SELECT type FROM ragsage_webhook_events"))
+        assert list(types) == ["job.failed"]
+    assert kept.webhook.url == "http://hooks.test/kept"

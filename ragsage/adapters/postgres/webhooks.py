@@ -143,6 +143,13 @@ async def update_webhook(
         changes.append("description = :description")
         params["description"] = description
     changes.append("updated_at = now()")
+    if principals is not UNCHANGED:
+        # An event being published holds the endpoint FOR KEY SHARE, which a plain
+        # UPDATE does not wait for: without this lock its delivery, made for the old
+        # principals, could commit after the sweep below and never be sent or failed.
+        await session.execute(
+            text("SELECT 1 FROM ragsage_webhooks WHERE id = :id FOR UPDATE"), {"id": webhook_id}
+        )
     row = (
         await session.execute(
             text(
@@ -166,22 +173,25 @@ async def update_webhook(
 
 
 async def delete_webhook(session: AsyncSession, webhook_id: uuid.UUID) -> bool:
-    """Delete an endpoint and its deliveries; events no other endpoint needs go too."""
+    """Delete an endpoint and its deliveries; its events no other endpoint needs go too."""
+    # One statement: its parts share one snapshot, in which the endpoint's own
+    # deliveries still exist, hence the other endpoints' are asked for by id.
     deleted = (
         await session.execute(
-            text("DELETE FROM ragsage_webhooks WHERE id = :id RETURNING id"), {"id": webhook_id}
+            text(
+                "WITH mine AS (DELETE FROM ragsage_webhook_deliveries WHERE webhook_id = :id "
+                "RETURNING namespace, event_id), "
+                "orphans AS (DELETE FROM ragsage_webhook_events e USING "
+                "(SELECT DISTINCT namespace, event_id FROM mine) m "
+                "WHERE e.namespace = m.namespace AND e.id = m.event_id AND NOT EXISTS ("
+                "SELECT 1 FROM ragsage_webhook_deliveries o WHERE o.namespace = e.namespace "
+                "AND o.event_id = e.id AND o.webhook_id <> :id)) "
+                "DELETE FROM ragsage_webhooks WHERE id = :id RETURNING id"
+            ),
+            {"id": webhook_id},
         )
     ).first()
-    if deleted is None:
-        return False
-    await session.execute(
-        text(
-            "DELETE FROM ragsage_webhook_events e WHERE NOT EXISTS ("
-            "SELECT 1 FROM ragsage_webhook_deliveries d WHERE d.namespace = e.namespace "
-            "AND d.event_id = e.id)"
-        )
-    )
-    return True
+    return deleted is not None
 
 
 async def rotate_secret(
