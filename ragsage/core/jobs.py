@@ -9,6 +9,8 @@ from enum import StrEnum
 from typing import Any
 from uuid import UUID
 
+from ragsage.core.serialization import iso_or_none
+
 
 class JobState(StrEnum):
     QUEUED = "queued"
@@ -58,10 +60,6 @@ class Job:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready view (what the API and the CLI show)."""
-
-        def iso(value: datetime | None) -> str | None:
-            return value.isoformat() if value else None
-
         return {
             "id": str(self.id),
             "document_id": self.document_id,
@@ -78,10 +76,10 @@ class Job:
             "error": self.error,
             "timings_ms": dict(self.timings),
             "result": dict(self.result) if self.result else None,
-            "created_at": iso(self.created_at),
-            "updated_at": iso(self.updated_at),
-            "started_at": iso(self.started_at),
-            "finished_at": iso(self.finished_at),
+            "created_at": iso_or_none(self.created_at),
+            "updated_at": iso_or_none(self.updated_at),
+            "started_at": iso_or_none(self.started_at),
+            "finished_at": iso_or_none(self.finished_at),
         }
 
 

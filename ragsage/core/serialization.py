@@ -8,7 +8,8 @@ from typing import Any
 from ragsage.core.types import Chunk, Document
 
 
-def _time_to_str(value: datetime | None) -> str | None:
+def iso_or_none(value: datetime | None) -> str | None:
+    """A time as ISO 8601 text, None staying None (how every JSON view writes times)."""
     return value.isoformat() if value is not None else None
 
 
@@ -23,7 +24,7 @@ def document_to_dict(document: Document) -> dict[str, Any]:
         "title": document.title,
         "source": document.source,
         "metadata": dict(document.metadata),
-        "created_at": _time_to_str(document.created_at),
+        "created_at": iso_or_none(document.created_at),
     }
 
 
@@ -49,7 +50,7 @@ def chunk_to_dict(chunk: Chunk) -> dict[str, Any]:
         "page_numbers": list(chunk.page_numbers),
         "metadata": dict(chunk.metadata),
         "source": chunk.source,
-        "created_at": _time_to_str(chunk.created_at),
+        "created_at": iso_or_none(chunk.created_at),
         "start_char": chunk.start_char,
         "end_char": chunk.end_char,
     }

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from ragsage.core.errors import InvalidRequest
+from ragsage.core.serialization import iso_or_none
 
 # Every event a namespace can subscribe to, with what it reports.
 EVENT_TYPES: dict[str, str] = {
@@ -41,7 +42,8 @@ def check_events(events: Sequence[str] | None) -> tuple[str, ...]:
         )
     if not events:
         raise InvalidRequest("a webhook needs at least one event type")
-    return tuple(name for name in EVENT_TYPES if name in set(events))
+    wanted = set(events)
+    return tuple(name for name in EVENT_TYPES if name in wanted)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +71,8 @@ class Webhook:
             "principals": None if self.principals is None else list(self.principals),
             "description": self.description,
             "disabled_reason": self.disabled_reason,
-            "failing_since": _iso(self.failing_since),
-            "previous_secret_until": _iso(self.previous_secret_until),
+            "failing_since": iso_or_none(self.failing_since),
+            "previous_secret_until": iso_or_none(self.previous_secret_until),
             "created_at": self.created_at.isoformat(),
             "updated_at": self.updated_at.isoformat(),
         }
@@ -98,8 +100,8 @@ class Delivery:
             "event_created_at": self.event_created_at.isoformat(),
             "state": self.state,
             "attempts": self.attempts,
-            "next_attempt_at": _iso(self.next_attempt_at),
-            "last_attempt_at": _iso(self.last_attempt_at),
+            "next_attempt_at": iso_or_none(self.next_attempt_at),
+            "last_attempt_at": iso_or_none(self.last_attempt_at),
             "last_status": self.last_status,
             "last_latency_ms": (
                 None if self.last_latency_ms is None else round(self.last_latency_ms, 1)
@@ -122,11 +124,11 @@ class RetrySchedule:
     cap: float
     window: float
 
-    def delay(self, attempts: int, rng: random.Random | None = None) -> float:
+    def delay(self, attempts: int) -> float:
         """How long to wait after the ``attempts``-th failed attempt."""
         exponent = min(max(attempts - 1, 0), 60)
         ceiling = min(self.base * (2.0**exponent), self.cap)
-        return ceiling * (rng or random).uniform(0.5, 1.0)
+        return ceiling * random.uniform(0.5, 1.0)
 
     def next_retry(self, attempts: int, first_attempt_at: datetime, now: datetime) -> float | None:
         """Seconds until the next attempt, or None when the schedule is spent."""
@@ -134,7 +136,3 @@ class RetrySchedule:
         if (now - first_attempt_at).total_seconds() + wait > self.window:
             return None
         return wait
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
