@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
 from sqlalchemy import text
 
@@ -68,10 +67,9 @@ class WebhookAdmin:
         if len(url) > MAX_URL_LENGTH:
             raise InvalidRequest(f"a webhook URL is at most {MAX_URL_LENGTH} characters")
         try:
-            check_url(url)
+            host = check_url(url)
         except ValueError as exc:
             raise InvalidRequest(str(exc)) from None
-        host = (urlsplit(url).hostname or "").strip("[]")
         # A literal address is judged now; a name is judged at each delivery,
         # after it is resolved (it may point elsewhere by then).
         if is_address(host) and not self.settings.webhook_allow_private:

@@ -177,12 +177,12 @@ class _Target:
     host_header: str
 
 
-def check_url(url: str) -> None:
-    """Raise ValueError, saying what is wrong, unless ``url`` is a usable receiver URL.
+def check_url(url: str) -> str:
+    """The host of ``url``; ValueError, saying what is wrong, unless it is a usable receiver URL.
 
-    Only the syntax is checked; where the host points is decided at delivery time.
+    Only the syntax is checked; where a name points is decided at delivery time.
     """
-    _parse(url)
+    return _parse(url).host
 
 
 def _parse(url: str) -> _Target:
@@ -215,11 +215,7 @@ def _parse(url: str) -> _Target:
 def _host(hostname: str) -> str:
     if not hostname:
         raise ValueError("a webhook URL needs a host")
-    try:
-        ipaddress.ip_address(hostname)
-    except ValueError:
-        pass
-    else:
+    if is_address(hostname):
         if "%" in hostname:
             raise ValueError("a webhook URL may not name an IPv6 zone")
         return hostname
