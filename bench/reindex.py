@@ -1,12 +1,19 @@
 """Re-index cost against first ingestion, and query latency while it runs.
 
-    python bench/reindex.py [--documents 500] [--workers 2]
+    python bench/reindex.py [--doc-root /usr/share/doc] [--workers 2] [--queries]
+    python bench/reindex.py --documents 500      # generated three-page PDFs instead
 
-Starts an embedded Postgres and Redis and a Celery worker, ingests generated
-three-page PDFs (parse, chunk, embed, store), then
-re-indexes the namespace into a hashing model of another width, which reads
-the pages kept at ingestion instead of parsing again.  Prints both durations
-and query p50/p95 measured idle and during the re-index.
+Starts an embedded Postgres and Redis (with a parse cache) and one Celery
+worker consuming both queues, uploads the corpus with the bulk upload and
+times it to the last finished job; then flushes the parse cache and
+re-indexes the namespace into a hashing model of another width, timed from
+the start to the switch.  With ``--doc-root`` the corpus is every HTML page
+under it (``bench/site_chrome.py``'s selection: on these machines the 242
+Debian pages of ``bench/real_corpus.py``); without it, generated PDFs, so the
+first ingestion pays a PDF parse.  Both phases print the CPU seconds of the
+worker processes, Postgres and Redis.  ``--queries`` also times searches
+before and during the re-index (a client on the same cores: it slows the
+re-index it measures, so the durations are printed without it by default).
 """
 
 from __future__ import annotations
@@ -17,17 +24,20 @@ import os
 import random
 import statistics
 import subprocess
-import tempfile
+import threading
 import time
 from functools import partial
 from pathlib import Path
 
+import site_chrome
+from real_corpus import CpuLedger, postmaster_pid, redis_pid
 from redis import Redis
+from sqlalchemy import Engine, create_engine, text
+from stack import local_stack
 
-from ragsage.adapters.embedded.postgres import EmbeddedPostgres
-from ragsage.adapters.embedded.redis import EmbeddedRedis
+from ragsage.core.jobs import Upload
 from ragsage.core.types import Scope
-from ragsage.library.enqueue import Enqueuer
+from ragsage.library.enqueue import Enqueuer, upload_from_path
 from ragsage.query import QueryEngine, RetrievalResult
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings
@@ -35,6 +45,7 @@ from worker.cli import celery_worker_argv
 
 ROOT = Path(__file__).resolve().parents[1]
 SCOPE = Scope("bench")
+TARGET = "ragsage-hashing-256"
 WORDS = (
     "invoice ledger refund policy warranty shipment warehouse carrier customs tariff contract "
     "clause renewal notice payment schedule audit compliance retention backup encryption"
@@ -59,28 +70,78 @@ def make_pdf(number: int, rng: random.Random) -> bytes:
     return buffer.getvalue()
 
 
-def wait_jobs(enqueuer: Enqueuer, job_ids: list[str]) -> None:
-    pending = set(job_ids)
-    while pending:
-        for job_id in list(pending):
-            job = enqueuer.job_status(SCOPE.namespace, job_id)
-            if job is not None and job.state.finished:
-                pending.discard(job_id)
+def uploads(args: argparse.Namespace) -> list[Upload]:
+    if args.doc_root is not None:
+        pages = site_chrome.html_pages(args.doc_root)
+        return [upload_from_path(path, str(path.relative_to(args.doc_root))) for path in pages]
+    rng = random.Random(9)
+    return [
+        Upload(data=make_pdf(n, rng), filename=f"report-{n}.pdf") for n in range(args.documents)
+    ]
+
+
+def unfinished(engine: Engine, kind: str) -> int:
+    """Jobs of ``kind`` not finished yet, in one aggregate query (polling must stay cheap)."""
+    with engine.connect() as connection:
+        return int(
+            connection.scalar(
+                text(
+                    "SELECT count(*) FROM ragsage_jobs WHERE namespace = :n AND kind = :kind "
+                    "AND state NOT IN ('succeeded', 'failed', 'cancelled', 'superseded')"
+                ),
+                {"n": SCOPE.namespace, "kind": kind},
+            )
+        )
+
+
+def switched(engine: Engine) -> bool:
+    with engine.connect() as connection:
+        return bool(
+            connection.scalar(
+                text(
+                    "SELECT count(*) FROM ragsage_generations WHERE namespace = :n "
+                    "AND state = 'active' AND embedding_model = :model"
+                ),
+                {"n": SCOPE.namespace, "model": TARGET},
+            )
+        )
+
+
+def stage_cpu(engine: Engine, kind: str) -> str:
+    """CPU seconds the jobs of ``kind`` recorded per stage, summed over the namespace."""
+    with engine.connect() as connection:
+        rows = connection.execute(
+            text(
+                "SELECT key, sum(value::float) / 1000 FROM ragsage_jobs, "
+                "jsonb_each_text(timings) WHERE namespace = :n AND kind = :kind "
+                "AND key LIKE '%\\_cpu\\_ms' GROUP BY key ORDER BY 2 DESC"
+            ),
+            {"n": SCOPE.namespace, "kind": kind},
+        )
+        return ", ".join(f"{key.removesuffix('_cpu_ms')} {seconds:.1f}" for key, seconds in rows)
+
+
+def wait(ledger: CpuLedger, done: partial[bool]) -> None:
+    while not done():
+        ledger.poll()
         time.sleep(0.2)
 
 
-async def query_latencies(
-    settings: Settings, seconds: float, stop_when_active: str = ""
-) -> list[float]:
+def cpu_line(spent: dict[str, float]) -> str:
+    return (
+        f"{sum(spent.values()):.1f} CPU s ("
+        + ", ".join(f"{name} {seconds:.1f}" for name, seconds in spent.items())
+        + ")"
+    )
+
+
+async def query_latencies(settings: Settings, stop: threading.Event, seconds: float) -> list[float]:
     runtime = build_runtime(settings)
     timings: list[float] = []
     deadline = time.monotonic() + seconds
     rng = random.Random(1)
     try:
-        while time.monotonic() < deadline:
-            engine = await runtime.query_engine_for(SCOPE)
-            if stop_when_active and engine.embedder.model == stop_when_active:
-                break
+        while time.monotonic() < deadline and not stop.is_set():
             query = " ".join(rng.choices(WORDS, k=3)) + f" ref{rng.randrange(500)}x1"
             started = time.perf_counter()
             await runtime.with_engine(SCOPE, partial(_search, query=query))
@@ -100,85 +161,94 @@ def p(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
+def latency_line(label: str, values: list[float]) -> str:
+    if not values:
+        return f"{label}: no queries"
+    return (
+        f"{label}: p50 {statistics.median(values):5.1f} ms  p95 {p(values, 0.95):5.1f} ms  "
+        f"({len(values)} queries)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="re-index benchmark")
-    parser.add_argument("--documents", type=int, default=500)
+    parser.add_argument("--doc-root", type=Path, help="ingest the HTML pages under this folder")
+    parser.add_argument("--documents", type=int, default=500, help="generated PDFs otherwise")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--queries", action="store_true", help="time searches during it")
     args = parser.parse_args()
-    rng = random.Random(9)
-    documents = [(f"report-{n}.pdf", make_pdf(n, rng)) for n in range(args.documents)]
-    with tempfile.TemporaryDirectory() as directory:
-        base = Path(directory)
-        postgres, redis = EmbeddedPostgres(base / "pg"), EmbeddedRedis(base / "redis")
-        postgres.start()
-        redis.start()
-        worker = None
+    files = uploads(args)
+    with local_stack("bench") as stack:
+        redis_url = stack.settings.redis_url
+        settings = Settings.from_env(
+            stack.settings.to_env(), cache_redis_url=redis_url.rsplit("/", 1)[0] + "/1"
+        )
+        asyncio.run(build_runtime(settings).database.migrate())
+        worker = subprocess.Popen(
+            celery_worker_argv(
+                f"{settings.ingest_queue},{settings.reindex_queue}",
+                concurrency=args.workers,
+                loglevel="WARNING",
+            ),
+            cwd=ROOT,
+            env={**os.environ, **settings.to_env()},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        polling = create_engine(
+            settings.database_url.replace("postgresql://", "postgresql+psycopg://", 1)
+        )
+        enqueuer = Enqueuer(settings)
         try:
-            owner = postgres.ensure_database("bench")
-            settings = Settings.from_env(
-                {},
-                database_url=owner,
-                app_database_url=owner.replace("postgres@", "ragsage_app@", 1),
-                redis_url=redis.url(0),
-                cache_redis_url=redis.url(1),
-                embedding_dim=384,
-                embedder="hashing",
-            )
-            asyncio.run(build_runtime(settings).database.migrate())
-            worker = subprocess.Popen(
-                celery_worker_argv(
-                    f"{settings.ingest_queue},{settings.reindex_queue}",
-                    concurrency=args.workers,
-                    loglevel="WARNING",
-                ),
-                cwd=ROOT,
-                env={**os.environ, **settings.to_env()},
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            enqueuer = Enqueuer(settings)
             time.sleep(3)
+            services = (postmaster_pid(settings.database_url), redis_pid(redis_url))
+            ledger = CpuLedger(worker.pid, *services)
             started = time.perf_counter()
-            ids = [
-                str(enqueuer.enqueue_document(SCOPE.namespace, name, data=data).job_id)
-                for name, data in documents
-            ]
-            wait_jobs(enqueuer, ids)
+            enqueuer.enqueue_documents(SCOPE.namespace, files)
+            wait(ledger, partial(lambda: unfinished(polling, "ingest") == 0))
             first = time.perf_counter() - started
-            idle = asyncio.run(query_latencies(settings, 5))
+            first_cpu = ledger.spent()
+            idle: list[float] = []
+            if args.queries:
+                idle = asyncio.run(query_latencies(settings, threading.Event(), 5))
 
-            Redis.from_url(redis.url(1)).flushdb()  # nothing may come from the parse cache
+            Redis.from_url(settings.cache_redis_url).flushdb()  # no parse may come from it
+            during: list[float] = []
+            stop = threading.Event()
+            client = threading.Thread(
+                target=lambda: during.extend(asyncio.run(query_latencies(settings, stop, 600))),
+                daemon=True,
+            )
+            ledger = CpuLedger(worker.pid, *services)
             started = time.perf_counter()
-            enqueuer.start_reindex(SCOPE.namespace, embedder="hashing", model="ragsage-hashing-256")
-            during = asyncio.run(query_latencies(settings, 600, "ragsage-hashing-256"))
-            while not any(
-                g["state"] == "active" and g["embedding_model"] == "ragsage-hashing-256"
-                for g in enqueuer.reindex_status(SCOPE.namespace)
-            ):
-                time.sleep(0.2)
+            enqueuer.start_reindex(SCOPE.namespace, embedder="hashing", model=TARGET)
+            if args.queries:
+                client.start()
+            wait(ledger, partial(switched, polling))
             reindexed = time.perf_counter() - started
-            enqueuer.close()
+            reindex_cpu = ledger.spent()
+            stop.set()
+            if args.queries:
+                client.join()
 
-            print(f"{args.documents} three-page PDFs, {args.workers} worker processes")
-            print(f"first ingestion (parse + chunk + embed + store): {first:6.1f} s")
+            what = f"{len(files)} {'HTML pages' if args.doc_root else 'three-page PDFs'}"
+            print(f"{what}, {args.workers} worker processes")
+            print(f"first ingestion: {first:6.1f} s, {cpu_line(first_cpu)}")
+            print(f"  its jobs' stages, CPU s: {stage_cpu(polling, 'ingest')}")
+            print(f"re-index:        {reindexed:6.1f} s, {cpu_line(reindex_cpu)}")
+            print(f"  its jobs' stages, CPU s: {stage_cpu(polling, 'reindex')}")
             print(
-                f"re-index from stored pages (chunk + embed + store): {reindexed:6.1f} s "
-                f"({first / reindexed:.1f}x faster)"
+                f"re-index / first ingestion: wall {reindexed / first:.2f}, "
+                f"CPU {sum(reindex_cpu.values()) / sum(first_cpu.values()):.2f}"
             )
-            print(
-                f"query idle:           p50 {statistics.median(idle):5.1f} ms  "
-                f"p95 {p(idle, 0.95):5.1f} ms  ({len(idle)} queries)"
-            )
-            print(
-                f"query during reindex: p50 {statistics.median(during):5.1f} ms  "
-                f"p95 {p(during, 0.95):5.1f} ms  ({len(during)} queries)"
-            )
+            if args.queries:
+                print(latency_line("query idle          ", idle))
+                print(latency_line("query during reindex", during))
         finally:
-            if worker is not None:
-                worker.terminate()
-                worker.wait(30)
-            redis.stop()
-            postgres.stop()
+            enqueuer.close()
+            polling.dispose()
+            worker.terminate()
+            worker.wait(30)
 
 
 if __name__ == "__main__":

@@ -28,15 +28,26 @@ async def bounded(limit: int, items: Sequence[_T], work: Callable[[_T], Awaitabl
 async def embed_in_batches(
     embedder: Embedder, chunks: Sequence[Chunk], size: int, concurrency: int
 ) -> list[EmbeddedChunk]:
-    """Embed the chunks' ``embed_text`` in batches of ``size``, ``concurrency`` at a time.
+    """Embed the chunks' ``embed_text`` in batches of ``size``, ``concurrency`` at a time."""
+    vectors = await embed_texts(embedder, [chunk.embed_text for chunk in chunks], size, concurrency)
+    return [
+        EmbeddedChunk(chunk=chunk, vector=vector)
+        for chunk, vector in zip(chunks, vectors, strict=True)
+    ]
+
+
+async def embed_texts(
+    embedder: Embedder, texts: Sequence[str], size: int, concurrency: int
+) -> list[tuple[float, ...]]:
+    """The vectors of ``texts``, in order, embedded in batches of ``size``.
 
     A provider that answers with the wrong number or width of vectors fails the
     document permanently: storing such vectors would corrupt its search.
     """
-    batches = [chunks[start : start + size] for start in range(0, len(chunks), size)]
+    batches = [texts[start : start + size] for start in range(0, len(texts), size)]
 
-    async def one(batch: Sequence[Chunk]) -> list[EmbeddedChunk]:
-        vectors = await embedder.embed([chunk.embed_text for chunk in batch])
+    async def one(batch: Sequence[str]) -> list[tuple[float, ...]]:
+        vectors = await embedder.embed(list(batch))
         if len(vectors) != len(batch):
             raise PermanentProviderError(
                 f"embedder {embedder.model} returned {len(vectors)} vectors for {len(batch)} texts"
@@ -47,10 +58,7 @@ async def embed_in_batches(
                     f"embedder {embedder.model} returned a {len(vector)}-wide vector; "
                     f"expected {embedder.dimension}"
                 )
-        return [
-            EmbeddedChunk(chunk=chunk, vector=tuple(vector))
-            for chunk, vector in zip(batch, vectors, strict=True)
-        ]
+        return [tuple(vector) for vector in vectors]
 
     results = await bounded(concurrency, batches, one)
-    return [record for batch in results for record in batch]
+    return [vector for batch in results for vector in batch]

@@ -47,7 +47,7 @@ from ragsage.core.types import (
     RawSource,
     Scope,
 )
-from ragsage.ingestion.batching import bounded, embed_in_batches
+from ragsage.ingestion.batching import bounded, embed_in_batches, embed_texts
 from ragsage.ingestion.config import IngestionConfig
 from ragsage.ingestion.parse_cache import decode_parsed, encode_parsed, parse_cache_key
 from ragsage.ingestion.results import IngestResult, PreparedDocument
@@ -165,6 +165,31 @@ class IngestionPipeline:
             parse_cache_hit=False,
             timing_ms=timings,
         )
+
+    async def embed_kept(
+        self, scope: Scope, texts: Sequence[str], *, on_stage: StageListener | None = None
+    ) -> tuple[list[tuple[float, ...]], dict[str, float]]:
+        """Embed chunk texts kept from another generation (a re-index, same chunking).
+
+        Returns the vectors in order and the stage's timings; nothing is chunked,
+        contextualized or parsed.
+        """
+        stage = on_stage or _ignore_stage
+        timings: dict[str, float] = {}
+        with self.tracer.span("prepare", tenant=scope.namespace, kept_chunks=len(texts)) as root:
+            stage("embed")
+            model = self.embedder.model
+            with timed_stage(
+                root, timings, "embed_ms", "embed", cpu_key="embed_cpu_ms", model=model
+            ) as span:
+                vectors = await embed_texts(
+                    embedder_for(self.embedder, scope),
+                    texts,
+                    self.config.embed_batch_size,
+                    self.config.concurrency,
+                )
+                span.set(vectors=len(vectors))
+        return vectors, timings
 
     async def store(
         self,

@@ -19,14 +19,20 @@ from uuid import UUID
 
 import psycopg
 from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.observability.logs import bind_log_context, log_context
 from ragsage.adapters.postgres import quotas
 from ragsage.adapters.postgres.document_store import PgDocumentStore
-from ragsage.adapters.postgres.generations import EmbeddingModelMismatch, live_generations
+from ragsage.adapters.postgres.generations import (
+    EmbeddingModelMismatch,
+    Generation,
+    live_generations,
+)
 from ragsage.adapters.postgres.jobs import document_rows, page_store, reindex, store, turns
-from ragsage.core.errors import DocumentError, InputError, RagsageError
+from ragsage.core.errors import DocumentError, InputError, RagsageError, StorageError
 from ragsage.core.jobs import Job, result_summary
+from ragsage.core.tracing import timed_stage
 from ragsage.core.types import Page, PageRoute, RawSource, Scope
 from ragsage.jobs import memory
 from ragsage.jobs.lease_keeper import LeaseHolder
@@ -303,21 +309,39 @@ def skipped_scans(pages: Sequence[Page]) -> list[int]:
 
 
 async def _reindex(runtime: Runtime, scope: Scope, job: Job, progress: _Progress) -> JobOutcome:
-    """Re-chunk and re-embed one document into a building generation."""
+    """Re-embed one document into a building generation, re-chunking only when needed.
+
+    When the active generation's rows of the document were cut with the
+    settings this worker has (storage migration 26), only their texts are
+    embedded again and the rows copied with the new vectors; otherwise the
+    document is chunked again from its stored pages.
+    """
     async with runtime.database.session(scope) as session:
-        target = next((g for g in await live_generations(session) if g.id == job.generation), None)
+        live = await live_generations(session)
+        target = next((g for g in live if g.id == job.generation), None)
+        active = next((g for g in live if g.state == "active"), None)
         document = await PgDocumentStore(session).get(scope, job.document_id)
-        pages = await page_store.load_pages(session, job.content_hash)
+        kept = None
+        if active is not None:
+            fingerprint = runtime.chunking_fingerprint()
+            kept = await reindex.kept_chunks(session, active.id, job.document_id, fingerprint)
+        # A scan skipped when no transcriber was configured is stored as an empty
+        # page; now that one is, the document is read again from its bytes.
+        skipped = []
+        if runtime.can_transcribe:
+            skipped = await page_store.skipped_scan_numbers(session, job.content_hash)
+        reread = bool(skipped)
+        chunk_again = kept is None and not reread
+        pages = await page_store.load_pages(session, job.content_hash) if chunk_again else []
     if target is None or target.state != "building":
         return await _finish_skipped(runtime, scope, job, "its generation is no longer building")
     if document is None or document.content_hash != job.content_hash:
         # Deleted, or replaced by a newer upload whose own job covers the new version.
         return await _finish_skipped(runtime, scope, job, "the document changed or was deleted")
+    if kept is not None and active is not None and not reread:
+        return await _reembed_kept(runtime, scope, job, target, active.id, kept, progress)
     embedder = runtime.embedder_for(target.embedder, target.embedding_model, target.embedding_dim)
     pipeline = runtime.pipeline(embedder)
-    # A scan skipped when no transcriber was configured is stored as an empty
-    # page; now that one is, the document is read again from its bytes.
-    reread = runtime.can_transcribe and bool(skipped_scans(pages))
     if pages and not reread:
         prepared = await pipeline.prepare_from_pages(
             scope, document, pages, on_stage=progress.enter
@@ -337,18 +361,9 @@ async def _reindex(runtime: Runtime, scope: Scope, job: Job, progress: _Progress
         )
     progress.enter("store")
     async with runtime.database.session(scope) as session:
-        if not await store.lock_running(session, job.id, job.attempts):
-            raise LeaseLost(str(job.id))
-        if (
-            await document_rows.current_hash(session, job.document_id, lock=True)
-            != job.content_hash
-        ):
-            # Replaced while this ran; the newer version's own job fills the generation.
-            await store.succeed(
-                session, job.id, timings={}, result={"skipped": "the document changed"}
-            )
-            await reindex.try_activate(session, target.id)
-            return JobOutcome(job.id, "succeeded", "skipped: the document changed")
+        changed = await _changed_meanwhile(session, job, target)
+        if changed is not None:
+            return changed
         vectors, _, _ = runtime.stores(session, embedder=embedder)
         await vectors.upsert(scope, prepared.records)
         if reread:
@@ -358,7 +373,7 @@ async def _reindex(runtime: Runtime, scope: Scope, job: Job, progress: _Progress
             "pages_from": "bytes" if reread or not pages else "stored",
         }
         if reread:
-            summary["pages_read_again"] = skipped_scans(pages)
+            summary["pages_read_again"] = skipped
         await store.succeed(session, job.id, timings=prepared.timing_ms, result=summary)
         switched = await reindex.try_activate(session, target.id)
     note = "; the new generation is now active" if switched else ""
@@ -367,6 +382,74 @@ async def _reindex(runtime: Runtime, scope: Scope, job: Job, progress: _Progress
         "succeeded",
         f"{len(prepared.records)} chunks{note}",
         timings=dict(prepared.timing_ms),
+    )
+
+
+async def _changed_meanwhile(
+    session: AsyncSession, job: Job, target: Generation
+) -> JobOutcome | None:
+    """Under the document's lock: the finished outcome if the job must not write now."""
+    if not await store.lock_running(session, job.id, job.attempts):
+        raise LeaseLost(str(job.id))
+    if await document_rows.current_hash(session, job.document_id, lock=True) != job.content_hash:
+        # Replaced while this ran; the newer version's own job fills the generation.
+        await store.succeed(session, job.id, timings={}, result={"skipped": "the document changed"})
+        await reindex.try_activate(session, target.id)
+        return JobOutcome(job.id, "succeeded", "skipped: the document changed")
+    return None
+
+
+class _KeptRowsMoved(StorageError):
+    """The kept rows changed between their read and their copy; a retry reads them again."""
+
+    retryable = True
+
+
+async def _reembed_kept(
+    runtime: Runtime,
+    scope: Scope,
+    job: Job,
+    target: Generation,
+    source: int,
+    kept: list[tuple[int, str]],
+    progress: _Progress,
+) -> JobOutcome:
+    """Embed the kept texts with the target's model and copy the rows with the vectors."""
+    embedder = runtime.embedder_for(target.embedder, target.embedding_model, target.embedding_dim)
+    pipeline = runtime.pipeline(embedder)
+    vectors, timings = await pipeline.embed_kept(
+        scope, [text for _, text in kept], on_stage=progress.enter
+    )
+    progress.enter("store")
+    async with runtime.database.session(scope) as session:
+        changed = await _changed_meanwhile(session, job, target)
+        if changed is not None:
+            return changed
+        store_vectors, _, _ = runtime.stores(session, embedder=embedder)
+        with (
+            runtime.tracer.span("store", tenant=scope.namespace) as root,
+            timed_stage(root, timings, "store_ms", "store", cpu_key="store_cpu_ms"),
+        ):
+            written = await store_vectors.copy_with_vectors(
+                scope,
+                job.document_id,
+                source,
+                [(ordinal, vector) for (ordinal, _), vector in zip(kept, vectors, strict=True)],
+            )
+        if written != len(kept):
+            raise _KeptRowsMoved(
+                f"{job.filename}: {written} of {len(kept)} kept chunks were found to copy"
+            )
+        summary: dict[str, object] = {
+            "chunks": written,
+            "pages_from": "stored",
+            "chunks_from": f"generation {source}",
+        }
+        await store.succeed(session, job.id, timings=timings, result=summary)
+        switched = await reindex.try_activate(session, target.id)
+    note = "; the new generation is now active" if switched else ""
+    return JobOutcome(
+        job.id, "succeeded", f"{written} chunks re-embedded{note}", timings=dict(timings)
     )
 
 

@@ -31,6 +31,7 @@ from ragsage.core.ports import (
 from ragsage.core.transcribing import NoTranscriber
 from ragsage.core.types import Scope
 from ragsage.ingestion import IngestionConfig, IngestionPipeline
+from ragsage.ingestion.fingerprint import chunking_fingerprint
 from ragsage.query import QueryConfig, QueryEngine
 from ragsage.query.fusion import FusionMethod
 from ragsage.settings import Settings
@@ -84,6 +85,7 @@ class Runtime:
     _engines: dict[int, tuple[Embedder, QueryEngine]] = field(default_factory=dict)
     # Each namespace's dense search path, shared by every store built here.
     _dense_paths: DensePaths | None = None
+    _chunking: str | None = None
 
     def ingestion_config(self) -> IngestionConfig:
         return IngestionConfig(
@@ -92,6 +94,14 @@ class Runtime:
             contextualize=self.contextualizer is not None,
             parse_cache_ttl_seconds=self.settings.parse_cache_ttl,
         )
+
+    def chunking_fingerprint(self) -> str:
+        """The fingerprint recorded with every chunk row this runtime writes (migration 26)."""
+        if self._chunking is None:
+            self._chunking = chunking_fingerprint(
+                self.ingestion_config(), self.chunker, self.contextualizer
+            )
+        return self._chunking
 
     def embedder_for(self, kind: str, model: str, dim: int | None) -> Embedder:
         """The embedder that produces ``model``'s vectors (built once per process)."""
@@ -164,6 +174,7 @@ class Runtime:
                 embedder_kind=self.embedder_kind(chosen),
                 generation=generation,
                 paths=self._dense_paths,
+                chunking=self.chunking_fingerprint(),
             ),
             PgLexicalStore(
                 where,

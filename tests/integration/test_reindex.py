@@ -167,10 +167,22 @@ def test_reindex_serves_the_old_model_until_the_switch_then_rolls_back_and_drops
 
     results = _sql(
         deployment,
-        "SELECT DISTINCT result->>'pages_from' FROM ragsage_jobs WHERE kind = 'reindex' "
-        "AND result ? 'pages_from'",
+        "SELECT DISTINCT result->>'pages_from', result->>'chunks_from' FROM ragsage_jobs "
+        "WHERE kind = 'reindex' AND result ? 'pages_from'",
     )
-    assert results == [("stored",)]  # no document was parsed again
+    # No document was parsed or even chunked again: the chunking is unchanged, so
+    # every job embedded the active generation's rows and copied them.
+    assert results == [("stored", "generation 1")]
+    differing = _sql(
+        deployment,
+        "SELECT count(*) FROM (SELECT * FROM ragsage_chunks WHERE generation = 1) a "
+        f"FULL JOIN (SELECT * FROM ragsage_chunks WHERE generation = {generation}) b "
+        "USING (document_id, ordinal) WHERE a.text IS NULL OR b.text IS NULL "
+        "OR a.text <> b.text OR a.embed_text <> b.embed_text OR a.lexical <> b.lexical "
+        "OR a.heading_path <> b.heading_path OR a.access <> b.access "
+        "OR vector_dims(b.embedding) <> 128",
+    )
+    assert differing == [(0,)]  # the same rows, keyword column included, B's vectors
 
     _rollback(deployment)
     _wait_active(deployment, MODEL_A, timeout=5)
@@ -183,6 +195,39 @@ def test_reindex_serves_the_old_model_until_the_switch_then_rolls_back_and_drops
     freed = _drop(deployment)
     assert freed >= 30
     assert _sql(deployment, "SELECT DISTINCT embedding_model FROM ragsage_chunks") == [(MODEL_B,)]
+
+
+def test_a_reindex_after_a_chunking_change_cuts_the_documents_again(
+    deployment: Deployment,
+) -> None:
+    first = deployment.worker(**_worker_env(deployment))
+    first.start(pool="solo")
+    long_note = "\n\n".join(
+        f"Paragraph {n} says the turbine{n} blade was balanced on shift {n} of the plant."
+        for n in range(20)
+    )
+    deployment.wait(
+        ACME,
+        [
+            str(deployment.enqueuer.enqueue_document(ACME, name, data=data).job_id)
+            for name, data in (("long.md", f"# Turbines\n\n{long_note}\n".encode()),)
+        ],
+    )
+    first.stop()
+    # A smaller chunk size since the first ingestion: kept rows would carry the old cut.
+    smaller = {"RAGSAGE_CHUNK_SIZE": "64", "RAGSAGE_CHUNK_OVERLAP": "8"}
+    deployment.worker(**_worker_env(deployment), **smaller).start(pool="solo")
+    generation, _ = deployment.enqueuer.start_reindex(ACME, embedder="hashing", model=MODEL_B)
+    _wait_active(deployment, MODEL_B)
+    results = _sql(
+        deployment, "SELECT result ? 'chunks_from' FROM ragsage_jobs WHERE kind = 'reindex'"
+    )
+    assert results == [(False,)]
+    counts = _sql(
+        deployment,
+        "SELECT generation, count(*) FROM ragsage_chunks GROUP BY 1 ORDER BY 1",
+    )
+    assert counts[0] == (1, 1) and counts[1][0] == generation and counts[1][1] > 3
 
 
 def test_a_sigkilled_worker_does_not_stop_the_reindex(deployment: Deployment) -> None:

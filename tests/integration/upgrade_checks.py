@@ -489,6 +489,20 @@ async def _check_v25(database: Database) -> None:
     assert await keyword_hits(database, ACME, "zirconium") == []
 
 
+async def _check_v26(database: Database) -> None:
+    from ragsage.adapters.postgres.jobs import reindex
+
+    async with database.session(ACME) as session:
+        # A row written before the fingerprint was recorded is never reused by a
+        # re-index: it is cut again, whatever settings the worker has.
+        recorded = await session.scalar(text("SELECT chunking FROM ragsage_chunks"))
+        kept = await reindex.kept_chunks(session, 1, "doc_v3", "0123456789abcdef")
+        await session.execute(text("UPDATE ragsage_chunks SET chunking = '0123456789abcdef'"))
+        again = await reindex.kept_chunks(session, 1, "doc_v3", "0123456789abcdef")
+    assert recorded is None and kept is None
+    assert again == [(0, "zirconium ledger")]
+
+
 UPGRADES = {
     2: (_seed_v1, _check_v2),
     3: (_seed_v2, _check_v3),
@@ -514,4 +528,5 @@ UPGRADES = {
     23: (_seed_v22, _check_v23),
     24: (_seed_v2, _check_v24),
     25: (_seed_v3, _check_v25),
+    26: (_seed_v3, _check_v26),
 }

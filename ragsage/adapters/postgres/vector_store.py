@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import psycopg
 from pgvector import Vector
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 _COLUMNS = (
     "namespace, generation, document_id, ordinal, text, embed_text, heading_path, headings, "
     "page_numbers, metadata, source, created_at, embedding_model, embedding_dim, embedding, "
-    "start_char, end_char"
+    "start_char, end_char, chunking"
 )
 # COPY cannot write into a table under Row-Level Security, so rows are copied into
 # a temporary staging table and moved with one INSERT ... SELECT, which the
@@ -72,7 +72,7 @@ _STAGING = """CREATE TEMP TABLE IF NOT EXISTS ragsage_chunk_rows (
     embed_text text, heading_path text[], headings text, page_numbers integer[],
     metadata jsonb, source text, created_at timestamptz, embedding_model text,
     embedding_dim integer, embedding vector, start_char integer, end_char integer,
-    heading_words text, text_words text
+    chunking text, heading_words text, text_words text
 ) ON COMMIT DELETE ROWS"""
 _COPY = f"COPY ragsage_chunk_rows ({_STAGED}) FROM STDIN (FORMAT BINARY)"
 # Binary COPY skips formatting each float as text, which costs ~40x more per row.
@@ -96,6 +96,7 @@ _COPY_TYPES = (
     "int4",
     "text",
     "text",
+    "text",
 )
 # Each chunk takes its document's access list (migration 22), read in the same
 # statement, while the document rows are locked (see :meth:`PgVectorStore.upsert`).
@@ -111,6 +112,39 @@ _MOVE = (
     "FROM ragsage_chunk_rows s "
     "LEFT JOIN ragsage_documents d ON d.namespace = s.namespace AND d.id = s.document_id"
 )
+
+
+# A re-index with unchanged chunking stages only ordinals and vectors and copies
+# the rest of each row from the source generation, keyword column included (the
+# trigger of migration 25 fills the column only when it is left out).
+_VECTOR_STAGING = """CREATE TEMP TABLE IF NOT EXISTS ragsage_vector_rows (
+    ordinal integer, embedding vector
+) ON COMMIT DELETE ROWS"""
+_VECTOR_COPY = "COPY ragsage_vector_rows (ordinal, embedding) FROM STDIN (FORMAT BINARY)"
+_KEPT = (
+    "document_id, ordinal, text, embed_text, heading_path, headings, page_numbers, metadata, "
+    "source, created_at, start_char, end_char, chunking, lexical"
+)
+_VECTOR_MOVE = (
+    f"INSERT INTO ragsage_chunks (namespace, generation, {_KEPT}, embedding_model, "
+    "embedding_dim, embedding, access) SELECT c.namespace, :generation, "
+    + ", ".join(f"c.{column.strip()}" for column in _KEPT.split(","))
+    + ", :model, :dim, v.embedding, coalesce(d.access, c.access) "
+    "FROM ragsage_chunks c JOIN ragsage_vector_rows v ON v.ordinal = c.ordinal "
+    "LEFT JOIN ragsage_documents d ON d.namespace = c.namespace AND d.id = c.document_id "
+    "WHERE c.generation = :source AND c.document_id = :document"
+)
+
+
+async def _driver(session: AsyncSession) -> psycopg.AsyncConnection[Any]:
+    """The session's psycopg connection, able to send vectors in binary COPY."""
+    connection = await session.connection()
+    raw = await connection.get_raw_connection()
+    driver = raw.driver_connection
+    assert driver is not None
+    if driver.adapters.types.get("vector") is None:
+        await register_vector_async(driver)
+    return cast("psycopg.AsyncConnection[Any]", driver)
 
 
 class PgVectorStore:
@@ -136,6 +170,7 @@ class PgVectorStore:
         embedder_kind: str = "hashing",
         generation: int | None = None,
         paths: DensePaths | None = None,
+        chunking: str | None = None,
     ) -> None:
         if not 1 <= embedding_dim <= 2000:
             raise ValueError(f"embedding_dim must be between 1 and 2000, got {embedding_dim}")
@@ -145,6 +180,8 @@ class PgVectorStore:
         self.embedder_kind = embedder_kind
         self.generation = generation
         self.paths = paths if paths is not None else DensePaths()
+        # Recorded with every row written (see copy_with_vectors); None: never reused.
+        self.chunking = chunking
 
     async def upsert(self, scope: Scope, records: Sequence[EmbeddedChunk]) -> None:
         """Replace every chunk of the documents in ``records`` with ``records``.
@@ -158,33 +195,10 @@ class PgVectorStore:
         for record in records:
             self._check_vector(record.vector)
         async with scoped(self._target, scope) as session:
-            generation = await write_generation(
-                session, scope, self.embedding_model, self.embedding_dim, self.embedder_kind
-            )
             documents = sorted({record.chunk.document_id for record in records})
-            # A change of a document's access list waits for these rows, and these
-            # wait for it: the chunks never keep a list the document no longer has.
-            await session.execute(
-                text(
-                    "SELECT 1 FROM ragsage_documents WHERE id = ANY(:documents) "
-                    "ORDER BY id FOR SHARE"
-                ),
-                {"documents": documents},
-            )
-            await session.execute(
-                text(
-                    "DELETE FROM ragsage_chunks WHERE generation = :generation "
-                    "AND document_id = ANY(:documents)"
-                ),
-                {"generation": generation.id, "documents": documents},
-            )
+            generation = await self._clear_documents(session, scope, documents)
             await session.execute(text(_STAGING))
-            connection = await session.connection()
-            raw = await connection.get_raw_connection()
-            driver = raw.driver_connection
-            assert driver is not None
-            if driver.adapters.types.get("vector") is None:
-                await register_vector_async(driver)
+            driver = await _driver(session)
             async with driver.cursor() as cursor, cursor.copy(_COPY) as copy:
                 copy.set_types(list(_COPY_TYPES))
                 for record in records:
@@ -209,17 +223,82 @@ class PgVectorStore:
                             Vector(list(record.vector)),
                             chunk.start_char,
                             chunk.end_char,
+                            self.chunking,
                             identifier_words(headings),
                             identifier_words(chunk.text),
                         )
                     )
             await session.execute(text(_MOVE), {"default_access": sorted(scope.principals or ())})
             # Emptied now, not only at commit: a second upsert in the same
-            # transaction must not move these rows again.
-            await session.execute(text("TRUNCATE ragsage_chunk_rows"))
+            # transaction must not move these rows again.  DELETE, not TRUNCATE:
+            # a truncate swaps the table's files and cost ~1 ms a job.
+            await session.execute(text("DELETE FROM ragsage_chunk_rows"))
         if not isinstance(self._target, AsyncSession):
             # Committed by now; a caller's own session is its to commit (and refresh).
             await self._target.refresh_statistics()
+
+    async def copy_with_vectors(
+        self,
+        scope: Scope,
+        document_id: str,
+        source_generation: int,
+        vectors: Sequence[tuple[int, tuple[float, ...]]],
+    ) -> int:
+        """Write a document's rows of ``source_generation`` again with new vectors.
+
+        A re-index whose chunking is unchanged (storage migration 26) sends
+        only each chunk's ordinal and vector; text, headings, spans and the
+        keyword column are copied inside the database, not rebuilt.  Returns
+        the rows written, which the caller compares with what it sent.
+        """
+        for _, vector in vectors:
+            self._check_vector(vector)
+        async with scoped(self._target, scope) as session:
+            generation = await self._clear_documents(session, scope, [document_id])
+            await session.execute(text(_VECTOR_STAGING))
+            driver = await _driver(session)
+            async with driver.cursor() as cursor, cursor.copy(_VECTOR_COPY) as copy:
+                copy.set_types(["int4", "vector"])
+                for ordinal, vector in vectors:
+                    await copy.write_row((ordinal, Vector(list(vector))))
+            moved = await session.execute(
+                text(_VECTOR_MOVE),
+                {
+                    "generation": generation.id,
+                    "model": self.embedding_model,
+                    "dim": self.embedding_dim,
+                    "source": source_generation,
+                    "document": document_id,
+                },
+            )
+            await session.execute(text("DELETE FROM ragsage_vector_rows"))
+        if not isinstance(self._target, AsyncSession):
+            await self._target.refresh_statistics()
+        return int(getattr(moved, "rowcount", 0) or 0)
+
+    async def _clear_documents(
+        self, session: AsyncSession, scope: Scope, documents: Sequence[str]
+    ) -> Generation:
+        """The generation written into, with the documents' rows in it deleted."""
+        generation = await write_generation(
+            session, scope, self.embedding_model, self.embedding_dim, self.embedder_kind
+        )
+        # A change of a document's access list waits for these rows, and these
+        # wait for it: the chunks never keep a list the document no longer has.
+        await session.execute(
+            text(
+                "SELECT 1 FROM ragsage_documents WHERE id = ANY(:documents) ORDER BY id FOR SHARE"
+            ),
+            {"documents": list(documents)},
+        )
+        await session.execute(
+            text(
+                "DELETE FROM ragsage_chunks WHERE generation = :generation "
+                "AND document_id = ANY(:documents)"
+            ),
+            {"generation": generation.id, "documents": list(documents)},
+        )
+        return generation
 
     async def search(
         self,

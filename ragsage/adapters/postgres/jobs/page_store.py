@@ -61,6 +61,22 @@ async def load_pages(session: AsyncSession, content_hash: str) -> list[Page]:
     return [Page(number=row[0], text=row[1], route=PageRoute(row[2])) for row in rows]
 
 
+async def skipped_scan_numbers(session: AsyncSession, content_hash: str) -> list[int]:
+    """The stored pages of a version that are scans no transcriber read (kept empty).
+
+    What :func:`ragsage.jobs.runner.skipped_scans` finds in loaded pages, asked
+    without sending every page's text.
+    """
+    rows = await session.execute(
+        text(
+            "SELECT number FROM ragsage_pages WHERE content_hash = :hash AND route = :route "
+            "AND text !~ '\\S' ORDER BY number"
+        ),
+        {"hash": content_hash, "route": PageRoute.VISION.value},
+    )
+    return [int(row[0]) for row in rows]
+
+
 async def delete_unreferenced(session: AsyncSession, content_hash: str) -> None:
     """Delete a version's blob and pages unless a document or open job still needs them.
 

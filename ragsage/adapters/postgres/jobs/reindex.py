@@ -175,6 +175,12 @@ async def try_activate(session: AsyncSession, generation_id: int) -> bool:
     states = await _lock_generations(session)
     if states.get(generation_id) != ("building", False):
         return False
+    # Every job but the last stops here, on the re-index jobs' own index: counting
+    # the documents each time made a re-index quadratic in the namespace's size.
+    # The lock above orders the last two jobs, so the later one sees the other's
+    # result committed and switches.
+    if await _jobs_open(session, generation_id):
+        return False
     if await missing_documents(session, generation_id):
         return False
     await _switch(session, generation_id)
@@ -211,6 +217,18 @@ async def missing_documents(session: AsyncSession, generation_id: int) -> int:
         {"generation": generation_id},
     )
     return int(missing or 0)
+
+
+async def _jobs_open(session: AsyncSession, generation_id: int) -> bool:
+    """True while a re-index job of the generation is still queued or running."""
+    found = await session.scalar(
+        text(
+            "SELECT EXISTS (SELECT 1 FROM ragsage_jobs WHERE kind = 'reindex' "
+            "AND generation = :generation AND state IN ('queued', 'running'))"
+        ),
+        {"generation": generation_id},
+    )
+    return bool(found)
 
 
 async def _lock_generations(session: AsyncSession) -> dict[int, tuple[str, bool]]:
@@ -332,3 +350,25 @@ async def record_gate(session: AsyncSession, generation_id: int, verdict: dict[s
         text("UPDATE ragsage_generations SET gate = CAST(:gate AS jsonb) WHERE id = :id"),
         {"gate": json.dumps(verdict), "id": generation_id},
     )
+
+
+async def kept_chunks(
+    session: AsyncSession, generation: int, document_id: str, chunking: str
+) -> list[tuple[int, str]] | None:
+    """A document's ``(ordinal, embed text)`` in ``generation``, if cut with ``chunking``.
+
+    None when the document has no rows there or any row was cut otherwise
+    (other settings, or written before storage migration 26): the re-index
+    then chunks it again from its pages.
+    """
+    rows = await session.execute(
+        text(
+            "SELECT ordinal, embed_text, chunking FROM ragsage_chunks "
+            "WHERE generation = :generation AND document_id = :document ORDER BY ordinal"
+        ),
+        {"generation": generation, "document": document_id},
+    )
+    found = [(int(r[0]), str(r[1]), r[2]) for r in rows]
+    if not found or any(cut != chunking for _, _, cut in found):
+        return None
+    return [(ordinal, embed_text) for ordinal, embed_text, _ in found]
