@@ -374,15 +374,9 @@ async def _reindex(runtime: Runtime, scope: Scope, job: Job, progress: _Progress
         }
         if reread:
             summary["pages_read_again"] = skipped
-        await store.succeed(session, job.id, timings=prepared.timing_ms, result=summary)
-        switched = await reindex.try_activate(session, target.id)
-    note = "; the new generation is now active" if switched else ""
-    return JobOutcome(
-        job.id,
-        "succeeded",
-        f"{len(prepared.records)} chunks{note}",
-        timings=dict(prepared.timing_ms),
-    )
+        return await _built(
+            session, job, target, f"{len(prepared.records)} chunks", summary, prepared.timing_ms
+        )
 
 
 async def _changed_meanwhile(
@@ -445,12 +439,22 @@ async def _reembed_kept(
             "pages_from": "stored",
             "chunks_from": f"generation {source}",
         }
-        await store.succeed(session, job.id, timings=timings, result=summary)
-        switched = await reindex.try_activate(session, target.id)
+        return await _built(session, job, target, f"{written} chunks re-embedded", summary, timings)
+
+
+async def _built(
+    session: AsyncSession,
+    job: Job,
+    target: Generation,
+    what: str,
+    summary: dict[str, object],
+    timings: Mapping[str, float],
+) -> JobOutcome:
+    """Record a re-index job's success and switch generations if it was the last."""
+    await store.succeed(session, job.id, timings=dict(timings), result=summary)
+    switched = await reindex.try_activate(session, target.id)
     note = "; the new generation is now active" if switched else ""
-    return JobOutcome(
-        job.id, "succeeded", f"{written} chunks re-embedded{note}", timings=dict(timings)
-    )
+    return JobOutcome(job.id, "succeeded", f"{what}{note}", timings=dict(timings))
 
 
 async def _stored_source(runtime: Runtime, scope: Scope, job: Job, missing: str) -> RawSource:
