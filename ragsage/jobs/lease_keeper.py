@@ -244,7 +244,8 @@ async def _serve(
         while not reading.done() and os.getppid() == owner:
             watching = memory_limit > 0 and bool(holds.jobs)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(wake.wait(), timeout=_MEMORY_POLL if watching else heartbeat)
+                async with asyncio.timeout(_MEMORY_POLL if watching else heartbeat):
+                    await wake.wait()
             woken = wake.is_set()
             wake.clear()
             if not holds.jobs or reading.done():

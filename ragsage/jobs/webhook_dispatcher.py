@@ -126,8 +126,12 @@ class Dispatcher:
                     await self._housekeeping()
                 except Exception as exc:  # noqa: BLE001 - the next round tries again
                     _log.warning("webhook round failed: %s", _reason(exc))
+                # asyncio.timeout, not wait_for: on Python 3.11 wait_for loses a
+                # cancellation that lands as the event is set, and the dispatcher
+                # then ran on for ever after its worker asked it to stop.
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self.settings.webhook_poll_interval)
+                    async with asyncio.timeout(self.settings.webhook_poll_interval):
+                        await self._wake.wait()
         finally:
             listener.cancel()
             with contextlib.suppress(BaseException):

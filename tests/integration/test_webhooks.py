@@ -466,3 +466,22 @@ async def test_deleting_an_endpoint_takes_the_events_only_it_needed(
         types = await session.scalars(text("SELECT type FROM ragsage_webhook_events"))
         assert list(types) == ["job.failed"]
     assert kept.webhook.url == "http://hooks.test/kept"
+
+
+async def test_a_dispatcher_stops_when_cancelled_just_as_it_is_woken(
+    db: Database, settings: Settings
+) -> None:
+    # A worker shutting down cancels its dispatcher; an event committing at that
+    # moment sets the wake-up it waits on.  Each number of loop turns between the
+    # two puts the cancellation at another step of the wake-up.
+    for turns in range(5):
+        dispatcher = Dispatcher(db, settings)
+        task = asyncio.create_task(dispatcher.run())
+        await asyncio.sleep(0.3)  # past its first round, waiting to be woken
+        dispatcher._wake.set()
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        task.cancel()
+        done, _ = await asyncio.wait({task}, timeout=10)
+        assert done, f"the dispatcher ran on after its cancellation ({turns} turns)"
+        assert dispatcher.finished.is_set()

@@ -64,7 +64,8 @@ class ReadConnections:
         """A connection for one read; ``fresh`` skips the idle ones (after one was found dead)."""
         slots = self._bind()
         try:
-            await asyncio.wait_for(slots.acquire(), self.wait_seconds)
+            async with asyncio.timeout(self.wait_seconds):
+                await slots.acquire()
         except TimeoutError:
             raise PoolTimeout(
                 f"all {self.limit} read connections stayed busy for {self.wait_seconds:g} s"
