@@ -503,6 +503,26 @@ async def _check_v26(database: Database) -> None:
     assert again == [(0, "zirconium ledger")]
 
 
+async def _seed_v26(database: Database) -> None:
+    await _seed_v3(database)
+    async with database.owner_connection() as connection:
+        # As versions before 27 built it.
+        await connection.execute(
+            text("ALTER INDEX ragsage_chunks_embedding_256 SET (m = 16, ef_construction = 64)")
+        )
+
+
+async def _check_v27(database: Database) -> None:
+    async with database.owner_connection() as connection:
+        options = await connection.scalar(
+            text("SELECT reloptions FROM pg_class WHERE relname = 'ragsage_chunks_embedding_256'")
+        )
+    config = database.config
+    assert sorted(options) == sorted(
+        [f"m={config.hnsw_m}", f"ef_construction={config.hnsw_ef_construction}"]
+    )
+
+
 UPGRADES = {
     2: (_seed_v1, _check_v2),
     3: (_seed_v2, _check_v3),
@@ -529,4 +549,5 @@ UPGRADES = {
     24: (_seed_v2, _check_v24),
     25: (_seed_v3, _check_v25),
     26: (_seed_v3, _check_v26),
+    27: (_seed_v26, _check_v27),
 }
