@@ -105,8 +105,8 @@ class PostgresConfig:
     # one: on the 7,946 chunks of the 242 Debian pages, m 12 / ef_construction 40
     # with ef_search 100 finds 0.87 of the exact top 10 where m 16 / 64 with 40
     # found 0.86, for 60% of the insert CPU (HNSW upkeep was half of Postgres's
-    # share of an ingestion) and 0.1 ms more per dense search.  Indexes already
-    # built keep the parameters they were built with.
+    # share of an ingestion) and 0.1 ms more per dense search.  Storage migration
+    # 27 records them on indexes built earlier.
     hnsw_m: int = 12
     hnsw_ef_construction: int = 40
     ef_search: int = 100
