@@ -103,13 +103,15 @@ class PostgresConfig:
     statement_timeout_ms: int = 30_000
     # A sparser graph built with a shorter candidate list, walked with a longer
     # one: on the 7,946 chunks of the 242 Debian pages, m 12 / ef_construction 40
-    # with ef_search 100 finds 0.87 of the exact top 10 where m 16 / 64 with 40
-    # found 0.86, for 60% of the insert CPU (HNSW upkeep was half of Postgres's
-    # share of an ingestion) and 0.1 ms more per dense search.  Storage migration
-    # 27 records them on indexes built earlier.
+    # costs 60% of the insert CPU of m 16 / 64 (HNSW upkeep was half of Postgres's
+    # share of an ingestion).  Walked with ef_search 100 it finds 0.87 of the exact
+    # top 10 there (0.86 before, with 40), but on the python-docs dev set dense
+    # nDCG@10 fell 0.005 and recall@20 0.02; with 160 both are back (0.571 and
+    # 0.788 against 0.571 and 0.785), for about 0.3 ms more per dense search.
+    # Storage migration 27 records the build parameters on indexes built earlier.
     hnsw_m: int = 12
     hnsw_ef_construction: int = 40
-    ef_search: int = 100
+    ef_search: int = 160
 
     @property
     def principals_variable(self) -> str:

@@ -1,8 +1,8 @@
 -- Migration 27: every width's HNSW index takes the configured build parameters.
 --
 -- The defaults went from m 16 / ef_construction 64 to m 12 / 40 (walked with
--- ef_search 100): on the 242 Debian pages that finds more of the exact top 10
--- for 60% of the insert CPU (docs/ingestion.md).  Indexes built before keep
+-- ef_search 160 instead of 40): the same retrieval on the dev set for 60% of
+-- the insert CPU (docs/ingestion.md).  Indexes built before keep
 -- the graph they have; this step records the parameters on them, so a fresh
 -- install and an upgraded one describe their indexes alike.  pgvector reads
 -- ef_construction from these options on every insert, so new rows cost less
