@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from uuid import UUID
 
@@ -33,7 +33,7 @@ from ragsage.adapters.postgres.jobs import document_rows, page_store, reindex, s
 from ragsage.core.errors import DocumentError, InputError, RagsageError, StorageError
 from ragsage.core.jobs import Job, result_summary
 from ragsage.core.tracing import timed_stage
-from ragsage.core.types import Page, PageRoute, RawSource, Scope
+from ragsage.core.types import RawSource, Scope
 from ragsage.jobs import memory
 from ragsage.jobs.lease_keeper import LeaseHolder
 from ragsage.jobs.versions import write_version
@@ -301,11 +301,6 @@ async def _ingest(runtime: Runtime, scope: Scope, job: Job, progress: _Progress)
         follow_up=follow_up,
         timings=dict(result.timing_ms),
     )
-
-
-def skipped_scans(pages: Sequence[Page]) -> list[int]:
-    """The numbers of stored pages that are scans no transcriber read (kept empty)."""
-    return [p.number for p in pages if p.route is PageRoute.VISION and not p.text.strip()]
 
 
 async def _reindex(runtime: Runtime, scope: Scope, job: Job, progress: _Progress) -> JobOutcome:

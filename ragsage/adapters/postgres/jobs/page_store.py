@@ -64,8 +64,7 @@ async def load_pages(session: AsyncSession, content_hash: str) -> list[Page]:
 async def skipped_scan_numbers(session: AsyncSession, content_hash: str) -> list[int]:
     """The stored pages of a version that are scans no transcriber read (kept empty).
 
-    What :func:`ragsage.jobs.runner.skipped_scans` finds in loaded pages, asked
-    without sending every page's text.
+    Asked of the database, so a re-index learns it without loading every page's text.
     """
     rows = await session.execute(
         text(
