@@ -8,7 +8,6 @@ from typing import TypeVar
 
 from ragsage.core.errors import PermanentProviderError
 from ragsage.core.ports import Embedder
-from ragsage.core.types import Chunk, EmbeddedChunk
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -23,17 +22,6 @@ async def bounded(limit: int, items: Sequence[_T], work: Callable[[_T], Awaitabl
             return await work(item)
 
     return list(await asyncio.gather(*(one(item) for item in items)))
-
-
-async def embed_in_batches(
-    embedder: Embedder, chunks: Sequence[Chunk], size: int, concurrency: int
-) -> list[EmbeddedChunk]:
-    """Embed the chunks' ``embed_text`` in batches of ``size``, ``concurrency`` at a time."""
-    vectors = await embed_texts(embedder, [chunk.embed_text for chunk in chunks], size, concurrency)
-    return [
-        EmbeddedChunk(chunk=chunk, vector=vector)
-        for chunk, vector in zip(chunks, vectors, strict=True)
-    ]
 
 
 async def embed_texts(

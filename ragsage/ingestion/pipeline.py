@@ -47,7 +47,7 @@ from ragsage.core.types import (
     RawSource,
     Scope,
 )
-from ragsage.ingestion.batching import bounded, embed_in_batches, embed_texts
+from ragsage.ingestion.batching import bounded, embed_texts
 from ragsage.ingestion.config import IngestionConfig
 from ragsage.ingestion.parse_cache import decode_parsed, encode_parsed, parse_cache_key
 from ragsage.ingestion.results import IngestResult, PreparedDocument
@@ -178,17 +178,7 @@ class IngestionPipeline:
         timings: dict[str, float] = {}
         with self.tracer.span("prepare", tenant=scope.namespace, kept_chunks=len(texts)) as root:
             stage("embed")
-            model = self.embedder.model
-            with timed_stage(
-                root, timings, "embed_ms", "embed", cpu_key="embed_cpu_ms", model=model
-            ) as span:
-                vectors = await embed_texts(
-                    embedder_for(self.embedder, scope),
-                    texts,
-                    self.config.embed_batch_size,
-                    self.config.concurrency,
-                )
-                span.set(vectors=len(vectors))
+            vectors = await self._embed(root, scope, timings, texts)
         return vectors, timings
 
     async def store(
@@ -302,12 +292,11 @@ class IngestionPipeline:
             ):
                 chunks = await self._contextualize(document, chunks, pages)
         stage("embed")
-        with timed_stage(
-            root, timings, "embed_ms", "embed", cpu_key="embed_cpu_ms", model=self.embedder.model
-        ) as span:
-            records = await self._embed(scope, chunks)
-            span.set(vectors=len(records))
-        return records
+        vectors = await self._embed(root, scope, timings, [chunk.embed_text for chunk in chunks])
+        return [
+            EmbeddedChunk(chunk=chunk, vector=vector)
+            for chunk, vector in zip(chunks, vectors, strict=True)
+        ]
 
     @staticmethod
     async def _store(
@@ -414,13 +403,21 @@ class IngestionPipeline:
 
         return await bounded(self.config.concurrency, chunks, one)
 
-    async def _embed(self, scope: Scope, chunks: Sequence[Chunk]) -> list[EmbeddedChunk]:
-        return await embed_in_batches(
-            embedder_for(self.embedder, scope),
-            chunks,
-            self.config.embed_batch_size,
-            self.config.concurrency,
-        )
+    async def _embed(
+        self, root: Span, scope: Scope, timings: dict[str, float], texts: Sequence[str]
+    ) -> list[tuple[float, ...]]:
+        """The embed stage: ``texts``' vectors in order, timed into ``timings``."""
+        with timed_stage(
+            root, timings, "embed_ms", "embed", cpu_key="embed_cpu_ms", model=self.embedder.model
+        ) as span:
+            vectors = await embed_texts(
+                embedder_for(self.embedder, scope),
+                texts,
+                self.config.embed_batch_size,
+                self.config.concurrency,
+            )
+            span.set(vectors=len(vectors))
+        return vectors
 
 
 def _chunk_all(
