@@ -121,9 +121,16 @@ _VECTOR_STAGING = """CREATE TEMP TABLE IF NOT EXISTS ragsage_vector_rows (
     ordinal integer, embedding vector
 ) ON COMMIT DELETE ROWS"""
 _VECTOR_COPY = "COPY ragsage_vector_rows (ordinal, embedding) FROM STDIN (FORMAT BINARY)"
-_KEPT = (
-    "document_id, ordinal, text, embed_text, heading_path, headings, page_numbers, metadata, "
-    "source, created_at, start_char, end_char, chunking, lexical"
+# Every written column but those the new generation sets itself, so a column
+# added to the row is carried across without a second list to keep in step.
+_KEPT = ", ".join(
+    [
+        column.strip()
+        for column in _COLUMNS.split(",")
+        if column.strip()
+        not in {"namespace", "generation", "embedding_model", "embedding_dim", "embedding"}
+    ]
+    + ["lexical"]
 )
 _VECTOR_MOVE = (
     f"INSERT INTO ragsage_chunks (namespace, generation, {_KEPT}, embedding_model, "
