@@ -18,6 +18,7 @@ from uuid import UUID
 from celery import Task
 from celery.exceptions import Reject, SoftTimeLimitExceeded
 from celery.signals import (
+    worker_init,
     worker_process_init,
     worker_process_shutdown,
     worker_ready,
@@ -153,6 +154,12 @@ async def _fail(here: process.ProcessRuntime, scope: Scope, job_id: UUID, messag
         job = await store.get_job(session, job_id)
         if job is not None:
             await store.fail(session, job, f"{job.filename}: {message}")
+
+
+@worker_init.connect
+def _main_process_starting(**_: object) -> None:
+    # Before the pool forks: what is loaded here, every child inherits.
+    process.warm_before_fork()
 
 
 @worker_process_init.connect
