@@ -208,6 +208,13 @@ class UploadResponse(BaseModel):
     duplicate: bool
 
 
+class JobProgress(BaseModel):
+    """How far a running job's stage has got: chunks embedded of the document's total."""
+
+    done: int
+    total: int
+
+
 class JobOut(BaseModel):
     id: str
     document_id: str
@@ -215,6 +222,7 @@ class JobOut(BaseModel):
     job_class: Literal["interactive", "bulk", "reindex"]
     state: Literal["queued", "running", "succeeded", "failed", "cancelled", "superseded"]
     stage: str | None
+    progress: JobProgress | None
     filename: str
     content_hash: str
     attempts: int

@@ -57,6 +57,8 @@ class Job:
     version: int | None = None
     # interactive, bulk or reindex: where it waits among its namespace's jobs.
     job_class: str = "bulk"
+    # Items the running stage has done of its total (chunks, while embedding).
+    progress: tuple[int, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready view (what the API and the CLI show)."""
@@ -67,6 +69,11 @@ class Job:
             "job_class": self.job_class,
             "state": self.state.value,
             "stage": self.stage,
+            "progress": (
+                {"done": self.progress[0], "total": self.progress[1]}
+                if self.progress and self.state is JobState.RUNNING
+                else None
+            ),
             "filename": self.filename,
             "content_hash": self.content_hash,
             "attempts": self.attempts,

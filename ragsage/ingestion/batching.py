@@ -25,16 +25,26 @@ async def bounded(limit: int, items: Sequence[_T], work: Callable[[_T], Awaitabl
 
 
 async def embed_texts(
-    embedder: Embedder, texts: Sequence[str], size: int, concurrency: int
+    embedder: Embedder,
+    texts: Sequence[str],
+    size: int,
+    concurrency: int,
+    *,
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> list[tuple[float, ...]]:
     """The vectors of ``texts``, in order, embedded in batches of ``size``.
+
+    ``on_progress`` is told (texts embedded, texts in all) at the start and
+    after each batch.
 
     A provider that answers with the wrong number or width of vectors fails the
     document permanently: storing such vectors would corrupt its search.
     """
     batches = [texts[start : start + size] for start in range(0, len(texts), size)]
+    done = 0
 
     async def one(batch: Sequence[str]) -> list[tuple[float, ...]]:
+        nonlocal done
         vectors = await embedder.embed(list(batch))
         if len(vectors) != len(batch):
             raise PermanentProviderError(
@@ -46,7 +56,12 @@ async def embed_texts(
                     f"embedder {embedder.model} returned a {len(vector)}-wide vector; "
                     f"expected {embedder.dimension}"
                 )
+        done += len(batch)
+        if on_progress is not None:
+            on_progress(done, len(texts))
         return [tuple(vector) for vector in vectors]
 
+    if on_progress is not None:
+        on_progress(0, len(texts))
     results = await bounded(concurrency, batches, one)
     return [vector for batch in results for vector in batch]

@@ -54,6 +54,8 @@ from ragsage.ingestion.results import IngestResult, PreparedDocument
 
 _log = logging.getLogger(__name__)
 StageListener = Callable[[str], None]
+# Told (items done, items in all) as a stage advances: chunks embedded, for now.
+ProgressListener = Callable[[int, int], None]
 
 
 def _ignore_stage(name: str) -> None:
@@ -127,16 +129,20 @@ class IngestionPipeline:
         document_id: str | None = None,
         created_at: datetime | None = None,
         on_stage: StageListener | None = None,
+        on_progress: ProgressListener | None = None,
     ) -> PreparedDocument:
         """Everything up to the write: parse, resolve pages, chunk, contextualize, embed.
 
         Touches no store, so a caller holding a database transaction only for
         the write (see :meth:`store`) keeps it short.  ``on_stage`` is told the
-        name of each stage as it starts (a job runner reports it as progress).
+        name of each stage as it starts, and ``on_progress`` how many chunks
+        are embedded of how many (a job runner reports both as progress).
         """
         with self.tracer.span("prepare", tenant=scope.namespace, filename=source.filename) as root:
             _require_content(source)
-            return await self._prepare(root, scope, source, document_id, created_at, on_stage)
+            return await self._prepare(
+                root, scope, source, document_id, created_at, on_stage, on_progress
+            )
 
     async def prepare_from_pages(
         self,
@@ -145,6 +151,7 @@ class IngestionPipeline:
         pages: Sequence[Page],
         *,
         on_stage: StageListener | None = None,
+        on_progress: ProgressListener | None = None,
     ) -> PreparedDocument:
         """Chunk, contextualize and embed pages resolved earlier (a re-index).
 
@@ -155,7 +162,14 @@ class IngestionPipeline:
         timings: dict[str, float] = {}
         with self.tracer.span("prepare", tenant=scope.namespace, filename=document.source) as root:
             records = await self._chunk_and_embed(
-                root, scope, document, pages, stage, timings, empty="its stored pages hold no text"
+                root,
+                scope,
+                document,
+                pages,
+                stage,
+                timings,
+                empty="its stored pages hold no text",
+                progress=on_progress,
             )
         return PreparedDocument(
             document=document,
@@ -167,7 +181,12 @@ class IngestionPipeline:
         )
 
     async def embed_kept(
-        self, scope: Scope, texts: Sequence[str], *, on_stage: StageListener | None = None
+        self,
+        scope: Scope,
+        texts: Sequence[str],
+        *,
+        on_stage: StageListener | None = None,
+        on_progress: ProgressListener | None = None,
     ) -> tuple[list[tuple[float, ...]], dict[str, float]]:
         """Embed chunk texts kept from another generation (a re-index, same chunking).
 
@@ -178,7 +197,7 @@ class IngestionPipeline:
         timings: dict[str, float] = {}
         with self.tracer.span("prepare", tenant=scope.namespace, kept_chunks=len(texts)) as root:
             stage("embed")
-            vectors = await self._embed(root, scope, timings, texts)
+            vectors = await self._embed(root, scope, timings, texts, on_progress)
         return vectors, timings
 
     async def store(
@@ -214,6 +233,7 @@ class IngestionPipeline:
         document_id: str | None,
         created_at: datetime | None,
         on_stage: StageListener | None = None,
+        on_progress: ProgressListener | None = None,
     ) -> PreparedDocument:
         stage = on_stage or _ignore_stage
         timings: dict[str, float] = {}
@@ -243,7 +263,14 @@ class IngestionPipeline:
             )
 
         records = await self._chunk_and_embed(
-            root, scope, document, pages, stage, timings, empty="parsing produced no text to index"
+            root,
+            scope,
+            document,
+            pages,
+            stage,
+            timings,
+            empty="parsing produced no text to index",
+            progress=on_progress,
         )
         return PreparedDocument(
             document=document,
@@ -265,6 +292,7 @@ class IngestionPipeline:
         timings: dict[str, float],
         *,
         empty: str,
+        progress: ProgressListener | None = None,
     ) -> list[EmbeddedChunk]:
         """Chunk resolved pages, contextualize the chunks and embed them, timing each step."""
         stage("chunk")
@@ -292,7 +320,8 @@ class IngestionPipeline:
             ):
                 chunks = await self._contextualize(document, chunks, pages)
         stage("embed")
-        vectors = await self._embed(root, scope, timings, [chunk.embed_text for chunk in chunks])
+        texts = [chunk.embed_text for chunk in chunks]
+        vectors = await self._embed(root, scope, timings, texts, progress)
         return [
             EmbeddedChunk(chunk=chunk, vector=vector)
             for chunk, vector in zip(chunks, vectors, strict=True)
@@ -404,7 +433,12 @@ class IngestionPipeline:
         return await bounded(self.config.concurrency, chunks, one)
 
     async def _embed(
-        self, root: Span, scope: Scope, timings: dict[str, float], texts: Sequence[str]
+        self,
+        root: Span,
+        scope: Scope,
+        timings: dict[str, float],
+        texts: Sequence[str],
+        progress: ProgressListener | None = None,
     ) -> list[tuple[float, ...]]:
         """The embed stage: ``texts``' vectors in order, timed into ``timings``."""
         with timed_stage(
@@ -415,6 +449,7 @@ class IngestionPipeline:
                 texts,
                 self.config.embed_batch_size,
                 self.config.concurrency,
+                on_progress=progress,
             )
             span.set(vectors=len(vectors))
         return vectors

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from uuid import UUID
@@ -83,13 +84,26 @@ def backoff(settings_base: float, attempt: int, ceiling: float) -> float:
 
 
 class _Progress:
-    """The stage a job is in; the heartbeat carries it to the job row."""
+    """The stage a job is in and how far it has got; the heartbeat carries both to the job row."""
 
     def __init__(self) -> None:
         self.stage: str | None = None
+        self.counts: tuple[int, int] | None = None
 
     def enter(self, stage: str) -> None:
-        self.stage = stage
+        self.stage, self.counts = stage, None
+
+    def advance(self, done: int, total: int) -> None:
+        self.counts = (done, total)
+
+    def snapshot(self) -> tuple[str | None, tuple[int, int] | None]:
+        return self.stage, self.counts
+
+
+# While a job's stage or its progress changes, the row is updated this often
+# (the lease itself only needs the slower heartbeat), so a long job's progress
+# moves on a watching page at about this pace.
+PROGRESS_EVERY = 2.0
 
 
 class _Heartbeat:
@@ -118,8 +132,14 @@ class _Heartbeat:
 
     async def _beat(self) -> None:
         settings = self.runtime.settings
+        sent = self.progress.snapshot()
+        renewed = time.monotonic()
         while True:
-            await asyncio.sleep(settings.job_heartbeat)
+            await asyncio.sleep(min(settings.job_heartbeat, PROGRESS_EVERY))
+            now = self.progress.snapshot()
+            if now == sent and time.monotonic() - renewed < settings.job_heartbeat * 0.99:
+                continue
+            stage, counts = now
             try:
                 alive = await store.renew_lease(
                     self.runtime.database,
@@ -127,11 +147,13 @@ class _Heartbeat:
                     self.job.id,
                     self.job.attempts,
                     settings.job_lease,
-                    self.progress.stage,
+                    stage,
+                    counts,
                 )
             except Exception as exc:  # noqa: BLE001 - one missed beat is survivable
                 _log.warning("heartbeat for job %s failed: %s", self.job.id, type(exc).__name__)
                 continue
+            sent, renewed = now, time.monotonic()
             if not alive:
                 if await self._finished():
                     return  # this attempt's final write committed first: nothing was lost
@@ -256,6 +278,7 @@ async def _ingest(runtime: Runtime, scope: Scope, job: Job, progress: _Progress)
         document_id=job.document_id,
         created_at=job.created_at,
         on_stage=progress.enter,
+        on_progress=progress.advance,
     )
     progress.enter("store")
     async with runtime.database.session(scope) as session:
@@ -339,7 +362,7 @@ async def _reindex(runtime: Runtime, scope: Scope, job: Job, progress: _Progress
     pipeline = runtime.pipeline(embedder)
     if pages and not reread:
         prepared = await pipeline.prepare_from_pages(
-            scope, document, pages, on_stage=progress.enter
+            scope, document, pages, on_stage=progress.enter, on_progress=progress.advance
         )
     else:
         # Ingested before pages were kept: fall back to the stored bytes (the
@@ -353,6 +376,7 @@ async def _reindex(runtime: Runtime, scope: Scope, job: Job, progress: _Progress
             document_id=job.document_id,
             created_at=document.created_at,
             on_stage=progress.enter,
+            on_progress=progress.advance,
         )
     progress.enter("store")
     async with runtime.database.session(scope) as session:
@@ -407,7 +431,7 @@ async def _reembed_kept(
     embedder = runtime.embedder_for(target.embedder, target.embedding_model, target.embedding_dim)
     pipeline = runtime.pipeline(embedder)
     vectors, timings = await pipeline.embed_kept(
-        scope, [text for _, text in kept], on_stage=progress.enter
+        scope, [text for _, text in kept], on_stage=progress.enter, on_progress=progress.advance
     )
     progress.enter("store")
     async with runtime.database.session(scope) as session:

@@ -36,6 +36,15 @@ class FlakyEmbedder(FakeEmbedder):
     async def embed(
         self, texts: Sequence[str], *, input_type: InputType = "document"
     ) -> Sequence[tuple[float, ...]]:
+        if self.one_at_a_time is not None:
+            # As the local model runs: one batch at a time, the others waiting.
+            async with self.one_at_a_time:
+                return await self._embed(texts, input_type)
+        return await self._embed(texts, input_type)
+
+    async def _embed(
+        self, texts: Sequence[str], input_type: InputType
+    ) -> Sequence[tuple[float, ...]]:
         if self.delay:
             await asyncio.sleep(self.delay)
         # One byte appended per call: atomic across worker processes, unlike a
@@ -50,6 +59,7 @@ class FlakyEmbedder(FakeEmbedder):
         return await super().embed(texts, input_type=input_type)
 
     delay_after_failures = 0.0
+    one_at_a_time: asyncio.Lock | None = None
 
 
 def flaky(settings: Settings) -> dict[str, Any]:
@@ -60,6 +70,8 @@ def flaky(settings: Settings) -> dict[str, Any]:
         counter=Path(os.environ["TEST_EMBED_COUNTER"]),
     )
     embedder.delay_after_failures = float(os.environ.get("TEST_EMBED_DELAY_AFTER_FAILURES", "0"))
+    if os.environ.get("TEST_EMBED_SERIAL"):
+        embedder.one_at_a_time = asyncio.Lock()
     return {"embedder": embedder}
 
 

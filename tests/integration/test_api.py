@@ -242,6 +242,42 @@ def test_cancelling_a_running_job_stops_it_writing_nothing(
     assert client.post("/v1/search", json={"query": "hotel Paris"}).json()["results"] == []
 
 
+def test_a_long_job_says_how_many_of_its_chunks_are_embedded(
+    deployment: Deployment,
+    api: ApiServer,
+) -> None:
+    # One batch of 64 chunks at a time, two seconds each, as a slow local model runs.
+    deployment.worker(
+        RAGSAGE_ADAPTERS="tests.integration.adapters:flaky",
+        TEST_EMBED_DELAY="2",
+        TEST_EMBED_SERIAL="1",
+        TEST_EMBED_COUNTER=str(deployment.tmp / "calls"),
+        RAGSAGE_CHUNK_SIZE="48",
+        RAGSAGE_CHUNK_OVERLAP="0",
+    ).start()
+    client = api.client(make_key(deployment.settings, ACME))
+    sections = [
+        f"## Clause {n}\n\n" + " ".join(f"term{n}x{word} applies" for word in range(6))
+        for n in range(150)
+    ]  # a chunk each: three batches
+    job_id = upload(client, "contract.md", "\n\n".join(sections).encode()).json()["job_id"]
+    seen: list[tuple[str | None, dict[str, int] | None]] = []
+    deadline = time.monotonic() + 60
+    while (job := client.get(f"/v1/jobs/{job_id}").json())["state"] in ("queued", "running"):
+        seen.append((job["stage"], job["progress"]))
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+
+    assert job["state"] == "succeeded" and job["progress"] is None
+    chunks = job["result"]["chunks"]
+    counts = [progress for stage, progress in seen if stage == "embed" and progress]
+    # Part-way figures were shown, against the document's own number of chunks.
+    assert {progress["total"] for progress in counts} == {chunks}
+    done = [progress["done"] for progress in counts]
+    assert done == sorted(done) and any(0 < count < chunks for count in done)
+    assert all(progress is None for stage, progress in seen if stage != "embed")
+
+
 def test_pagination_of_documents_and_jobs(running: Deployment, api: ApiServer) -> None:
     client = api.client(make_key(running.settings, ACME))
     for number in range(5):

@@ -337,6 +337,7 @@ async def _check_v21(database: Database) -> None:
     from ragsage.adapters.postgres.jobs import store, turns
     from ragsage.adapters.postgres.namespaces import own_overrides
 
+    await database.migrate()  # today's job code reads the latest schema
     async with database.session(ACME) as session:
         jobs = {job.kind: job for job in await store.list_jobs(session)}
     # Jobs queued before the classes keep their place: uploads bulk, re-index work below.
@@ -427,6 +428,7 @@ async def _check_v24(database: Database) -> None:
     from ragsage.adapters.postgres import webhooks
     from ragsage.adapters.postgres.jobs import store
 
+    await database.migrate()  # today's job code reads the latest schema
     # A job queued before webhooks existed reports its end to an endpoint made after.
     async with database.session(ACME) as session:
         hook = await webhooks.create_webhook(
@@ -523,6 +525,25 @@ async def _check_v27(database: Database) -> None:
     )
 
 
+async def _check_v28(database: Database) -> None:
+    from ragsage.adapters.postgres.jobs import store
+
+    # A job queued before progress was recorded reads as having none, and its
+    # next attempt's heartbeat records how far the stage has got.
+    async with database.session(ACME) as session:
+        (job,) = await store.list_jobs(session)
+        claimed = await store.claim(session, job.id, 60)
+    assert job.progress is None and claimed is not None and claimed.progress is None
+    alive = await store.renew_lease(
+        database, ACME, job.id, claimed.attempts, 60, "embed", (64, 150)
+    )
+    async with database.session(ACME) as session:
+        running = await store.get_job(session, job.id)
+    assert alive and running is not None
+    assert (running.stage, running.progress) == ("embed", (64, 150))
+    assert running.to_dict()["progress"] == {"done": 64, "total": 150}
+
+
 UPGRADES = {
     2: (_seed_v1, _check_v2),
     3: (_seed_v2, _check_v3),
@@ -550,4 +571,5 @@ UPGRADES = {
     25: (_seed_v3, _check_v25),
     26: (_seed_v3, _check_v26),
     27: (_seed_v26, _check_v27),
+    28: (_seed_v2, _check_v28),
 }

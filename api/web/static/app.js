@@ -263,7 +263,14 @@ async function upload(file, path, jobClass = "interactive") {
 }
 
 function describeJob(job) {
-  if (job.state === "running") return `running${job.stage ? ` (${job.stage})` : ""}`;
+  if (job.state === "running") {
+    const progress = job.progress;
+    const counted =
+      job.stage && progress && progress.total
+        ? ` ${progress.done.toLocaleString()} of ${progress.total.toLocaleString()} chunks`
+        : "";
+    return `running${job.stage ? ` (${job.stage}${counted})` : ""}`;
+  }
   if (job.state === "succeeded") {
     const chunks = job.result && job.result.chunks;
     return chunks !== undefined ? `succeeded: ${chunks} chunks` : "succeeded";

@@ -334,7 +334,12 @@ def test_cancel_a_running_job_and_filter_a_search(
     slow = tmp_path / "slow.md"
     slow.write_text(POLICY)
     upload_files(browser, [slow])
-    wait_for(browser, lambda d: "embed" in upload_states(d).get("slow.md", ""), "embedding")
+    # The upload says where its job stands: the stage, and chunks embedded of all.
+    wait_for(
+        browser,
+        lambda d: "running (embed 0 of 1 chunks)" in upload_states(d).get("slow.md", ""),
+        "embedding, with its count of chunks",
+    )
     browser.find_element(By.ID, "refresh-jobs").click()
     wait_for(
         browser,

@@ -22,7 +22,7 @@ _JOB_COLUMNS = (
     "id, namespace, document_id, kind, state, stage, content_hash, filename, media_type, "
     "metadata, attempts, deliveries, error, timings, result, lease_expires_at, enqueued_at, "
     "created_at, updated_at, started_at, finished_at, generation, lost_deliveries, version, "
-    "job_class"
+    "job_class, progress_done, progress_total"
 )
 JOB_CLASSES = ("interactive", "bulk", "reindex")
 
@@ -54,6 +54,7 @@ def _job(row: Sequence[Any]) -> Job:
         lost_deliveries=row[22],
         version=row[23],
         job_class=row[24],
+        progress=(row[25], row[26]) if row[25] is not None and row[26] is not None else None,
     )
 
 
@@ -182,6 +183,7 @@ async def claim(session: AsyncSession, job_id: UUID, lease_seconds: float) -> Jo
         await session.execute(
             text(
                 "UPDATE ragsage_jobs SET state = 'running', stage = 'starting', "
+                "progress_done = NULL, progress_total = NULL, "
                 "attempts = attempts + 1, deliveries = deliveries + 1, "
                 "lost_deliveries = lost_deliveries + (state = 'running')::int, "
                 "lease_expires_at = now() + make_interval(secs => :lease), "
@@ -204,8 +206,12 @@ async def renew_lease(
     attempt: int,
     lease_seconds: float,
     stage: str | None,
+    progress: tuple[int, int] | None = None,
 ) -> bool:
     """Extend attempt ``attempt``'s lease; False if the job is no longer that attempt's.
+
+    A ``stage`` is recorded with ``progress`` (done, total) of that stage, or
+    none; without a stage both stay as they were (the lease keeper's renewals).
 
     Sent as one message the server commits alone: through a session, the job's
     own heartbeat kept its transaction open (holding the job row) whenever the
@@ -217,9 +223,19 @@ async def renew_lease(
         [
             (
                 "UPDATE ragsage_jobs SET lease_expires_at = now() + make_interval(secs => "
-                "%(lease)s), stage = coalesce(%(stage)s, stage), updated_at = now() "
+                "%(lease)s), stage = coalesce(%(stage)s, stage), "
+                "progress_done = CASE WHEN %(stage)s IS NULL THEN progress_done ELSE %(done)s END, "
+                "progress_total = CASE WHEN %(stage)s IS NULL THEN progress_total "
+                "ELSE %(total)s END, updated_at = now() "
                 "WHERE id = %(id)s AND state = 'running' AND attempts = %(attempt)s RETURNING id",
-                {"id": job_id, "attempt": attempt, "lease": lease_seconds, "stage": stage},
+                {
+                    "id": job_id,
+                    "attempt": attempt,
+                    "lease": lease_seconds,
+                    "stage": stage,
+                    "done": progress[0] if progress else None,
+                    "total": progress[1] if progress else None,
+                },
             )
         ],
     )
