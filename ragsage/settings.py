@@ -31,6 +31,9 @@ CONTEXTUALIZERS = ("heading-window", "openai", "none")
 TRANSCRIBERS = ("auto", "openai", "tesseract", "none")
 REWRITERS = ("terms", "openai", "none")
 KEYWORD_WEIGHTINGS = ("idf", "plain")
+# How the local model reads a text longer than its 256 word pieces (local_embedder.py).
+LOCAL_LONG_TEXTS = ("windows", "truncate")
+LOCAL_PRECISIONS = ("int8", "float")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 # The most RAGSAGE_RESTRICTED_KEY_MAX_LIFETIME may allow a restricted key: 31 days.
 LONGEST_RESTRICTED_KEY = 31 * 86400
@@ -81,6 +84,9 @@ class Settings:
     provider_timeout: float = 60.0
     provider_max_retries: int = 2
     local_model_dir: str = ""
+    local_model_long_texts: str = "windows"
+    local_model_precision: str = "int8"
+    model_cache_dir: str = ""
     # Retrieval
     fusion: str = "score"
     keyword_weighting: str = "idf"
@@ -191,6 +197,8 @@ class Settings:
         _one_of("RAGSAGE_FUSION", self.fusion, FUSION_METHODS)
         _one_of("RAGSAGE_KEYWORD_WEIGHTING", self.keyword_weighting, KEYWORD_WEIGHTINGS)
         _one_of("RAGSAGE_CODE_CHUNKING", self.code_chunking, CODE_CHUNKING)
+        _one_of("RAGSAGE_LOCAL_MODEL_LONG_TEXTS", self.local_model_long_texts, LOCAL_LONG_TEXTS)
+        _one_of("RAGSAGE_LOCAL_MODEL_PRECISION", self.local_model_precision, LOCAL_PRECISIONS)
         if self.log_level.upper() not in LOG_LEVELS:
             raise ConfigurationError(
                 f"RAGSAGE_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}; got {self.log_level!r}"

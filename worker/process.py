@@ -16,6 +16,9 @@ from uuid import UUID
 
 from ragsage.adapters.parsing.tokens import DEFAULT_ENCODING, load_encoding
 from ragsage.adapters.postgres.jobs import store
+from ragsage.adapters.providers.local_int8 import cache_folder, int8_model
+from ragsage.adapters.providers.local_model import locate_local_model
+from ragsage.core.cores import share_cores
 from ragsage.core.errors import ConfigurationError
 from ragsage.core.types import Scope
 from ragsage.jobs.lease_keeper import LeaseKeeper
@@ -45,16 +48,24 @@ class ProcessRuntime:
             self.loop.stop()
 
 
-def warm_before_fork() -> None:
+def warm_before_fork(processes: int, settings: Settings | None = None) -> None:
     """Do once, in the worker's main process, what each pool child would repeat.
 
+    The ``processes`` children will share the machine's cores, so each sizes
+    its numeric libraries' thread pools to its share (:mod:`ragsage.core.cores`).
     The token encoding every chunk is counted in takes about a third of a CPU
     second to load; loaded before the pool forks, the children share it instead
-    of each paying for it on its first job.  Freezing what exists now keeps the
-    collector from walking those long-lived objects in every child (and from
-    touching, so copying, the pages they share).
+    of each paying for it on its first job.  The local model's int8 file is
+    derived here, once, instead of by every child at the same moment.  Freezing
+    what exists now keeps the collector from walking those long-lived objects
+    in every child (and from touching, so copying, the pages they share).
     """
+    share_cores(processes)
     load_encoding(DEFAULT_ENCODING)
+    if settings is not None and settings.embedder == "local":
+        if settings.local_model_precision == "int8":
+            files = locate_local_model(settings.local_model_dir or None)
+            int8_model(files.model, files.name, cache_folder(settings.model_cache_dir))
     gc.freeze()
 
 

@@ -157,9 +157,9 @@ async def _fail(here: process.ProcessRuntime, scope: Scope, job_id: UUID, messag
 
 
 @worker_init.connect
-def _main_process_starting(**_: object) -> None:
+def _main_process_starting(sender: Any = None, **_: object) -> None:
     # Before the pool forks: what is loaded here, every child inherits.
-    process.warm_before_fork()
+    process.warm_before_fork(getattr(sender, "concurrency", None) or 1, settings)
 
 
 @worker_process_init.connect

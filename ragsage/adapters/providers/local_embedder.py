@@ -7,9 +7,12 @@ import gzip
 import importlib
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
+from ragsage.adapters.providers.local_int8 import int8_model
 from ragsage.adapters.providers.local_model import LocalModelFiles, locate_local_model
+from ragsage.core.cores import cores_per_process, shared
 from ragsage.core.errors import ConfigurationError
 from ragsage.core.ports import InputType
 
@@ -22,6 +25,23 @@ if TYPE_CHECKING:
 # unrelated topics score about -0.05 to 0.15 against a question; a passage that
 # answers it scores 0.35 or more.
 MINILM_SIMILARITY_FLOOR = 0.2
+
+# What becomes of a text longer than the model reads: read whole in overlapping
+# windows, or cut at the model's length as sentence-transformers does (faster,
+# and much worse on prose: docs/retrieval.md, "The local model at its compute limit").
+LongTexts = Literal["windows", "truncate"]
+LONG_TEXTS: tuple[LongTexts, ...] = ("windows", "truncate")
+# The arithmetic of the model's matrix products (see local_int8.py).
+Precision = Literal["int8", "float"]
+PRECISIONS: tuple[Precision, ...] = ("int8", "float")
+
+
+def long_texts_of(name: str) -> LongTexts:
+    """The way of reading long texts named ``name`` (a setting's value)."""
+    for way in LONG_TEXTS:
+        if way == name:
+            return way
+    raise ConfigurationError(f"long texts are read by {' or '.join(LONG_TEXTS)}, not {name!r}")
 
 
 class LocalEmbedder:
@@ -45,19 +65,38 @@ class LocalEmbedder:
         batch_size: int = 8,
         threads: int = 0,
         similarity_floor: float = MINILM_SIMILARITY_FLOOR,
+        long_texts: LongTexts = "windows",
+        precision: Precision = "int8",
+        model_cache: Path | None = None,
     ) -> None:
         if max_tokens < 8 or not 0 <= window_overlap < (max_tokens - 2) // 2:
             raise ConfigurationError(
                 "the local embedder needs max_tokens >= 8 and a window overlap below half of it"
             )
+        if long_texts not in LONG_TEXTS:
+            raise ConfigurationError(
+                f"long texts are read by {' or '.join(LONG_TEXTS)}, not {long_texts!r}"
+            )
+        self._long_texts = long_texts
+        if precision not in PRECISIONS:
+            raise ConfigurationError(
+                f"the local model runs in {' or '.join(PRECISIONS)}, not {precision!r}"
+            )
+        self._precision = precision
         self._files = files or locate_local_model()
         self._window = max_tokens - 2  # room for [CLS] and [SEP]
         self._stride = self._window - window_overlap
-        self._batch_size = max(1, batch_size)
+        # In int8 a batch shares one activation scale, so a text's vector would
+        # depend on its neighbours in the batch: each window runs alone, which
+        # these cores do as fast as in batches of 8 (no padding either).
+        self._batch_size = 1 if precision == "int8" else max(1, batch_size)
         self._floor = similarity_floor
         self._tokenizer = _load_tokenizer(self._files)
         self._cls, self._sep = _special_ids(self._tokenizer)
-        self._session = _load_session(self._files, threads)
+        model = self._files.model
+        if precision == "int8":
+            model = int8_model(model, self._files.name, model_cache)
+        self._session = _load_session(model, threads or cores_per_process())
         self._input_names = {node.name for node in self._session.get_inputs()}
         # One inference at a time: onnxruntime already spreads a batch over every
         # core, and a lock (not an asyncio one) works from any event loop.
@@ -76,6 +115,16 @@ class LocalEmbedder:
     def similarity_floor(self) -> float:
         return self._floor
 
+    @property
+    def precision(self) -> Precision:
+        """The arithmetic the model's matrix products run in."""
+        return self._precision
+
+    @property
+    def long_texts(self) -> LongTexts:
+        """How a text longer than the model reads is embedded."""
+        return self._long_texts
+
     async def embed(
         self, texts: Sequence[str], *, input_type: InputType = "document"
     ) -> Sequence[tuple[float, ...]]:
@@ -87,11 +136,10 @@ class LocalEmbedder:
         """:meth:`embed` without the thread hop, for callers that are not async."""
         import numpy as np
 
-        encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=False)
         windows: list[list[int]] = []
         owners: list[int] = []
-        for owner, encoding in enumerate(encodings):
-            for window in self._windows(encoding.ids):
+        for owner, ids in enumerate(self.word_pieces(texts)):
+            for window in self._windows(ids):
                 windows.append([self._cls, *window, self._sep])
                 owners.append(owner)
         pooled = self._run(windows)
@@ -100,12 +148,27 @@ class LocalEmbedder:
         np.add.at(summed, np.array(owners), pooled * weights[:, None])
         return [tuple(row) for row in _normalised(summed).tolist()]
 
+    def word_pieces(self, texts: Sequence[str]) -> list[list[int]]:
+        """Each text's word-piece ids, without the special tokens a window adds."""
+        encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        return [encoding.ids for encoding in encodings]
+
+    def window_lengths(self, length: int) -> list[int]:
+        """The lengths (with [CLS] and [SEP]) of the passes a text of ``length`` pieces costs."""
+        return [len(window) + 2 for window in self._windows(range(length))]
+
     def _windows(self, ids: Sequence[int]) -> list[Sequence[int]]:
         if len(ids) <= self._window:
             return [ids]
-        # The last window is aligned to the end, so no tail is shorter than needed.
-        starts = [*range(0, len(ids) - self._window, self._stride), len(ids) - self._window]
-        return [ids[start : start + self._window] for start in starts]
+        if self._long_texts == "truncate":
+            return [ids[: self._window]]
+        # As few windows as cover the text with the overlap, all of one length:
+        # fixed full windows would read most of a text just over the limit twice.
+        overlap = self._window - self._stride
+        count = -(-(len(ids) - overlap) // self._stride)
+        length = -(-(len(ids) + (count - 1) * overlap) // count)
+        step = (len(ids) - length) / (count - 1)
+        return [ids[round(i * step) : round(i * step) + length] for i in range(count)]
 
     def _run(self, windows: list[list[int]]) -> NDArray[np.float32]:
         """Mean-pooled, normalised vectors of ``windows``, in their given order."""
@@ -179,12 +242,16 @@ def _special_ids(tokenizer: Tokenizer) -> tuple[int, int]:
     return cls, sep
 
 
-def _load_session(files: LocalModelFiles, threads: int) -> Any:
+def _load_session(model: Path, threads: int) -> Any:
     # onnxruntime ships no type information; it is loaded by name, and only here,
     # so importing ragsage.adapters.providers never pays for it.
     ort = importlib.import_module("onnxruntime")
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
+    if shared():
+        # Waiting threads spin by default: on cores another worker process needs,
+        # that is CPU taken from its job for nothing.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.log_severity_level = 3  # errors only; its warnings are not ours to show
     # onnxruntime's memory arena keeps the peak of every batch it has seen, and
     # a batch's activations grow with its size times its length squared: at 32
@@ -193,6 +260,6 @@ def _load_session(files: LocalModelFiles, threads: int) -> Any:
     # 570 MB and embed as fast (bench figures in docs/configuration.md).
     provider = ("CPUExecutionProvider", {"arena_extend_strategy": "kSameAsRequested"})
     try:
-        return ort.InferenceSession(str(files.model), sess_options=options, providers=[provider])
+        return ort.InferenceSession(str(model), sess_options=options, providers=[provider])
     except Exception as exc:
-        raise ConfigurationError(f"cannot load the local model {files.model}: {exc}") from exc
+        raise ConfigurationError(f"cannot load the local model {model}: {exc}") from exc

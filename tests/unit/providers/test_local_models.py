@@ -11,6 +11,7 @@ import gzip
 import io
 import math
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -24,15 +25,22 @@ from ragsage.adapters.providers import (
     locate_local_model,
     tesseract_available,
 )
+from ragsage.adapters.providers.local_int8 import int8_model
 from ragsage.core.errors import ConfigurationError, PermanentProviderError
 from ragsage.core.types import PageImage
 from ragsage.runtime import make_embedder
 from ragsage.settings import Settings
+from tests.unit.fresh_python import run_fresh
 
 
 @pytest.fixture(scope="module")
 def embedder() -> LocalEmbedder:
-    return LocalEmbedder()
+    return LocalEmbedder()  # as the runtime builds it: windows, int8
+
+
+@pytest.fixture(scope="module")
+def exact() -> LocalEmbedder:
+    return LocalEmbedder(precision="float")
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -61,15 +69,16 @@ async def test_paraphrases_score_above_unrelated_text(embedder: LocalEmbedder) -
 
 
 async def test_vectors_are_unit_length_and_independent_of_batching(
-    embedder: LocalEmbedder,
+    embedder: LocalEmbedder, exact: LocalEmbedder
 ) -> None:
     texts = ["a short one", "a somewhat longer sentence about row-level security " * 3, ""]
-    together = await embedder.embed(texts)
-    alone = [(await embedder.embed([text], input_type="query"))[0] for text in texts]
-    for joint, single in zip(together, alone, strict=True):
-        assert math.isclose(math.sqrt(cosine(joint, joint)), 1.0, abs_tol=1e-5)
-        assert max(abs(x - y) for x, y in zip(joint, single, strict=True)) < 1e-4
-    assert await embedder.embed([]) == []
+    for model in (embedder, exact):
+        together = await model.embed(texts)
+        alone = [(await model.embed([text], input_type="query"))[0] for text in texts]
+        for joint, single in zip(together, alone, strict=True):
+            assert math.isclose(math.sqrt(cosine(joint, joint)), 1.0, abs_tol=1e-5)
+            assert max(abs(x - y) for x, y in zip(joint, single, strict=True)) < 1e-4
+        assert await model.embed([]) == []
 
 
 async def test_a_long_text_is_windowed_not_truncated(embedder: LocalEmbedder) -> None:
@@ -83,14 +92,108 @@ async def test_a_long_text_is_windowed_not_truncated(embedder: LocalEmbedder) ->
     assert cosine(question, whole) > cosine(question, head) + 0.05
 
 
+@pytest.fixture(scope="module")
+def truncating() -> LocalEmbedder:
+    return LocalEmbedder(long_texts="truncate")
+
+
+async def test_a_truncating_embedder_reads_a_long_text_up_to_the_model_s_length(
+    embedder: LocalEmbedder, truncating: LocalEmbedder
+) -> None:
+    cooking = "Simmer the tomato sauce with garlic, basil and olive oil for an hour. " * 30
+    astronomy = "The telescope observed distant galaxies, planets and a comet at night. " * 6
+    short = "Where is the tomato sauce simmered?"
+    whole, head, alone = await truncating.embed([cooking + astronomy, cooking, short])
+    # Past 254 word pieces nothing is read: the astronomy changes nothing.
+    assert cosine(whole, head) > 0.9999
+    # A text the model reads whole is embedded as the windowing embedder does.
+    (windowed,) = await embedder.embed([short])
+    assert cosine(alone, windowed) > 0.9999
+    assert truncating.long_texts == "truncate" and embedder.long_texts == "windows"
+    lengths = (10, 254, 255, 1000)
+    assert [truncating.window_lengths(n) for n in lengths] == [[12], [256], [256], [256]]
+    assert [len(embedder.window_lengths(n)) for n in lengths] == [1, 1, 2, 5]
+
+
+def test_long_texts_are_read_one_of_two_ways() -> None:
+    with pytest.raises(ConfigurationError, match="windows or truncate"):
+        LocalEmbedder(long_texts="summarise")  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="RAGSAGE_LOCAL_MODEL_LONG_TEXTS"):
+        Settings.from_env({"RAGSAGE_LOCAL_MODEL_LONG_TEXTS": "summarise"})
+    for way in ("truncate", "windows"):
+        settings = Settings.from_env({"RAGSAGE_LOCAL_MODEL_LONG_TEXTS": way})
+        built = make_embedder(settings, "local", "all-MiniLM-L6-v2", 384)
+        assert isinstance(built, LocalEmbedder) and built.long_texts == way
+
+
+@pytest.fixture(scope="module")
+def int8_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    files = locate_local_model()
+    return int8_model(files.model, files.name, tmp_path_factory.mktemp("models"))
+
+
+def test_the_int8_model_is_derived_once_and_found_again(int8_file: Path) -> None:
+    files = locate_local_model()
+    built = int8_file.stat().st_mtime_ns
+    again = int8_model(files.model, files.name, int8_file.parent)
+    assert again == int8_file and again.stat().st_mtime_ns == built
+    assert int8_file.name.startswith("all-MiniLM-L6-v2-")
+    # Nothing half-written is left beside it.
+    assert [path.name for path in int8_file.parent.iterdir()] == [int8_file.name]
+
+
+def test_an_unwritable_cache_folder_still_gets_a_model(tmp_path: Path) -> None:
+    files = locate_local_model()
+    blocked = tmp_path / "file-in-the-way"
+    blocked.write_text("not a folder")
+    built = int8_model(files.model, files.name, blocked / "models")
+    try:
+        assert built.is_file() and blocked not in built.parents
+    finally:
+        shutil.rmtree(built.parent)
+
+
+async def test_int8_vectors_agree_with_the_float_model(
+    embedder: LocalEmbedder, exact: LocalEmbedder
+) -> None:
+    texts = [
+        "Row-level security keeps each tenant's rows out of every other tenant's queries.",
+        "def parse_header(line: str) -> tuple[str, str]:\n    name, _, value = line.partition(':')",
+        "The telescope observed distant galaxies, planets and a comet at night. " * 40,
+    ]
+    for fast, slow in zip(await embedder.embed(texts), await exact.embed(texts), strict=True):
+        assert cosine(fast, slow) > 0.99
+    assert embedder.precision == "int8" and exact.precision == "float"
+
+
+def test_without_the_quantizer_the_int8_path_says_what_to_install() -> None:
+    blocked = (
+        "import sys; sys.modules['onnx'] = None\n"
+        "from ragsage.adapters.providers import LocalEmbedder\n"
+        "from ragsage.core.errors import ConfigurationError\n"
+        "try:\n"
+        "    LocalEmbedder(precision='int8')\n"
+        "except ConfigurationError as exc:\n"
+        "    print(exc)\n"
+    )
+    said = run_fresh(blocked).stdout
+    assert "onnx package" in said and "RAGSAGE_LOCAL_MODEL_PRECISION=float" in said
+    with pytest.raises(ConfigurationError, match="int8 or float"):
+        LocalEmbedder(precision="half")  # type: ignore[arg-type]
+
+
 def test_windows_cover_every_piece_with_overlap(embedder: LocalEmbedder) -> None:
-    ids = list(range(1000))
-    windows = embedder._windows(ids)
-    assert all(len(window) == 254 for window in windows)
-    assert windows[0][0] == 0 and windows[-1][-1] == 999
-    for before, after in zip(windows, windows[1:], strict=False):
-        assert after[0] <= before[-1] - 31  # at least 32 pieces shared
-    assert embedder._windows(ids[:10]) == [ids[:10]]
+    for count in (255, 320, 477, 1000, 4321):
+        ids = list(range(count))
+        windows = embedder._windows(ids)
+        lengths = {len(window) for window in windows}
+        # As few as the overlap allows, all of about one length, none past the model's.
+        assert max(lengths) <= 254 and max(lengths) - min(lengths) <= 1
+        assert len(windows) == -(-(count - 32) // 222)
+        assert windows[0][0] == 0 and windows[-1][-1] == count - 1
+        for before, after in zip(windows, windows[1:], strict=False):
+            assert after[0] <= before[-1] - 31  # at least 32 pieces shared
+    assert embedder._windows(list(range(10))) == [list(range(10))]
 
 
 async def test_embedding_runs_off_the_event_loop(embedder: LocalEmbedder) -> None:
