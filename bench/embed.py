@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import hashlib
 import json
 import multiprocessing
@@ -104,8 +105,7 @@ async def embed_all(embedder: Embedder, texts: list[str]) -> None:
     await embed_texts(embedder, texts, config.embed_batch_size, config.concurrency)
 
 
-def one_process(texts: list[str], rounds: int) -> list[float]:
-    embedder = build_embedder()
+def one_process(embedder: Embedder, texts: list[str], rounds: int) -> list[float]:
     asyncio.run(embed_all(embedder, texts[:8]))  # first-call allocations
     rates = []
     for _ in range(rounds):
@@ -149,8 +149,7 @@ def many_processes(texts: list[str], rounds: int, processes: int) -> float:
     return processes * rounds * len(texts) / max(elapsed)
 
 
-def query_latency(queries: list[str]) -> tuple[float, float]:
-    embedder = build_embedder()
+def query_latency(embedder: Embedder, queries: list[str]) -> tuple[float, float]:
     asyncio.run(embedder.embed(queries[:1], input_type="query"))
     took = []
     for query in queries:
@@ -245,26 +244,31 @@ def main() -> None:
             "RAGSAGE_EMBEDDER=local did not build the local model: is ragsage[local] installed?"
         )
     pieces = [len(ids) for ids in embedder.word_pieces(texts)]
-    windows = embedder.passes(pieces)
+    windows = [len(embedder.window_lengths(count)) for count in pieces]
     cores = len(os.sched_getaffinity(0))
     print(
         f"{len(texts)} passages of {WORDS} words from {args.doc_root}: word pieces per "
         f"passage p50 {statistics.median(pieces):.0f}, max {max(pieces)}; "
         f"{sum(windows)} model passes ({sum(windows) / len(texts):.2f} per passage, long texts "
-        f"read by {embedder.long_texts}); {cores} cores"
+        f"read by {embedder.long_texts}, {embedder.precision} products); {cores} cores"
     )
-    rates = one_process(texts, args.rounds)
+    # One embedder for every figure of this process, as a worker has: a second
+    # onnxruntime session beside it would keep threads of its own.
+    rates = one_process(embedder, texts, args.rounds)
     print(
         f"one process: {statistics.median(rates):.1f} chunks/s "
         f"(rounds: {', '.join(f'{rate:.1f}' for rate in rates)})"
     )
+    queries = [" ".join(text.split()[:10]) for text in texts]
+    p50, p95 = query_latency(embedder, queries)
+    print(f"one short query: p50 {p50:.1f} ms, p95 {p95:.1f} ms")
+    passes = [length for count in pieces for length in embedder.window_lengths(count)]
+    precision = embedder.precision
+    del embedder  # its threads go before the measuring processes start
+    gc.collect()
     if args.processes > 1:
         rate = many_processes(texts, args.rounds, args.processes)
         print(f"{args.processes} processes at once: {rate:.1f} chunks/s in all")
-    queries = [" ".join(text.split()[:10]) for text in texts]
-    p50, p95 = query_latency(queries)
-    print(f"one short query: p50 {p50:.1f} ms, p95 {p95:.1f} ms")
-    passes = [length for count in pieces for length in embedder.window_lengths(count)]
     weight_macs = sum(macs(length)[0] for length in passes) / len(texts)
     attention_macs = sum(macs(length)[1] for length in passes) / len(texts)
     floats, int8 = core_rate(_FLOAT_RATE), core_rate(_INT8_RATE)
@@ -278,7 +282,7 @@ def main() -> None:
         f"products alone, on {cores} cores, would allow "
         f"{cores / ((weight_macs + attention_macs) / (floats * 1e9)):.1f} chunks/s in float32 and "
         f"{cores / (weight_macs / (int8 * 1e9) + attention_macs / (floats * 1e9)):.1f} with "
-        f"int8 weights (precision here: {embedder.precision})"
+        f"int8 weights (precision here: {precision})"
     )
 
 

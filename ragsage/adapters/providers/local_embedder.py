@@ -51,9 +51,12 @@ class LocalEmbedder:
     model was trained.  The model reads at most ``max_tokens`` word-pieces, so a
     longer text is embedded as overlapping windows whose vectors are averaged
     (weighted by length) and normalised again — its end is never silently cut
-    off.  Inference runs in a worker thread, one batch at a time, so the event
-    loop stays responsive while the CPU works.  MiniLM is symmetric:
-    ``input_type`` changes nothing.
+    off, unless ``long_texts="truncate"`` asks for speed over it.  By default
+    the weight products run in int8 (:mod:`local_int8`); ``precision="float"``
+    runs the packaged file as it is.  Inference runs in a worker thread, one
+    batch at a time, with as many threads as this process's share of the cores
+    (:mod:`ragsage.core.cores`), so the event loop stays responsive while the
+    CPU works.  MiniLM is symmetric: ``input_type`` changes nothing.
     """
 
     def __init__(
