@@ -40,13 +40,12 @@ def cache_folder(explicit: str = "") -> Path:
     return Path(base) / "ragsage" / "models"
 
 
-def prepare_packaged_model() -> Path:
+def prepare_packaged_model(folder: str = "") -> Path:
     """Derive the int8 file of the model ``ragsage[local]`` installs (an image build step)."""
     from ragsage.adapters.providers.local_model import locate_local_model
-    from ragsage.settings import Settings
 
     files = locate_local_model()
-    return int8_model(files.model, files.name, cache_folder(Settings.from_env().model_cache_dir))
+    return int8_model(files.model, files.name, cache_folder(folder))
 
 
 def int8_model(source: Path, name: str, folder: Path | None = None) -> Path:

@@ -1,4 +1,4 @@
--- requires: 24
+-- requires: 28
 
 -- A job as GET /v1/jobs/{id} shows it (Job.to_dict).
 CREATE OR REPLACE FUNCTION ragsage_job_webhook_data(j ragsage_jobs) RETURNS jsonb
@@ -6,6 +6,9 @@ CREATE OR REPLACE FUNCTION ragsage_job_webhook_data(j ragsage_jobs) RETURNS json
         SELECT jsonb_build_object(
             'id', j.id::text, 'document_id', j.document_id, 'kind', j.kind,
             'job_class', j.job_class, 'state', j.state, 'stage', j.stage,
+            'progress', CASE WHEN j.state = 'running' AND j.progress_done IS NOT NULL
+                AND j.progress_total IS NOT NULL
+                THEN jsonb_build_object('done', j.progress_done, 'total', j.progress_total) END,
             'filename', j.filename, 'content_hash', j.content_hash,
             'attempts', j.attempts, 'deliveries', j.deliveries,
             'lost_deliveries', j.lost_deliveries, 'version', j.version, 'error', j.error,
