@@ -87,7 +87,8 @@ def jobs_now(engine: Engine) -> dict[str, dict[str, Any]] | None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--documents", type=int, default=150)
+    # Enough work to outlast 20 kills on a fast machine: 150 ran out after 8-16.
+    parser.add_argument("--documents", type=int, default=400)
     parser.add_argument("--kills", type=int, default=20)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--timeout", type=float, default=900.0)
