@@ -1,6 +1,6 @@
 """A bounded soak of the job system: real services, worker deaths, outages, rapid versions.
 
-    python bench/soak.py [--documents 150] [--kills 20] [--seed 7]
+    python bench/soak.py [--documents 400] [--kills 20] [--seed 7]
 
 An embedded Postgres and a persistent Redis broker start in a temporary
 folder; two ``ragsage`` Celery workers (one pool process each) consume the
