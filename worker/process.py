@@ -16,8 +16,7 @@ from uuid import UUID
 
 from ragsage.adapters.parsing.tokens import DEFAULT_ENCODING, load_encoding
 from ragsage.adapters.postgres.jobs import store
-from ragsage.adapters.providers.local_int8 import cache_folder, int8_model
-from ragsage.adapters.providers.local_model import locate_local_model
+from ragsage.adapters.providers.local_int8 import prepare_model
 from ragsage.core.cores import share_cores
 from ragsage.core.errors import ConfigurationError
 from ragsage.core.types import Scope
@@ -64,8 +63,7 @@ def warm_before_fork(processes: int, settings: Settings | None = None) -> None:
     load_encoding(DEFAULT_ENCODING)
     if settings is not None and settings.embedder == "local":
         if settings.local_model_precision == "int8":
-            files = locate_local_model(settings.local_model_dir or None)
-            int8_model(files.model, files.name, cache_folder(settings.model_cache_dir))
+            prepare_model(settings.local_model_dir, settings.model_cache_dir)
     gc.freeze()
 
 

@@ -93,13 +93,13 @@ def make_embedder(
         return built
     if kind == "local":
         from ragsage.adapters.providers import LocalEmbedder, locate_local_model
-        from ragsage.adapters.providers.local_embedder import long_texts_of
+        from ragsage.adapters.providers.local_embedder import long_texts_of, precision_of
         from ragsage.adapters.providers.local_int8 import cache_folder
 
         return LocalEmbedder(
             locate_local_model(settings.local_model_dir or None),
             long_texts=long_texts_of(settings.local_model_long_texts),
-            precision="int8" if settings.local_model_precision == "int8" else "float",
+            precision=precision_of(settings.local_model_precision),
             model_cache=cache_folder(settings.model_cache_dir),
         )
     clients = (providers or Providers(settings))()

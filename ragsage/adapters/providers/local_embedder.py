@@ -44,6 +44,14 @@ def long_texts_of(name: str) -> LongTexts:
     raise ConfigurationError(f"long texts are read by {' or '.join(LONG_TEXTS)}, not {name!r}")
 
 
+def precision_of(name: str) -> Precision:
+    """The precision named ``name`` (a setting's value)."""
+    for precision in PRECISIONS:
+        if precision == name:
+            return precision
+    raise ConfigurationError(f"the local model runs in {' or '.join(PRECISIONS)}, not {name!r}")
+
+
 class LocalEmbedder:
     """Embedder over an ONNX sentence-embedding model (all-MiniLM-L6-v2 by default).
 
@@ -76,16 +84,8 @@ class LocalEmbedder:
             raise ConfigurationError(
                 "the local embedder needs max_tokens >= 8 and a window overlap below half of it"
             )
-        if long_texts not in LONG_TEXTS:
-            raise ConfigurationError(
-                f"long texts are read by {' or '.join(LONG_TEXTS)}, not {long_texts!r}"
-            )
-        self._long_texts = long_texts
-        if precision not in PRECISIONS:
-            raise ConfigurationError(
-                f"the local model runs in {' or '.join(PRECISIONS)}, not {precision!r}"
-            )
-        self._precision = precision
+        self._long_texts = long_texts_of(long_texts)
+        self._precision = precision_of(precision)
         self._files = files or locate_local_model()
         self._window = max_tokens - 2  # room for [CLS] and [SEP]
         self._stride = self._window - window_overlap

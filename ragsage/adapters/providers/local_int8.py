@@ -40,11 +40,14 @@ def cache_folder(explicit: str = "") -> Path:
     return Path(base) / "ragsage" / "models"
 
 
-def prepare_packaged_model(folder: str = "") -> Path:
-    """Derive the int8 file of the model ``ragsage[local]`` installs (an image build step)."""
+def prepare_model(model_dir: str = "", folder: str = "") -> Path:
+    """Derive the int8 file of the model in ``model_dir`` (empty: the packaged one) into ``folder``.
+
+    The image build and a worker's main process call it, so no later process has to.
+    """
     from ragsage.adapters.providers.local_model import locate_local_model
 
-    files = locate_local_model()
+    files = locate_local_model(model_dir or None)
     return int8_model(files.model, files.name, cache_folder(folder))
 
 
