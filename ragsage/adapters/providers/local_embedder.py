@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import gzip
 import importlib
+import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -93,17 +95,27 @@ class LocalEmbedder:
         # depend on its neighbours in the batch: each window runs alone, which
         # these cores do as fast as in batches of 8 (no padding either).
         self._batch_size = 1 if precision == "int8" else max(1, batch_size)
+        threads = threads or cores_per_process()
+        # A lone window is too small a product to split across cores: every
+        # operator would end in a barrier, and one core interrupted stalls the
+        # other.  So int8 runs as many windows at once as the process has cores,
+        # each on one thread; a float batch is big enough to split.
+        self._parallel = threads if precision == "int8" else 1
         self._floor = similarity_floor
         self._tokenizer = _load_tokenizer(self._files)
         self._cls, self._sep = _special_ids(self._tokenizer)
         model = self._files.model
         if precision == "int8":
             model = int8_model(model, self._files.name, model_cache)
-        self._session = _load_session(model, threads or cores_per_process())
+        self._session = _load_session(model, threads // self._parallel)
         self._input_names = {node.name for node in self._session.get_inputs()}
-        # One inference at a time: onnxruntime already spreads a batch over every
-        # core, and a lock (not an asyncio one) works from any event loop.
-        self._lock = threading.Lock()
+        # At most ``_parallel`` inferences at once, however many callers embed
+        # concurrently: more would only fight for the cores.  A semaphore (not
+        # an asyncio one) works from any event loop and any thread.
+        self._slots = threading.BoundedSemaphore(self._parallel)
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_owner = 0
+        self._pool_lock = threading.Lock()
         self._dimension = self._probe_dimension()
 
     @property
@@ -177,25 +189,41 @@ class LocalEmbedder:
         """Mean-pooled, normalised vectors of ``windows``, in their given order."""
         import numpy as np
 
+        # Similar lengths share a batch, so little of each batch is padding.
         order = sorted(range(len(windows)), key=lambda index: len(windows[index]))
-        out: NDArray[np.float32] | None = None
-        for first in range(0, len(order), self._batch_size):
-            # Similar lengths share a batch, so little of each batch is padding.
-            batch = order[first : first + self._batch_size]
-            width = max(len(windows[index]) for index in batch)
-            ids = np.zeros((len(batch), width), dtype=np.int64)
-            mask = np.zeros((len(batch), width), dtype=np.int64)
-            for row, index in enumerate(batch):
-                ids[row, : len(windows[index])] = windows[index]
-                mask[row, : len(windows[index])] = 1
-            hidden = self._infer(ids, mask)
-            summed = (hidden * mask[:, :, None]).sum(axis=1)
-            vectors = _normalised(summed / mask.sum(axis=1, keepdims=True))
-            if out is None:
-                out = np.zeros((len(windows), vectors.shape[1]), dtype=np.float32)
+        batches = [
+            order[first : first + self._batch_size]
+            for first in range(0, len(order), self._batch_size)
+        ]
+        if self._parallel > 1 and len(batches) > 1:
+            results = list(self._threads().map(lambda batch: self._pooled(windows, batch), batches))
+        else:
+            results = [self._pooled(windows, batch) for batch in batches]
+        out = np.empty((len(windows), results[0].shape[1]), dtype=np.float32)
+        for batch, vectors in zip(batches, results, strict=True):
             out[batch] = vectors
-        assert out is not None
         return out
+
+    def _pooled(self, windows: list[list[int]], batch: list[int]) -> NDArray[np.float32]:
+        import numpy as np
+
+        width = max(len(windows[index]) for index in batch)
+        ids = np.zeros((len(batch), width), dtype=np.int64)
+        mask = np.zeros((len(batch), width), dtype=np.int64)
+        for row, index in enumerate(batch):
+            ids[row, : len(windows[index])] = windows[index]
+            mask[row, : len(windows[index])] = 1
+        hidden = self._infer(ids, mask)
+        summed = (hidden * mask[:, :, None]).sum(axis=1)
+        return _normalised(summed / mask.sum(axis=1, keepdims=True))
+
+    def _threads(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            # A forked child inherits the pool object but none of its threads.
+            if self._pool is None or self._pool_owner != os.getpid():
+                self._pool = ThreadPoolExecutor(self._parallel, thread_name_prefix="local-model")
+                self._pool_owner = os.getpid()
+            return self._pool
 
     def _infer(self, ids: NDArray[np.int64], mask: NDArray[np.int64]) -> NDArray[np.float32]:
         import numpy as np
@@ -203,7 +231,7 @@ class LocalEmbedder:
         feeds: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        with self._lock:
+        with self._slots:
             (hidden, *_) = self._session.run(None, feeds)
         return np.asarray(hidden, dtype=np.float32)
 

@@ -81,6 +81,22 @@ async def test_vectors_are_unit_length_and_independent_of_batching(
         assert await model.embed([]) == []
 
 
+async def test_windows_run_side_by_side_and_each_text_keeps_its_own_vector() -> None:
+    # Two threads, each running windows alone, serving three callers at once:
+    # a vector that landed on the wrong text or window would show here.
+    model = LocalEmbedder(threads=2)
+    callers = [
+        ["Replication lag on the standby", "Vacuum freezes old rows " * 40],
+        ["def parse(path): return open(path).read()", "The tide table for the harbour"],
+        ["Nightly backups to object storage " * 25, "A recipe for lentil soup"],
+    ]
+    together = await asyncio.gather(*(model.embed(texts) for texts in callers))
+    for texts, vectors in zip(callers, together, strict=True):
+        for text, vector in zip(texts, vectors, strict=True):
+            (alone,) = model.embed_sync([text])
+            assert max(abs(x - y) for x, y in zip(vector, alone, strict=True)) < 1e-5
+
+
 async def test_a_long_text_is_windowed_not_truncated(embedder: LocalEmbedder) -> None:
     cooking = "Simmer the tomato sauce with garlic, basil and olive oil for an hour. " * 30
     astronomy = "The telescope observed distant galaxies, planets and a comet at night. " * 6
