@@ -88,7 +88,15 @@ def engine(db: Database, kit: FakeEngineKit) -> QueryEngine:
 
 
 async def term_counts(database: Database, scope: Scope) -> dict[str, int]:
-    """The keyword term counts ``scope`` can see, term by term."""
+    """The keyword term counts ``scope`` can see, term by term, folded or not (zeros left out).
+
+    Before migration 29 there is one table of them, written by searches.
+    """
     async with database.session(scope) as session:
-        rows = await session.execute(text("SELECT term, chunks FROM ragsage_term_stats"))
+        pending = await session.scalar(text("SELECT to_regclass('ragsage_term_changes')"))
+        tables = ["ragsage_term_stats", *(["ragsage_term_changes"] if pending else [])]
+        union = " UNION ALL ".join(f"SELECT term, chunks FROM {table}" for table in tables)
+        rows = await session.execute(
+            text(f"SELECT term, sum(chunks) FROM ({union}) x GROUP BY term HAVING sum(chunks) <> 0")
+        )
         return {str(term): int(chunks) for term, chunks in rows}

@@ -363,7 +363,8 @@ async def _check_v22(database: Database) -> None:
     from ragsage.core.types import Scope
 
     sales = Scope("acme", frozenset({"group:sales"}))
-    await keyword_chain(database)  # first: it expects no term counted yet
+    await database.migrate()  # the keyword function reads the counts of migration 29
+    await keyword_chain(database)  # first: it expects the counts as the write left them
     # Rows from before access lists are open to the whole namespace, as they were.
     async with database.session(sales) as session:
         assert list(await session.scalars(text("SELECT access FROM ragsage_chunks"))) == [[]]
@@ -460,6 +461,7 @@ async def _check_v24(database: Database) -> None:
 
 
 async def _check_v25(database: Database) -> None:
+    await database.migrate()  # the keyword function reads the counts of migration 29
     # The row written while the column was generated keeps what it computed.
     assert await keyword_hits(database, ACME, "zirconium") == [("doc_v3", 0)]
     vector = "[" + ",".join(["0.0625"] * 256) + "]"
@@ -544,6 +546,55 @@ async def _check_v28(database: Database) -> None:
     assert running.to_dict()["progress"] == {"done": 64, "total": 150}
 
 
+async def _seed_v28(database: Database) -> None:
+    await _seed_v3(database)
+    async with database.owner_connection() as connection:
+        # Counts as searches of version 28 cached them: capped, timed, and one
+        # for a term no chunk holds any longer.
+        await connection.execute(
+            text(
+                "INSERT INTO ragsage_term_stats (namespace, generation, term, chunks, cap) "
+                "VALUES ('acme', 1, 'zirconium', 1, 501), ('acme', 1, 'hafnium', 4, 501)"
+            )
+        )
+
+
+async def _check_v29(database: Database) -> None:
+    # The counts were taken again from the stored chunks, exactly.
+    assert await helpers.term_counts(database, ACME) == {"": 1, "zirconium": 1, "ledger": 1}
+    assert await helpers.term_counts(database, GLOBEX) == {}
+    async with database.session(ACME) as session:
+        # A server of version 28, still running, reads every row as fresh and
+        # its counting function as it did (it counts nothing now).
+        fresh = await session.scalar(
+            text(
+                "SELECT chunks FROM ragsage_term_stats WHERE generation = 1 AND term = '' "
+                "AND (chunks < cap OR cap >= 20000) "
+                "AND counted_at > now() - make_interval(secs => 600)"
+            )
+        )
+        asked = await session.execute(
+            text("SELECT * FROM ragsage_term_counts(1, ARRAY['ledger', 'osmium'], 501)")
+        )
+        assert (fresh, sorted(asked.all())) == (1, [("ledger", 1), ("osmium", 0)])
+    # A writer of the previous version inserts without counting: the trigger counts.
+    vector = "[" + ",".join(["0.0625"] * 256) + "]"
+    async with database.session(ACME) as session:
+        await session.execute(
+            text(
+                "INSERT INTO ragsage_chunks (namespace, generation, document_id, ordinal, text, "
+                "embed_text, source, embedding_model, embedding_dim, embedding) VALUES "
+                "('acme', 1, 'doc_v3', 1, 'osmium ledger', 'osmium', 'v3.md', "
+                "'ragsage-hashing-256', 256, CAST(:v AS vector))"
+            ),
+            {"v": vector},
+        )
+    counted = await helpers.term_counts(database, ACME)
+    assert counted == {"": 2, "zirconium": 1, "ledger": 2, "osmium": 1}
+    assert await keyword_hits(database, ACME, "osmium") == [("doc_v3", 1)]
+    assert await helpers.term_counts(database, ACME) == counted  # the search wrote nothing
+
+
 UPGRADES = {
     2: (_seed_v1, _check_v2),
     3: (_seed_v2, _check_v3),
@@ -572,4 +623,5 @@ UPGRADES = {
     26: (_seed_v3, _check_v26),
     27: (_seed_v26, _check_v27),
     28: (_seed_v2, _check_v28),
+    29: (_seed_v28, _check_v29),
 }

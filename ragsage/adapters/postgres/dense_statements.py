@@ -12,7 +12,6 @@ import time
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from ragsage.adapters.postgres.migrations import TERM_COUNT_LIFETIME_SECONDS
 from ragsage.adapters.postgres.rows import CHUNK_COLUMNS, filter_sql
 from ragsage.core.types import SearchFilters
 
@@ -80,8 +79,8 @@ def dense_statement(
     generation's rows by computing every distance, through the primary key,
     when the namespace is *small* — it holds fewer than :data:`EXACT_BELOW`
     rows, or is so small a share of the table that the walk would step over
-    more rows than it has (see :data:`SHARE_FACTOR`; a count that stops at
-    :data:`EXACT_CAP`, cached with the keyword term counts of migration 13,
+    more rows than it has (see :data:`SHARE_FACTOR`; the count the writers
+    keep with the keyword term counts of migration 29, below :data:`EXACT_CAP`,
     against the table's row estimate) — or when the walk came back short.
     Those conditions hold no column, so Postgres evaluates them once and skips
     the scan they guard: a big namespace never starts the exact scan, a small
@@ -115,12 +114,8 @@ def dense_statement(
     small = {"walk": "false", "exact": "true"}.get(path, "(SELECT yes FROM small)")
     if path == "choose":
         deciding = (
-            "n AS MATERIALIZED (SELECT coalesce((SELECT s.chunks FROM ragsage_term_stats s "
-            "WHERE s.generation = (SELECT id FROM g) AND s.term = '' "
-            f"AND (s.chunks < s.cap OR s.cap >= {EXACT_CAP}) "
-            f"AND s.counted_at > now() - make_interval(secs => {TERM_COUNT_LIFETIME_SECONDS})), "
-            "(SELECT n.chunks FROM ragsage_term_counts("
-            f"(SELECT id FROM g), ARRAY[''], {EXACT_CAP}) n), 0)::float8 AS rows), "
+            "n AS MATERIALIZED (SELECT ragsage_generation_chunks((SELECT id FROM g))::float8 "
+            "AS rows), "
             f"small AS MATERIALIZED (SELECT n.rows < {EXACT_BELOW} OR (n.rows < {EXACT_CAP} "
             f"AND n.rows * n.rows < {SHARE_FACTOR} * (SELECT t.reltuples FROM pg_class t "
             "WHERE t.oid = 'ragsage_chunks'::regclass)) AS yes FROM n), "

@@ -156,8 +156,10 @@ async def purge_namespace(session: AsyncSession) -> None:
     copy of that guarantee.
     """
     for table in (
-        "ragsage_term_stats",
         "ragsage_chunks",
+        # After the chunks: deleting them records their terms' counts going.
+        "ragsage_term_stats",
+        "ragsage_term_changes",
         "ragsage_pages",
         "ragsage_jobs",
         "ragsage_blobs",

@@ -41,15 +41,13 @@ from ragsage.core.errors import ConfigurationError
 SCHEMA_TABLE = "ragsage_schema"
 TENANT_TABLES = ("ragsage_generations", "ragsage_documents", "ragsage_chunks")
 SERVICE_TABLES = ("ragsage_blobs", "ragsage_jobs", "ragsage_pages", "ragsage_api_keys")
-# Per-namespace keyword term counts (migration 13), written only by its functions.
-STATISTICS_TABLES = ("ragsage_term_stats",)
+# Per-namespace keyword term counts and the changes not yet folded into them
+# (migrations 13 and 29), written only by the writers' function.
+STATISTICS_TABLES = ("ragsage_term_stats", "ragsage_term_changes")
 # The operator's per-namespace overrides (migration 21): a tenant reads its row only.
 OPERATOR_TABLES = ("ragsage_namespace_settings",)
 # Webhook endpoints, the outbox of events and their deliveries (migration 24).
 WEBHOOK_TABLES = ("ragsage_webhooks", "ragsage_webhook_events", "ragsage_webhook_deliveries")
-# How long a cached term count serves searches before one counts it again; the
-# SQL of functions/term_counts.sql and keyword_search.sql spells it (a test checks).
-TERM_COUNT_LIFETIME_SECONDS = 600
 MIN_PGVECTOR = (0, 8, 0)
 _LOCK_KEY = 0x7261_6773  # "rags": one advisory lock for every ragsage migration
 _STEP_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")

@@ -13,7 +13,6 @@ from ragsage.adapters.postgres.dense_function import dense_function_statements
 from ragsage.adapters.postgres.migrations import (
     LATEST_VERSION,
     MIGRATIONS,
-    TERM_COUNT_LIFETIME_SECONDS,
     function_statements,
     migration_statements,
 )
@@ -113,9 +112,6 @@ def test_steps_are_numbered_and_described() -> None:
 
 def test_constants_the_sql_spells_agree_with_the_python_that_reads_alike() -> None:
     functions = sql_root().joinpath("functions")
-    for name in ("term_counts.sql", "keyword_search.sql"):
-        body = functions.joinpath(name).read_text()
-        assert f"make_interval(secs => {TERM_COUNT_LIFETIME_SECONDS})" in body, name
     nearest = sql_root().joinpath("nearest.sql").read_text()
     columns = re.sub(r"\s+", " ", CHUNK_COLUMNS)
     assert columns in re.sub(r"\s+", " ", nearest)

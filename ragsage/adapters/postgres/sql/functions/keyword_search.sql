@@ -1,4 +1,4 @@
--- requires: 22
+-- requires: 29
 -- Migration 19's keyword search function: migration 16's ranking with a plan kept per backend.
 --
 -- Every earlier keyword function assembled its final statement as text and ran
@@ -17,6 +17,9 @@
 -- the caller is bound to no principal, the chunk's list is empty, or the list
 -- shares one of the caller's principals.  Term weights still count the whole
 -- namespace (docs/tenants.md, "Access lists").
+--
+-- Since migration 29 the term counts are the writers' (functions/note_terms.sql):
+-- the function reads them and writes nothing, so a hot standby can run it.
 
 CREATE OR REPLACE FUNCTION ragsage_keyword_search(
         query_text text, with_syntax boolean, k integer, common_rows integer,
@@ -37,7 +40,6 @@ CREATE OR REPLACE FUNCTION ragsage_keyword_search(
         readers text[] := coalesce(string_to_array(mine, ','), '{}');
         gen integer;
         terms text[];
-        missing text[];
         rarest text;
         whole tsquery;
         hits bigint;
@@ -134,43 +136,35 @@ CREATE OR REPLACE FUNCTION ragsage_keyword_search(
             ranking := candidates;
         ELSE
             IF terms IS NULL THEN RETURN; END IF;
-            -- One read of the cached counts gives every weight, the ranking
-            -- query and the candidates: the rarest term always, then the
-            -- next rarest while all their chunks stay within sample_rows.
-            -- Counts missing or stale are counted, and the read made again.
-            FOR attempt IN 1..2 LOOP
-                -- LATERAL and LIMIT keep each term to one probe of the key:
-                -- joined plainly, a small statistics table was read whole.
-                WITH s AS (SELECT w.t, least(c.chunks, common_rows + 1) AS hits,
-                        c.term IS NOT NULL
-                        AND (c.chunks < c.cap OR c.cap >= common_rows + 1)
-                        AND c.counted_at > now() - make_interval(secs => 600)
-                        AS fresh
-                    FROM unnest(terms) AS w(t) LEFT JOIN LATERAL (SELECT c.term,
-                            c.chunks, c.cap, c.counted_at FROM ragsage_term_stats c
+            -- One read of the counts gives every weight, the ranking query
+            -- and the candidates: the rarest term always, then the next
+            -- rarest while all their chunks stay within sample_rows.
+            -- LATERAL keeps each term to probes of the two tables' keys:
+            -- joined plainly, a small statistics table was read whole.
+            WITH s AS (SELECT w.t, least(coalesce(c.chunks, 0), common_rows + 1) AS hits
+                FROM unnest(terms) AS w(t) LEFT JOIN LATERAL (SELECT sum(x.chunks) AS chunks
+                    FROM (SELECT c.chunks FROM ragsage_term_stats c
                         WHERE c.namespace = ns AND c.generation = gen AND c.term = w.t
-                        LIMIT 1) c ON true),
-                a AS (SELECT array_agg(s.t ORDER BY s.t) FILTER (WHERE NOT s.fresh)
-                        AS missing,
-                    array_agg(quote_literal(s.t)::tsquery ORDER BY s.t)
-                        FILTER (WHERE s.hits > 0) AS q,
-                    array_agg(ln(1.0 + (total - s.hits + 0.5) / (s.hits + 0.5))
-                        ORDER BY s.t) FILTER (WHERE s.hits > 0) AS w
-                    FROM s),
-                -- Terms by rarity: the rarest, and the rare ones that fit.
-                r AS (SELECT string_agg(CASE WHEN x.n <= common_rows AND (x.before = 0
-                            OR x.before + x.n <= sample_rows) THEN quote_literal(x.t)
-                            END, ' | ' ORDER BY x.n, x.t)::tsquery AS rare,
-                        (array_agg(x.t ORDER BY x.n, x.t))[1] AS rarest
-                    FROM (SELECT s.t, s.hits AS n,
-                            sum(s.hits) OVER (ORDER BY s.hits, s.t) - s.hits AS before
-                        FROM s WHERE s.hits IS NOT NULL) x)
-                SELECT a.missing, r.rarest, r.rare, a.q[1], a.w[1], a.q[2], a.w[2], a.q[3], a.w[3], a.q[4], a.w[4], a.q[5], a.w[5], a.q[6], a.w[6], a.q[7], a.w[7], a.q[8], a.w[8], a.q[9], a.w[9], a.q[10], a.w[10], a.q[11], a.w[11], a.q[12], a.w[12], a.q[13], a.w[13], a.q[14], a.w[14], a.q[15], a.w[15], a.q[16], a.w[16], a.q[17], a.w[17], a.q[18], a.w[18], a.q[19], a.w[19], a.q[20], a.w[20], a.q[21], a.w[21], a.q[22], a.w[22], a.q[23], a.w[23], a.q[24], a.w[24], a.q[25], a.w[25], a.q[26], a.w[26], a.q[27], a.w[27], a.q[28], a.w[28], a.q[29], a.w[29], a.q[30], a.w[30], a.q[31], a.w[31], a.q[32], a.w[32]
-                INTO missing, rarest, candidates, q1, w1, q2, w2, q3, w3, q4, w4, q5, w5, q6, w6, q7, w7, q8, w8, q9, w9, q10, w10, q11, w11, q12, w12, q13, w13, q14, w14, q15, w15, q16, w16, q17, w17, q18, w18, q19, w19, q20, w20, q21, w21, q22, w22, q23, w23, q24, w24, q25, w25, q26, w26, q27, w27, q28, w28, q29, w29, q30, w30, q31, w31, q32, w32
-                FROM a, r;
-                EXIT WHEN missing IS NULL OR attempt = 2;
-                PERFORM 1 FROM ragsage_term_counts(gen, missing, common_rows + 1);
-            END LOOP;
+                        UNION ALL
+                        SELECT p.chunks FROM ragsage_term_changes p
+                        WHERE p.namespace = ns AND p.generation = gen AND p.term = w.t) x
+                    ) c ON true),
+            a AS (SELECT array_agg(quote_literal(s.t)::tsquery ORDER BY s.t)
+                    FILTER (WHERE s.hits > 0) AS q,
+                array_agg(ln(1.0 + (total - s.hits + 0.5) / (s.hits + 0.5))
+                    ORDER BY s.t) FILTER (WHERE s.hits > 0) AS w
+                FROM s),
+            -- Terms by rarity: the rarest, and the rare ones that fit.
+            r AS (SELECT string_agg(CASE WHEN x.n <= common_rows AND (x.before = 0
+                        OR x.before + x.n <= sample_rows) THEN quote_literal(x.t)
+                        END, ' | ' ORDER BY x.n, x.t)::tsquery AS rare,
+                    (array_agg(x.t ORDER BY x.n, x.t))[1] AS rarest
+                FROM (SELECT s.t, s.hits AS n,
+                        sum(s.hits) OVER (ORDER BY s.hits, s.t) - s.hits AS before
+                    FROM s) x)
+            SELECT r.rarest, r.rare, a.q[1], a.w[1], a.q[2], a.w[2], a.q[3], a.w[3], a.q[4], a.w[4], a.q[5], a.w[5], a.q[6], a.w[6], a.q[7], a.w[7], a.q[8], a.w[8], a.q[9], a.w[9], a.q[10], a.w[10], a.q[11], a.w[11], a.q[12], a.w[12], a.q[13], a.w[13], a.q[14], a.w[14], a.q[15], a.w[15], a.q[16], a.w[16], a.q[17], a.w[17], a.q[18], a.w[18], a.q[19], a.w[19], a.q[20], a.w[20], a.q[21], a.w[21], a.q[22], a.w[22], a.q[23], a.w[23], a.q[24], a.w[24], a.q[25], a.w[25], a.q[26], a.w[26], a.q[27], a.w[27], a.q[28], a.w[28], a.q[29], a.w[29], a.q[30], a.w[30], a.q[31], a.w[31], a.q[32], a.w[32]
+            INTO rarest, candidates, q1, w1, q2, w2, q3, w3, q4, w4, q5, w5, q6, w6, q7, w7, q8, w8, q9, w9, q10, w10, q11, w11, q12, w12, q13, w13, q14, w14, q15, w15, q16, w16, q17, w17, q18, w18, q19, w19, q20, w20, q21, w21, q22, w22, q23, w23, q24, w24, q25, w25, q26, w26, q27, w27, q28, w28, q29, w29, q30, w30, q31, w31, q32, w32
+            FROM a, r;
             plain := NOT weighted OR q1 IS NULL;
             IF plain THEN
                 ranking := array_to_string(
