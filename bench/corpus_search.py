@@ -12,7 +12,7 @@ each figure is the median over the rounds of that round's percentile.
 * ``hybrid``: ``QueryEngine.search`` with the default options, top 10;
 * ``dense store``: ``PgVectorStore.search`` with the query vector made beforehand;
 * ``dense raw SQL``: the statement that store sends, sent by plain psycopg in
-  a transaction with the same ``set_config`` preamble as the app role (RLS on);
+  a transaction with the same ``SET LOCAL`` preamble as the app role (RLS on);
 * ``HTTP``: ``POST /v1/search`` against gunicorn (2 workers x 8 threads), one client.
 
 The own-sentence rate is the share of query sentences found in one of the
@@ -167,11 +167,10 @@ class RawDense:
             )
             self.key = 4
         self.sql = re.sub(r"(?<!:):(\w+)", r"%(\1)s", sql)
-        self.preamble_sql = re.sub(r"(?<!:):(\w+)", r"%(\1)s", self.preamble.sql)
 
     def search(self, vector: str) -> list[tuple[str, int]]:
         with self.connection.transaction(), self.connection.cursor() as cursor:
-            cursor.execute(self.preamble_sql, dict(self.preamble.parameters))
+            cursor.execute(self.preamble.sql)
             cursor.execute(self.sql, {"query": vector, "generation": self.generation, "k": TOP_K})
             key = self.key
             return [(str(row[key]), int(row[key + 1])) for row in cursor.fetchall() if row[key]]

@@ -72,7 +72,7 @@ async def dense_plan(db: Database) -> str:
     params.update(query=vector_literal(unit(random.Random(7))), k=10, generation=None)
     preamble = isolation_preamble(db.config, BULK)[0]
     async with db.engine.connect() as connection:
-        await connection.execute(text(preamble.sql), dict(preamble.parameters))
+        await connection.exec_driver_sql(preamble.sql)
         rows = await connection.execute(text(f"EXPLAIN {sql}"), params)
         plan = "\n".join(str(row[0]) for row in rows)
         await connection.rollback()

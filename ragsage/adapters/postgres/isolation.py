@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
-from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -38,34 +37,52 @@ def isolation_preamble(
 ) -> tuple[Statement, ...]:
     """The statements that pin a transaction to ``scope`` under Row-Level Security.
 
-    Every setting is transaction-local (``set_config(..., true)``), so nothing
-    survives into the next transaction on the same pooled connection, and all of
-    them travel in one round trip.  Values are bound parameters, the namespace
-    included; nothing of it is ever spliced into SQL text.  Without an app login
-    the role switch is ``set_config('role', ...)``, the function form of
-    ``SET LOCAL ROLE``, with the role name checked as an identifier all the same.
+    Every setting is transaction-local (``SET LOCAL``), so nothing survives into
+    the next transaction on the same pooled connection, and all of them travel
+    in one message.  They are ``SET LOCAL`` commands, not ``set_config(...,
+    true)`` calls, because a distributed Postgres (Citus) forwards only those
+    commands to the nodes that hold a tenant's rows, where its policies read
+    them (docs/scaling.md).  A command takes no bound parameters, so the values
+    are written as literals: each one is checked first (the namespace and the
+    principals by the patterns :class:`Scope` enforces, the role as an
+    identifier, the rest are numbers and constants), and :func:`set_local`
+    refuses anything it could not quote plainly.
     """
     settings = {
         # An empty namespace matches no row: the system session sees nothing directly.
         config.isolation_variable: scope.namespace if scope is not None else "",
         config.principals_variable: principals_setting(scope),
-        "statement_timeout": str(timeout_ms or config.statement_timeout_ms),
+        "statement_timeout": str(int(timeout_ms or config.statement_timeout_ms)),
         # Filtered vector search keeps walking the HNSW graph until enough rows
         # pass the filters (pgvector >= 0.8), instead of returning too few.
         "hnsw.iterative_scan": "relaxed_order",
-        "hnsw.ef_search": str(config.ef_search),
+        "hnsw.ef_search": str(int(config.ef_search)),
         # Scoped statements are short.  A parallel plan for the exact branch of
         # dense search, which a one-time filter almost always skips, still
         # started its two workers: 17 of a 30 ms search at 100,000 chunks.
         "max_parallel_workers_per_gather": "0",
     }
+    commands = [set_local(name, value) for name, value in settings.items()]
     if not config.uses_app_login:
-        settings = {"role": safe_identifier(config.app_role), **settings}
-    calls = ", ".join(f"set_config(:n{i}, :v{i}, true)" for i in range(len(settings)))
-    parameters: dict[str, str] = {}
-    for i, (name, value) in enumerate(settings.items()):
-        parameters[f"n{i}"], parameters[f"v{i}"] = name, value
-    return (Statement(f"SELECT {calls}", parameters),)
+        commands.insert(0, f'SET LOCAL ROLE "{safe_identifier(config.app_role)}"')
+    return (Statement("; ".join(commands)),)
+
+
+# What a setting's value may hold: every character the namespace and principal
+# patterns allow, and the digits and words of the other settings.  No quote, no
+# backslash, no percent sign (which a driver would read as a placeholder).
+_PLAIN_VALUE = re.compile(r"[A-Za-z0-9_.:@+/=#,*-]*")
+# A server setting (``statement_timeout``) or a custom one (``ragsage.namespace``).
+_SETTING_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?")
+
+
+def set_local(name: str, value: str) -> str:
+    """``SET LOCAL name = 'value'``, the setting named by a checked name, its value plain."""
+    if not _SETTING_NAME.fullmatch(name):
+        raise ValueError(f"not a setting's name: {name!r}")
+    if not _PLAIN_VALUE.fullmatch(value):
+        raise ValueError(f"a session setting's value holds a character it may not: {value!r}")
+    return f"SET LOCAL {name} = '{value}'"
 
 
 UNBOUND = "*"
@@ -128,17 +145,20 @@ async def _pin_fresh(session: AsyncSession, config: PostgresConfig, scope: Scope
 
 
 async def _pin(session: AsyncSession, config: PostgresConfig, scope: Scope | None) -> None:
+    connection = await session.connection()
     for statement in isolation_preamble(config, scope):
-        await session.execute(text(statement.sql), dict(statement.parameters))
+        # Sent as written: a principal may hold ``=:x``, which ``text()`` would
+        # take for a bound parameter.
+        await connection.exec_driver_sql(statement.sql)
     session.info[SCOPE_KEY] = pinned_as(scope)
 
 
 def driver_preamble(
     config: PostgresConfig, scope: Scope | None, timeout_ms: int | None = None
-) -> tuple[str, dict[str, str]]:
-    """:func:`isolation_preamble` in psycopg's parameter style."""
+) -> str:
+    """:func:`isolation_preamble` as one text to send through psycopg (it binds nothing)."""
     (statement,) = isolation_preamble(config, scope, timeout_ms)
-    return to_driver_style(statement.sql), dict(statement.parameters)
+    return statement.sql
 
 
 @functools.lru_cache(maxsize=256)
@@ -177,14 +197,14 @@ async def read_in_one_message(
     dead is replaced, with every idle one, and the whole read sent once more on
     a new connection (it has written nothing).
     """
-    sql, parameters = driver_preamble(config, scope, timeout_ms)
+    preamble = driver_preamble(config, scope, timeout_ms)
     for attempt in (0, 1):
         async with connections.connection(fresh=attempt > 0) as connection:
             cursor = psycopg.AsyncClientCursor(connection)
             try:
                 message = "; ".join(
                     [
-                        cursor.mogrify(sql, parameters),
+                        preamble,
                         *(cursor.mogrify(text_, params) for text_, params in statements),
                     ]
                 )

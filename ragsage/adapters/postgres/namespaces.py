@@ -15,6 +15,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from ragsage.adapters.postgres.config import principals_variable_for
+from ragsage.adapters.postgres.isolation import UNBOUND, set_local
 from ragsage.core.types import Scope
 
 
@@ -76,14 +77,11 @@ async def _pin(owner: AsyncConnection, isolation_variable: str, scope: Scope) ->
 
     Bound to no principal: the owner's work (erasure, say) covers every document.
     """
-    await owner.execute(
-        text("SELECT set_config(:variable, :namespace, true), set_config(:principals, '*', true)"),
-        {
-            "variable": isolation_variable,
-            "namespace": scope.namespace,
-            "principals": principals_variable_for(isolation_variable),
-        },
+    pins = (
+        set_local(isolation_variable, scope.namespace),
+        set_local(principals_variable_for(isolation_variable), UNBOUND),
     )
+    await owner.exec_driver_sql("; ".join(pins))
 
 
 async def own_overrides(session: AsyncSession) -> dict[str, int | None]:

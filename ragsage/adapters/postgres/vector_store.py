@@ -31,7 +31,7 @@ from ragsage.adapters.postgres.generations import (
     Generation,
     write_generation,
 )
-from ragsage.adapters.postgres.isolation import to_driver_style
+from ragsage.adapters.postgres.isolation import set_local, to_driver_style
 from ragsage.adapters.postgres.rows import (
     ACTIVE_GENERATION,
     CHUNK_COLUMNS,
@@ -531,7 +531,7 @@ class PgVectorStore:
         # to, which only a namespace found not small is.
         if self.ef_search is None:
             return []
-        return [("SELECT set_config('hnsw.ef_search', %(ef)s, true)", {"ef": str(self.ef_search)})]
+        return [(set_local("hnsw.ef_search", str(int(self.ef_search))), {})]
 
     async def delete(self, scope: Scope, document_id: str) -> None:
         """Remove the document's chunks from every generation."""

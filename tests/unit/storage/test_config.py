@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ragsage.adapters.postgres import (
@@ -55,36 +57,46 @@ def test_secrets_stay_out_of_repr_and_messages() -> None:
     assert redact(OWNER) == "postgresql://owner:***@db.internal:5432/rag"
 
 
-def test_the_preamble_binds_the_namespace_and_never_splices_it() -> None:
+def _settings(sql: str) -> dict[str, str]:
+    """The ``SET LOCAL name = 'value'`` commands of a preamble, as a mapping."""
+    found = dict(re.findall(r"SET LOCAL ([\w.]+) = '([^']*)'", sql))
+    assert sql.count(";") + 1 == len(found) + sql.count("SET LOCAL ROLE")
+    return found
+
+
+def test_the_preamble_pins_each_setting_with_set_local() -> None:
     config = PostgresConfig(dsn=OWNER, app_dsn=APP)
     (statement,) = isolation_preamble(config, Scope("acme-corp"))
-    assert "acme-corp" not in statement.sql
-    assert "set_config(:n0, :v0, true)" in statement.sql
-    values = dict(
-        zip(
-            [statement.parameters[f"n{i}"] for i in range(6)],
-            [statement.parameters[f"v{i}"] for i in range(6)],
-            strict=True,
-        )
-    )
+    # SET LOCAL, not set_config(): a distributed Postgres forwards only the former.
+    assert "set_config" not in statement.sql and statement.parameters == {}
+    values = _settings(statement.sql)
     assert values["ragsage.namespace"] == "acme-corp"
     assert values["ragsage.principals"] == "*"  # bound to no principal: reads every document
     assert values["hnsw.iterative_scan"] == "relaxed_order"
     # No parallel workers for scoped statements: starting them cost more than the search.
     assert values["max_parallel_workers_per_gather"] == "0"
-    assert "role" not in values  # the app login needs no role switch
+    assert "ROLE" not in statement.sql  # the app login needs no role switch
 
 
-def test_a_bound_scope_pins_its_principals_as_bound_values() -> None:
+def test_a_bound_scope_pins_its_principals() -> None:
     config = PostgresConfig(dsn=OWNER, app_dsn=APP)
-    scope = Scope("acme", frozenset({"user:ana@example.com", "group:sales"}))
+    scope = Scope("acme", frozenset({"user:ana@example.com", "group:sales", "k=:v"}))
     (statement,) = isolation_preamble(config, scope)
-    assert "group:sales" not in statement.sql
-    values = {statement.parameters[f"n{i}"]: statement.parameters[f"v{i}"] for i in range(6)}
-    assert values["ragsage.principals"] == "group:sales,user:ana@example.com"
+    values = _settings(statement.sql)
+    assert values["ragsage.principals"] == "group:sales,k=:v,user:ana@example.com"
     (system,) = isolation_preamble(config, None)
-    none = {system.parameters[f"n{i}"]: system.parameters[f"v{i}"] for i in range(6)}
-    assert none["ragsage.principals"] == ""  # the system session: no principal at all
+    assert _settings(system.sql)["ragsage.principals"] == ""  # the system session: none at all
+
+
+def test_a_value_the_preamble_could_not_write_plainly_is_refused() -> None:
+    config = PostgresConfig(dsn=OWNER, app_dsn=APP)
+    # Scope refuses these first; the preamble refuses them again on its own.
+    for bad in ("acme'; RESET ROLE; --", "a b", "x%s", "a\\b"):
+        scope = object.__new__(Scope)
+        object.__setattr__(scope, "namespace", bad)
+        object.__setattr__(scope, "principals", None)
+        with pytest.raises(ValueError, match="may not"):
+            isolation_preamble(config, scope)
 
 
 def test_principal_names_that_would_break_the_setting_are_refused() -> None:
@@ -98,5 +110,4 @@ def test_principal_names_that_would_break_the_setting_are_refused() -> None:
 def test_without_an_app_login_the_preamble_switches_role_first() -> None:
     config = PostgresConfig(dsn=OWNER)
     (statement,) = isolation_preamble(config, Scope("acme"))
-    assert statement.parameters["n0"] == "role"
-    assert statement.parameters["v0"] == "ragsage_app"
+    assert statement.sql.startswith('SET LOCAL ROLE "ragsage_app"; ')
