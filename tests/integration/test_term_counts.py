@@ -72,6 +72,43 @@ async def test_the_kept_counts_match_the_chunks_after_writes_rewrites_and_delete
     assert before_globex[0] == before_globex[1]
 
 
+async def test_a_retired_generation_stays_counted_and_a_discarded_one_goes_whole(
+    db: Database,
+) -> None:
+    from ragsage.adapters.postgres.jobs import reindex
+
+    kit = helpers.kit()
+    written = [
+        await helpers.ingest(db, kit, ACME, path.read_text(), path.name) for path in DOCUMENTS[:3]
+    ]
+    async with db.session(ACME) as session:
+        await session.execute(
+            text(
+                "INSERT INTO ragsage_generations (namespace, id, embedding_model, "
+                "embedding_dim, state) SELECT namespace, 2, embedding_model, embedding_dim, "
+                "'building' FROM ragsage_generations WHERE id = 1"
+            )
+        )
+        columns = "document_id, ordinal, text, embed_text, source, embedding_model, "
+        columns += "embedding_dim, embedding, lexical"
+        await session.execute(
+            text(
+                f"INSERT INTO ragsage_chunks (namespace, generation, {columns}) "
+                f"SELECT namespace, 2, {columns} FROM ragsage_chunks WHERE generation = 1"
+            )
+        )
+        # The first generation retires; a rollback could make it active again.
+        await session.execute(text("UPDATE ragsage_generations SET state = 'retired' WHERE id = 1"))
+    # A deleted document leaves both generations, and both counts.
+    await helpers.stores(db, kit).documents.delete(ACME, written[0].document.id)
+    kept, recounted = await _counts(db, ACME)
+    assert kept == recounted and {g for g, _ in kept} == {1, 2}
+    async with db.session(ACME) as session:
+        await reindex._discard(session, 2)
+    kept, recounted = await _counts(db, ACME)
+    assert kept == recounted and {g for g, _ in kept} == {1}
+
+
 async def test_a_writer_never_waits_for_another_over_the_counts(db: Database) -> None:
     kit = helpers.kit()
     await helpers.ingest(db, kit, ACME, DOCUMENTS[0].read_text(), DOCUMENTS[0].name)

@@ -156,14 +156,14 @@ async def purge_namespace(session: AsyncSession) -> None:
     copy of that guarantee.
     """
     for table in (
+        # Generations before chunks: the chunk trigger then counts no row it deletes.
+        "ragsage_generations",
         "ragsage_chunks",
-        # After the chunks: deleting them records their terms' counts going.
         "ragsage_term_stats",
         "ragsage_term_changes",
         "ragsage_pages",
         "ragsage_jobs",
         "ragsage_blobs",
         "ragsage_documents",
-        "ragsage_generations",
     ):
         await session.execute(text(f"DELETE FROM {table}"))

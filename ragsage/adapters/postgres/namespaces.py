@@ -125,8 +125,9 @@ async def queue_overview(owner: AsyncConnection) -> list[NamespaceQueue]:
 # Deleted first: an in-flight final write holds its job row's lock, so deleting
 # the job rows waits for it to commit (its rows are then seen, and deleted, by
 # the statements after), and a write that comes later finds its job gone and
-# writes nothing.  Chunks go before the documents they reference.
-_FIRST = ("ragsage_jobs", "ragsage_chunks")
+# writes nothing.  Chunks go before the documents they reference, and after
+# their generations, so the chunk trigger counts none of the rows it deletes.
+_FIRST = ("ragsage_jobs", "ragsage_generations", "ragsage_chunks")
 _LAST = ("ragsage_documents",)
 
 

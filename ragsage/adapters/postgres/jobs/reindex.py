@@ -335,17 +335,18 @@ async def _discard(session: AsyncSession, generation_id: int) -> int:
         ),
         {"id": generation_id},
     )
+    # The generation's row first: the chunk trigger counts no row of a
+    # generation that is gone, so its term counts go whole, not chunk by chunk.
+    await session.execute(
+        text("DELETE FROM ragsage_generations WHERE id = :id"), {"id": generation_id}
+    )
     deleted = await session.execute(
         text("DELETE FROM ragsage_chunks WHERE generation = :id"), {"id": generation_id}
     )
-    # The generation's term counts go whole, not chunk by chunk.
     for table in ("ragsage_term_stats", "ragsage_term_changes"):
         await session.execute(
             text(f"DELETE FROM {table} WHERE generation = :id"), {"id": generation_id}
         )
-    await session.execute(
-        text("DELETE FROM ragsage_generations WHERE id = :id"), {"id": generation_id}
-    )
     return int(deleted.rowcount or 0)  # type: ignore[attr-defined]
 
 

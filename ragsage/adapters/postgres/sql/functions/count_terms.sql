@@ -6,8 +6,9 @@
 -- (the empty term counts the chunks themselves).  A trigger, not the engine's
 -- writer, so every writer keeps them: deletes cascading from a document, a
 -- worker of the previous version during an upgrade, an operator's own SQL.
--- Rows of a retired generation are not counted: its counts go with it whole
--- when it is discarded.
+-- Retired generations are counted too (a rollback makes one active again);
+-- rows of a generation whose row is gone are not: a discarded generation's
+-- row goes first, and its counts are deleted whole.
 --
 -- The namespace's fold lock is only ever tried: the writer holding it adds its
 -- counts and every pending change into ragsage_term_stats; a writer that finds
@@ -55,9 +56,8 @@ CREATE OR REPLACE FUNCTION ragsage_count_chunk_terms() RETURNS trigger
                 FROM unnest(spaces, generations, lexicals, signs)
                     AS r(namespace, generation, lexical, sign),
                     unnest(coalesce(tsvector_to_array(r.lexical), '{}') || ARRAY['']) AS w(term)
-                WHERE NOT EXISTS (SELECT 1 FROM ragsage_generations g
-                    WHERE g.namespace = r.namespace AND g.id = r.generation
-                    AND g.state = 'retired')
+                WHERE EXISTS (SELECT 1 FROM ragsage_generations g
+                    WHERE g.namespace = r.namespace AND g.id = r.generation)
                 GROUP BY 1, 2, 3 HAVING sum(r.sign) <> 0),
             pending AS (DELETE FROM ragsage_term_changes p WHERE folding AND p.namespace = ns
                 RETURNING p.namespace, p.generation, p.term, p.chunks),
