@@ -156,8 +156,9 @@ class RawDense:
             settings.app_database_url or settings.database_url, prepare_threshold=None
         )
         self.generation, self.dim = generation, settings.embedding_dim
+        self.namespace = namespace
         if path == "choose":
-            sql, _ = dense_statement(self.dim, None, path=path)
+            sql, _ = dense_statement(self.dim, None, namespace=namespace, path=path)
             self.key = 5
         else:
             exact = "true" if path == "exact" else "false"
@@ -171,7 +172,15 @@ class RawDense:
     def search(self, vector: str) -> list[tuple[str, int]]:
         with self.connection.transaction(), self.connection.cursor() as cursor:
             cursor.execute(self.preamble.sql)
-            cursor.execute(self.sql, {"query": vector, "generation": self.generation, "k": TOP_K})
+            cursor.execute(
+                self.sql,
+                {
+                    "query": vector,
+                    "generation": self.generation,
+                    "k": TOP_K,
+                    "namespace": self.namespace,
+                },
+            )
             key = self.key
             return [(str(row[key]), int(row[key + 1])) for row in cursor.fetchall() if row[key]]
 

@@ -68,7 +68,7 @@ async def table_figures(db: Database) -> tuple[float, int]:
 
 async def dense_plan(db: Database) -> str:
     """EXPLAIN of the dense search as the store sends it: app role, RLS on."""
-    sql, params = dense_statement(DIM, None)
+    sql, params = dense_statement(DIM, None, namespace=BULK.namespace)
     params.update(query=vector_literal(unit(random.Random(7))), k=10, generation=None)
     preamble = isolation_preamble(db.config, BULK)[0]
     async with db.engine.connect() as connection:

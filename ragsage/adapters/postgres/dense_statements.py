@@ -44,8 +44,8 @@ def with_nearest_rows(sql: str) -> str:
         f"r.document_id, r.ordinal, r.similarity, {CHUNK_COLUMNS} FROM (SELECT *, "
         "row_number() OVER (PARTITION BY exact ORDER BY similarity DESC, document_id, "
         "ordinal) AS place FROM ranked) r LEFT JOIN ragsage_chunks c "
-        "ON r.place <= :carried AND c.generation = r.id AND c.document_id = r.document_id "
-        "AND c.ordinal = r.ordinal"
+        "ON r.place <= :carried AND c.namespace = :namespace AND c.generation = r.id "
+        "AND c.document_id = r.document_id AND c.ordinal = r.ordinal"
     )
 
 
@@ -60,6 +60,7 @@ def dense_statement(
     dim: int,
     filters: SearchFilters | None,
     *,
+    namespace: str,
     generation: int | None = None,
     columns: str = CHUNK_COLUMNS,
     path: DensePath = "choose",
@@ -94,12 +95,16 @@ def dense_statement(
     the decision and stay correct whatever the namespace has become since
     (``walk`` still falls back to the exact ranking when it comes back short).
 
-    ``generation`` names a live generation to search instead of the active one
-    (bound as ``:generation``); the query vector is ``:query`` and the count ``:k``.
+    Every table is read with its namespace (``:namespace``, bound here, as
+    well as by Row-Level Security), so a distributed planner can route the
+    statement.  ``generation`` names a live generation to search instead of
+    the active one (bound as ``:generation``); the query vector is ``:query``
+    and the count ``:k``.
     ``columns`` are the chunk columns returned (by default every one a
     :class:`Chunk` needs; a ranking by id asks for the key alone).
     """
     where, params = filter_sql(filters)
+    params["namespace"] = namespace
     if generation is None:
         chosen = "g.state = 'active'"
     else:
@@ -107,8 +112,8 @@ def dense_statement(
     cast = f"CAST(:query AS vector({dim}))"
     distance = f"c.embedding::vector({dim}) <=> {cast}"
     rows = (
-        "FROM ragsage_chunks c WHERE c.generation = (SELECT id FROM g) "
-        f"AND c.embedding_dim = {dim}{where}"
+        "FROM ragsage_chunks c WHERE c.namespace = :namespace "
+        f"AND c.generation = (SELECT id FROM g) AND c.embedding_dim = {dim}{where}"
     )
     deciding = ""
     small = {"walk": "false", "exact": "true"}.get(path, "(SELECT yes FROM small)")
@@ -122,7 +127,7 @@ def dense_statement(
         )
     sql = (
         "WITH g AS MATERIALIZED (SELECT g.id, g.embedding_model, g.embedding_dim "
-        f"FROM ragsage_generations g WHERE {chosen}), {deciding}"
+        f"FROM ragsage_generations g WHERE g.namespace = :namespace AND {chosen}), {deciding}"
         f"near AS (SELECT {columns}, 1 - ({distance}) AS similarity {rows} "
         f"AND NOT {small} ORDER BY {distance} LIMIT :k), "
         f"exact AS (SELECT {columns}, 1 - (c.embedding <=> {cast}) AS similarity {rows} "

@@ -9,7 +9,11 @@ from psycopg.types.json import Jsonb
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ragsage.adapters.postgres.rows import ACTIVE_GENERATION, CHUNK_COLUMNS, chunk_from_row
+from ragsage.adapters.postgres.rows import (
+    CHUNK_COLUMNS,
+    NAMESPACE_ACTIVE_GENERATION,
+    chunk_from_row,
+)
 from ragsage.adapters.postgres.sessions import scoped
 from ragsage.core.types import Chunk, Document, Scope, split_chunk_id
 
@@ -78,8 +82,8 @@ class PgDocumentStore:
     async def find_by_hash(self, scope: Scope, content_hash: str) -> Document | None:
         return await self._one(
             scope,
-            f"SELECT {_DOCUMENT_COLUMNS} FROM ragsage_documents WHERE content_hash = :value "
-            "AND status = 'ready' "
+            f"SELECT {_DOCUMENT_COLUMNS} FROM ragsage_documents WHERE namespace = :namespace "
+            "AND content_hash = :value AND status = 'ready' "
             "ORDER BY created_at LIMIT 1",
             content_hash,
         )
@@ -88,22 +92,25 @@ class PgDocumentStore:
         return await self._one(
             scope,
             f"SELECT {_DOCUMENT_COLUMNS} FROM ragsage_documents "
-            "WHERE id = :value AND status = 'ready'",
+            "WHERE namespace = :namespace AND id = :value AND status = 'ready'",
             document_id,
         )
 
     async def _one(self, scope: Scope, sql: str, value: str) -> Document | None:
         async with scoped(self._target, scope) as session:
-            row = (await session.execute(text(sql), {"value": value})).first()
+            row = (
+                await session.execute(text(sql), {"namespace": scope.namespace, "value": value})
+            ).first()
         return _document(row) if row else None
 
     async def list(self, scope: Scope) -> Sequence[Document]:
         async with scoped(self._target, scope) as session:
             rows = await session.execute(
                 text(
-                    f"SELECT {_DOCUMENT_COLUMNS} FROM ragsage_documents WHERE status = 'ready' "
-                    "ORDER BY source, id"
-                )
+                    f"SELECT {_DOCUMENT_COLUMNS} FROM ragsage_documents "
+                    "WHERE namespace = :namespace AND status = 'ready' ORDER BY source, id"
+                ),
+                {"namespace": scope.namespace},
             )
             return [_document(row) for row in rows]
 
@@ -111,7 +118,8 @@ class PgDocumentStore:
         """Delete the document; its chunks in every generation go with it (cascade)."""
         async with scoped(self._target, scope) as session:
             await session.execute(
-                text("DELETE FROM ragsage_documents WHERE id = :id"), {"id": document_id}
+                text("DELETE FROM ragsage_documents WHERE namespace = :namespace AND id = :id"),
+                {"namespace": scope.namespace, "id": document_id},
             )
 
     async def get_chunk(self, scope: Scope, chunk_id: str) -> Chunk | None:
@@ -128,12 +136,18 @@ class PgDocumentStore:
         async with scoped(self._target, scope) as session:
             rows = await session.execute(
                 text(
-                    f"SELECT {CHUNK_COLUMNS} FROM ragsage_chunks c "
-                    f"WHERE c.generation = {ACTIVE_GENERATION} AND c.document_id = :document_id "
+                    f"SELECT {CHUNK_COLUMNS} FROM ragsage_chunks c WHERE c.namespace = :namespace "
+                    f"AND c.generation = {NAMESPACE_ACTIVE_GENERATION} "
+                    "AND c.document_id = :document_id "
                     "AND c.ordinal >= :first AND (CAST(:last AS integer) IS NULL "
                     "OR c.ordinal <= :last) ORDER BY c.ordinal"
                 ),
-                {"document_id": document_id, "first": first, "last": last},
+                {
+                    "namespace": scope.namespace,
+                    "document_id": document_id,
+                    "first": first,
+                    "last": last,
+                },
             )
             return [chunk_from_row(row) for row in rows]
 
@@ -141,9 +155,10 @@ class PgDocumentStore:
         async with scoped(self._target, scope) as session:
             count = await session.scalar(
                 text(
-                    "SELECT count(*) FROM ragsage_chunks c "
-                    f"WHERE c.generation = {ACTIVE_GENERATION}"
-                )
+                    "SELECT count(*) FROM ragsage_chunks c WHERE c.namespace = :namespace "
+                    f"AND c.generation = {NAMESPACE_ACTIVE_GENERATION}"
+                ),
+                {"namespace": scope.namespace},
             )
         return int(count or 0)
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ragsage.adapters.postgres.sessions import read_rows
+from ragsage.adapters.postgres.sessions import namespace_of, read_rows
 from ragsage.core.errors import ConfigurationError
 from ragsage.core.types import Scope
 
@@ -53,8 +53,9 @@ async def live_generations(session: AsyncSession) -> list[Generation]:
     rows = await session.execute(
         text(
             f"SELECT {_COLUMNS} FROM ragsage_generations "
-            "WHERE state IN ('active', 'building') ORDER BY id"
-        )
+            "WHERE namespace = :namespace AND state IN ('active', 'building') ORDER BY id"
+        ),
+        {"namespace": namespace_of(session)},
     )
     return [Generation(int(r[0]), str(r[1]), int(r[2]), str(r[3]), str(r[4])) for r in rows]
 
@@ -69,7 +70,13 @@ async def active_generation_of(database: Database, scope: Scope) -> Generation |
     rows = await read_rows(
         database,
         scope,
-        [(f"SELECT {_COLUMNS} FROM ragsage_generations WHERE state = 'active'", {})],
+        [
+            (
+                f"SELECT {_COLUMNS} FROM ragsage_generations "
+                "WHERE namespace = %(namespace)s AND state = 'active'",
+                {"namespace": scope.namespace},
+            )
+        ],
     )
     if not rows:
         return None
@@ -107,7 +114,7 @@ async def write_generation(
                 "(namespace, id, embedding_model, embedding_dim, state, activated_at, embedder) "
                 "SELECT :namespace, coalesce(max(id), 0) + 1, :model, :dim, 'active', now(), "
                 ":embedder "
-                "FROM ragsage_generations "
+                "FROM ragsage_generations WHERE namespace = :namespace "
                 "ON CONFLICT DO NOTHING RETURNING id"
             ),
             {"namespace": scope.namespace, "model": model, "dim": dim, "embedder": embedder},

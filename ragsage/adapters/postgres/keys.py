@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ragsage.adapters.postgres.sessions import namespace_of
 from ragsage.core.errors import InvalidRequest
 from ragsage.core.types import Scope, SearchFilters, check_principals
 
@@ -210,9 +211,10 @@ async def rotate_signing_secret(session: AsyncSession, key_id: str) -> str | Non
         await session.execute(
             text(
                 "UPDATE ragsage_api_keys SET signing_secret = :secret "
-                "WHERE id = :id AND role = 'delegate' AND revoked_at IS NULL RETURNING id"
+                "WHERE namespace = :namespace AND id = :id AND role = 'delegate' "
+                "AND revoked_at IS NULL RETURNING id"
             ),
-            {"id": key_id, "secret": secret},
+            {"namespace": namespace_of(session), "id": key_id, "secret": secret},
         )
     ).first()
     return secret if row is not None else None
@@ -224,9 +226,9 @@ async def revoke_key(session: AsyncSession, key_id: str) -> bool:
         await session.execute(
             text(
                 "UPDATE ragsage_api_keys SET revoked_at = now() "
-                "WHERE id = :id AND revoked_at IS NULL RETURNING id"
+                "WHERE namespace = :namespace AND id = :id AND revoked_at IS NULL RETURNING id"
             ),
-            {"id": key_id},
+            {"namespace": namespace_of(session), "id": key_id},
         )
     ).first()
     return row is not None
@@ -236,8 +238,9 @@ async def list_keys(session: AsyncSession) -> list[KeyInfo]:
     rows = await session.execute(
         text(
             "SELECT id, role, name, created_at, revoked_at, principals FROM ragsage_api_keys "
-            "ORDER BY created_at"
-        )
+            "WHERE namespace = :namespace ORDER BY created_at"
+        ),
+        {"namespace": namespace_of(session)},
     )
     return [KeyInfo(r[0], Role(r[1]), r[2], r[3], r[4], tuple(r[5] or ())) for r in rows]
 

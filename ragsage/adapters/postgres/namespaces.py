@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from ragsage.adapters.postgres.config import principals_variable_for
 from ragsage.adapters.postgres.isolation import UNBOUND, set_local
+from ragsage.adapters.postgres.sessions import namespace_of
 from ragsage.core.types import Scope
 
 
@@ -88,7 +89,11 @@ async def own_overrides(session: AsyncSession) -> dict[str, int | None]:
     """The scoped namespace's overrides as its own session reads them (None: not set)."""
     row = (
         await session.execute(
-            text(f"SELECT {', '.join(OVERRIDES)} FROM ragsage_namespace_settings")
+            text(
+                f"SELECT {', '.join(OVERRIDES)} FROM ragsage_namespace_settings "
+                "WHERE namespace = :namespace"
+            ),
+            {"namespace": namespace_of(session)},
         )
     ).first()
     if row is None:

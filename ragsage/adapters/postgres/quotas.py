@@ -11,6 +11,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.postgres.namespaces import own_overrides
+from ragsage.adapters.postgres.sessions import namespace_of
 from ragsage.core.errors import QuotaExceeded
 from ragsage.core.jobs import Quotas
 from ragsage.core.types import Scope
@@ -18,7 +19,8 @@ from ragsage.core.types import Scope
 # The namespace's chunks in the generation serving its searches.
 _SERVING_CHUNKS = (
     "SELECT count(*) FROM ragsage_chunks c JOIN ragsage_generations g "
-    "ON g.namespace = c.namespace AND g.id = c.generation AND g.state = 'active'"
+    "ON g.namespace = c.namespace AND g.id = c.generation AND g.state = 'active' "
+    "WHERE c.namespace = :namespace"
 )
 
 
@@ -93,8 +95,8 @@ async def check_chunks(
         return
     held = int(
         await session.scalar(
-            text(f"{_SERVING_CHUNKS} WHERE c.document_id <> :id"),
-            {"id": document_id},
+            text(f"{_SERVING_CHUNKS} AND c.document_id <> :id"),
+            {"namespace": namespace_of(session), "id": document_id},
         )
         or 0
     )
@@ -113,12 +115,16 @@ async def usage(session: AsyncSession) -> dict[str, int]:
     row = (
         await session.execute(
             text(
-                "SELECT (SELECT count(*) FROM ragsage_documents), "
+                "SELECT (SELECT count(*) FROM ragsage_documents WHERE namespace = :namespace), "
                 f"({_SERVING_CHUNKS}), "
-                "(SELECT coalesce(sum(size_bytes), 0) FROM ragsage_blobs), "
-                "(SELECT count(*) FROM ragsage_jobs WHERE state = 'queued'), "
-                "(SELECT count(*) FROM ragsage_jobs WHERE state = 'running')"
-            )
+                "(SELECT coalesce(sum(size_bytes), 0) FROM ragsage_blobs "
+                "WHERE namespace = :namespace), "
+                "(SELECT count(*) FROM ragsage_jobs "
+                "WHERE namespace = :namespace AND state = 'queued'), "
+                "(SELECT count(*) FROM ragsage_jobs "
+                "WHERE namespace = :namespace AND state = 'running')"
+            ),
+            {"namespace": namespace_of(session)},
         )
     ).one()
     names = ("documents", "chunks", "stored_bytes", "jobs_queued", "jobs_running")

@@ -14,6 +14,12 @@ CHUNK_COLUMNS = (
 )
 # How many columns :data:`CHUNK_COLUMNS` reads; a query's own columns follow them.
 CHUNK_COLUMN_COUNT = 11
+# The active generation of the namespace bound as ``:namespace``, as a subquery.
+NAMESPACE_ACTIVE_GENERATION = (
+    "(SELECT g.id FROM ragsage_generations g WHERE g.namespace = :namespace AND g.state = 'active')"
+)
+# The same found by Row-Level Security alone: no statement of ragsage uses it
+# (bench/scale.py does, for now); a distributed planner could not route it.
 ACTIVE_GENERATION = "(SELECT g.id FROM ragsage_generations g WHERE g.state = 'active')"
 
 

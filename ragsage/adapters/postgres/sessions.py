@@ -54,6 +54,20 @@ def _check_pinned(session: AsyncSession, scope: Scope) -> None:
     raise StorageError(f"a session read for other principals cannot serve {scope.namespace!r}")
 
 
+def namespace_of(session: AsyncSession) -> str:
+    """The namespace ``session`` was pinned to (see :func:`scoped`).
+
+    Statements on tenant tables name it as well as relying on Row-Level
+    Security, so a distributed Postgres can route each to the tenant's shard
+    (docs/scaling.md).  A session pinned to no namespace reads no tenant row,
+    so asking it for one is a mistake, reported as such.
+    """
+    pinned = session.info.get(SCOPE_KEY)
+    if not pinned:
+        raise StorageError("a session pinned to no namespace cannot read a namespace's rows")
+    return str(pinned[0])
+
+
 @asynccontextmanager
 async def scoped(target: Database | AsyncSession, scope: Scope) -> AsyncIterator[AsyncSession]:
     """A session for ``scope``, with database errors translated into :class:`StorageError`.

@@ -33,8 +33,8 @@ from ragsage.adapters.postgres.generations import (
 )
 from ragsage.adapters.postgres.isolation import set_local, to_driver_style
 from ragsage.adapters.postgres.rows import (
-    ACTIVE_GENERATION,
     CHUNK_COLUMNS,
+    NAMESPACE_ACTIVE_GENERATION,
     chunk_from_row,
     filter_arguments,
 )
@@ -110,7 +110,8 @@ _MOVE = (
     + ", coalesce(d.access, CAST(:default_access AS text[])), "
     "ragsage_chunk_lexical(s.headings, s.heading_words, s.text, s.text_words) "
     "FROM ragsage_chunk_rows s "
-    "LEFT JOIN ragsage_documents d ON d.namespace = s.namespace AND d.id = s.document_id"
+    "LEFT JOIN ragsage_documents d ON d.namespace = :namespace AND d.namespace = s.namespace "
+    "AND d.id = s.document_id"
 )
 
 
@@ -139,7 +140,7 @@ _VECTOR_MOVE = (
     + ", :model, :dim, v.embedding, coalesce(d.access, c.access) "
     "FROM ragsage_chunks c JOIN ragsage_vector_rows v ON v.ordinal = c.ordinal "
     "LEFT JOIN ragsage_documents d ON d.namespace = c.namespace AND d.id = c.document_id "
-    "WHERE c.generation = :source AND c.document_id = :document"
+    "WHERE c.namespace = :namespace AND c.generation = :source AND c.document_id = :document"
 )
 
 
@@ -235,7 +236,10 @@ class PgVectorStore:
                             identifier_words(chunk.text),
                         )
                     )
-            await session.execute(text(_MOVE), {"default_access": sorted(scope.principals or ())})
+            await session.execute(
+                text(_MOVE),
+                {"namespace": scope.namespace, "default_access": sorted(scope.principals or ())},
+            )
             # Emptied now, not only at commit: a second upsert in the same
             # transaction must not move these rows again.  DELETE, not TRUNCATE:
             # a truncate swaps the table's files and cost ~1 ms a job.
@@ -271,6 +275,7 @@ class PgVectorStore:
             moved = await session.execute(
                 text(_VECTOR_MOVE),
                 {
+                    "namespace": scope.namespace,
                     "generation": generation.id,
                     "model": self.embedding_model,
                     "dim": self.embedding_dim,
@@ -294,16 +299,21 @@ class PgVectorStore:
         # wait for it: the chunks never keep a list the document no longer has.
         await session.execute(
             text(
-                "SELECT 1 FROM ragsage_documents WHERE id = ANY(:documents) ORDER BY id FOR SHARE"
+                "SELECT 1 FROM ragsage_documents WHERE namespace = :namespace "
+                "AND id = ANY(:documents) ORDER BY id FOR SHARE"
             ),
-            {"documents": list(documents)},
+            {"namespace": scope.namespace, "documents": list(documents)},
         )
         await session.execute(
             text(
-                "DELETE FROM ragsage_chunks WHERE generation = :generation "
-                "AND document_id = ANY(:documents)"
+                "DELETE FROM ragsage_chunks WHERE namespace = :namespace "
+                "AND generation = :generation AND document_id = ANY(:documents)"
             ),
-            {"generation": generation.id, "documents": list(documents)},
+            {
+                "namespace": scope.namespace,
+                "generation": generation.id,
+                "documents": list(documents),
+            },
         )
         return generation
 
@@ -370,14 +380,20 @@ class PgVectorStore:
         wanted = [key for key in map(split_chunk_id, chunk_ids) if key is not None]
         if not wanted:
             return []
-        searched = ACTIVE_GENERATION if self.generation is None else "CAST(:generation AS integer)"
+        searched = (
+            NAMESPACE_ACTIVE_GENERATION
+            if self.generation is None
+            else "CAST(:generation AS integer)"
+        )
         sql = (
             f"SELECT {columns} FROM unnest(CAST(:documents AS text[]), "
             "CAST(:ordinals AS integer[])) AS w(document_id, ordinal) "
-            "JOIN ragsage_chunks c ON c.document_id = w.document_id AND c.ordinal = w.ordinal "
+            "JOIN ragsage_chunks c ON c.namespace = :namespace "
+            "AND c.document_id = w.document_id AND c.ordinal = w.ordinal "
             f"AND c.generation = {searched}"
         )
         params = {
+            "namespace": scope.namespace,
             "documents": [document for document, _ in wanted],
             "ordinals": [ordinal for _, ordinal in wanted],
             "generation": self.generation,
@@ -512,7 +528,12 @@ class PgVectorStore:
         column dropped.
         """
         sql, params = dense_statement(
-            self.embedding_dim, filters, generation=self.generation, columns=KEY_COLUMNS, path=path
+            self.embedding_dim,
+            filters,
+            namespace=scope.namespace,
+            generation=self.generation,
+            columns=KEY_COLUMNS,
+            path=path,
         )
         params.update(
             query=vector_literal(query_vector), k=k, generation=self.generation, carried=carried
@@ -537,8 +558,11 @@ class PgVectorStore:
         """Remove the document's chunks from every generation."""
         async with scoped(self._target, scope) as session:
             await session.execute(
-                text("DELETE FROM ragsage_chunks WHERE document_id = :document_id"),
-                {"document_id": document_id},
+                text(
+                    "DELETE FROM ragsage_chunks "
+                    "WHERE namespace = :namespace AND document_id = :document_id"
+                ),
+                {"namespace": scope.namespace, "document_id": document_id},
             )
 
     def _check_vector(self, vector: Sequence[float]) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ragsage.adapters.postgres.sessions import namespace_of
 from ragsage.core.webhooks import Delivery, Webhook
 
 _COLUMNS = (
@@ -25,7 +26,8 @@ _COLUMNS = (
 )
 # A delivery of endpoint :id whose event its :principals may not see.
 _UNSEEN = (
-    "d.webhook_id = :id AND d.state <> 'delivered' AND e.namespace = d.namespace "
+    "d.namespace = :namespace AND d.webhook_id = :id AND d.state <> 'delivered' "
+    "AND e.namespace = d.namespace "
     "AND e.id = d.event_id AND NOT ragsage_webhook_admits(CAST(:principals AS text[]), e.access)"
 )
 # Keeps "not given" apart from an explicit None (an unbound endpoint).
@@ -91,7 +93,11 @@ async def create_webhook(
 
 async def list_webhooks(session: AsyncSession) -> list[Webhook]:
     rows = await session.execute(
-        text(f"SELECT {_COLUMNS} FROM ragsage_webhooks ORDER BY created_at, id")
+        text(
+            f"SELECT {_COLUMNS} FROM ragsage_webhooks WHERE namespace = :namespace "
+            "ORDER BY created_at, id"
+        ),
+        {"namespace": namespace_of(session)},
     )
     return [_webhook(row) for row in rows]
 
@@ -99,14 +105,21 @@ async def list_webhooks(session: AsyncSession) -> list[Webhook]:
 async def get_webhook(session: AsyncSession, webhook_id: uuid.UUID) -> Webhook | None:
     row = (
         await session.execute(
-            text(f"SELECT {_COLUMNS} FROM ragsage_webhooks WHERE id = :id"), {"id": webhook_id}
+            text(
+                f"SELECT {_COLUMNS} FROM ragsage_webhooks WHERE namespace = :namespace AND id = :id"
+            ),
+            {"namespace": namespace_of(session), "id": webhook_id},
         )
     ).first()
     return _webhook(row) if row else None
 
 
 async def count_webhooks(session: AsyncSession) -> int:
-    return int(await session.scalar(text("SELECT count(*) FROM ragsage_webhooks")) or 0)
+    count = await session.scalar(
+        text("SELECT count(*) FROM ragsage_webhooks WHERE namespace = :namespace"),
+        {"namespace": namespace_of(session)},
+    )
+    return int(count or 0)
 
 
 async def update_webhook(
@@ -121,7 +134,7 @@ async def update_webhook(
 ) -> Webhook | None:
     """Change what is given; enabling an endpoint clears why the workers disabled it."""
     changes: list[str] = []
-    params: dict[str, Any] = {"id": webhook_id}
+    params: dict[str, Any] = {"namespace": namespace_of(session), "id": webhook_id}
     if url is not None:
         changes.append("url = :url")
         params["url"] = url
@@ -148,13 +161,17 @@ async def update_webhook(
         # UPDATE does not wait for: without this lock its delivery, made for the old
         # principals, could commit after the sweep below and never be sent or failed.
         await session.execute(
-            text("SELECT 1 FROM ragsage_webhooks WHERE id = :id FOR UPDATE"), {"id": webhook_id}
+            text(
+                "SELECT 1 FROM ragsage_webhooks WHERE namespace = :namespace AND id = :id "
+                "FOR UPDATE"
+            ),
+            params,
         )
     row = (
         await session.execute(
             text(
-                f"UPDATE ragsage_webhooks SET {', '.join(changes)} WHERE id = :id "
-                f"RETURNING {_COLUMNS}"
+                f"UPDATE ragsage_webhooks SET {', '.join(changes)} "
+                f"WHERE namespace = :namespace AND id = :id RETURNING {_COLUMNS}"
             ),
             params,
         )
@@ -167,7 +184,7 @@ async def update_webhook(
                 "'not sent: the endpoint''s principals no longer admit this document' "
                 f"FROM ragsage_webhook_events e WHERE {_UNSEEN}"
             ),
-            {"id": webhook_id, "principals": list(principals)},
+            {"namespace": params["namespace"], "id": webhook_id, "principals": list(principals)},
         )
     return _webhook(row) if row else None
 
@@ -179,16 +196,18 @@ async def delete_webhook(session: AsyncSession, webhook_id: uuid.UUID) -> bool:
     deleted = (
         await session.execute(
             text(
-                "WITH mine AS (DELETE FROM ragsage_webhook_deliveries WHERE webhook_id = :id "
+                "WITH mine AS (DELETE FROM ragsage_webhook_deliveries "
+                "WHERE namespace = :namespace AND webhook_id = :id "
                 "RETURNING namespace, event_id), "
                 "orphans AS (DELETE FROM ragsage_webhook_events e USING "
                 "(SELECT DISTINCT namespace, event_id FROM mine) m "
                 "WHERE e.namespace = m.namespace AND e.id = m.event_id AND NOT EXISTS ("
                 "SELECT 1 FROM ragsage_webhook_deliveries o WHERE o.namespace = e.namespace "
                 "AND o.event_id = e.id AND o.webhook_id <> :id)) "
-                "DELETE FROM ragsage_webhooks WHERE id = :id RETURNING id"
+                "DELETE FROM ragsage_webhooks WHERE namespace = :namespace AND id = :id "
+                "RETURNING id"
             ),
-            {"id": webhook_id},
+            {"namespace": namespace_of(session), "id": webhook_id},
         )
     ).first()
     return deleted is not None
@@ -220,10 +239,11 @@ async def list_deliveries(
             "d.last_status, d.last_latency_ms, d.last_error "
             "FROM ragsage_webhook_deliveries d JOIN ragsage_webhook_events e "
             "ON e.namespace = d.namespace AND e.id = d.event_id "
-            "WHERE d.webhook_id = :id AND (CAST(:state AS text) IS NULL OR d.state = :state) "
+            "WHERE d.namespace = :namespace AND d.webhook_id = :id "
+            "AND (CAST(:state AS text) IS NULL OR d.state = :state) "
             "ORDER BY d.created_at DESC, d.event_id LIMIT :limit"
         ),
-        {"id": webhook_id, "state": state, "limit": limit},
+        {"namespace": namespace_of(session), "id": webhook_id, "state": state, "limit": limit},
     )
     return [
         Delivery(
@@ -253,13 +273,13 @@ async def replay(
             "first_attempt_at = NULL, claimed_until = NULL, "
             "next_attempt_at = clock_timestamp() "
             "FROM ragsage_webhooks w, ragsage_webhook_events e "
-            "WHERE d.webhook_id = :id AND d.state = 'failed' "
+            "WHERE d.namespace = :namespace AND d.webhook_id = :id AND d.state = 'failed' "
             "AND w.namespace = d.namespace AND w.id = d.webhook_id "
             "AND e.namespace = d.namespace AND e.id = d.event_id "
             "AND ragsage_webhook_admits(w.principals, e.access) "
             "AND (CAST(:since AS timestamptz) IS NULL OR d.created_at >= :since)"
         ),
-        {"id": webhook_id, "since": since},
+        {"namespace": namespace_of(session), "id": webhook_id, "since": since},
     )
     return max(0, int(result.rowcount or 0))  # type: ignore[attr-defined]
 

@@ -9,6 +9,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.postgres.jobs.page_store import delete_unreferenced
+from ragsage.adapters.postgres.sessions import namespace_of
 from ragsage.core.jobs import Job
 
 
@@ -28,10 +29,10 @@ async def _document_field(session: AsyncSession, document_id: str, column: str, 
     assert column in ("stored_version", "content_hash")  # never caller-supplied text
     return await session.scalar(
         text(
-            f"SELECT {column} FROM ragsage_documents WHERE id = :id"
+            f"SELECT {column} FROM ragsage_documents WHERE namespace = :namespace AND id = :id"
             + (" FOR UPDATE" if lock else "")
         ),
-        {"id": document_id},
+        {"namespace": namespace_of(session), "id": document_id},
     )
 
 
@@ -47,9 +48,15 @@ async def set_pending_status(
         text(
             "UPDATE ragsage_documents SET "
             "status = CASE WHEN status = 'ready' THEN status ELSE :status END, "
-            "error = :error, updated_at = now() WHERE id = :document_id"
+            "error = :error, updated_at = now() "
+            "WHERE namespace = :namespace AND id = :document_id"
         ),
-        {"document_id": document_id, "status": status, "error": error},
+        {
+            "namespace": namespace_of(session),
+            "document_id": document_id,
+            "status": status,
+            "error": error,
+        },
     )
 
 
@@ -57,9 +64,9 @@ async def mark_processing(session: AsyncSession, document_id: str) -> None:
     await session.execute(
         text(
             "UPDATE ragsage_documents SET status = 'processing', updated_at = now() "
-            "WHERE id = :id AND status IN ('queued', 'failed')"
+            "WHERE namespace = :namespace AND id = :id AND status IN ('queued', 'failed')"
         ),
-        {"id": document_id},
+        {"namespace": namespace_of(session), "id": document_id},
     )
 
 
@@ -86,12 +93,14 @@ async def finish_document(
     await session.execute(
         text(
             "UPDATE ragsage_documents SET filename = :filename, media_type = :media_type, "
-            "size_bytes = (SELECT size_bytes FROM ragsage_blobs WHERE content_hash = :hash), "
+            "size_bytes = (SELECT size_bytes FROM ragsage_blobs "
+            "WHERE namespace = :namespace AND content_hash = :hash), "
             "status = 'ready', error = :warning, "
             "stored_version = greatest(stored_version, coalesce(:version, 0)), "
-            "updated_at = now() WHERE id = :id"
+            "updated_at = now() WHERE namespace = :namespace AND id = :id"
         ),
         {
+            "namespace": namespace_of(session),
             "id": job.document_id,
             "version": job.version,
             "filename": job.filename,

@@ -12,6 +12,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.postgres.jobs import document_rows, page_store
+from ragsage.adapters.postgres.sessions import namespace_of
 
 _COLUMNS = (
     "id, external_id, filename, title, media_type, size_bytes, status, error, content_hash, "
@@ -77,7 +78,11 @@ def _record(row: Sequence[Any]) -> DocumentRecord:
 async def get_document(session: AsyncSession, document_id: str) -> DocumentRecord | None:
     row = (
         await session.execute(
-            text(f"SELECT {_COLUMNS} FROM ragsage_documents WHERE id = :id"), {"id": document_id}
+            text(
+                f"SELECT {_COLUMNS} FROM ragsage_documents "
+                "WHERE namespace = :namespace AND id = :id"
+            ),
+            {"namespace": namespace_of(session), "id": document_id},
         )
     ).first()
     return _record(row) if row else None
@@ -92,20 +97,21 @@ async def list_documents(
     case (``%`` and ``_`` in it are plain characters).
     """
     conditions: list[str] = []
-    params: dict[str, Any] = {"limit": limit}
+    params: dict[str, Any] = {"namespace": namespace_of(session), "limit": limit}
     if after is not None:
         conditions.append(
-            "(created_at, id) < (SELECT created_at, id FROM ragsage_documents WHERE id = :after)"
+            "(created_at, id) < (SELECT created_at, id FROM ragsage_documents "
+            "WHERE namespace = :namespace AND id = :after)"
         )
         params["after"] = after
     if name:
         conditions.append("(filename ILIKE :name ESCAPE '\\' OR title ILIKE :name ESCAPE '\\')")
         escaped = name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         params["name"] = f"%{escaped}%"
-    where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
     rows = await session.execute(
         text(
-            f"SELECT {_COLUMNS} FROM ragsage_documents {where} "
+            f"SELECT {_COLUMNS} FROM ragsage_documents WHERE namespace = :namespace"
+            f"{''.join(f' AND {condition}' for condition in conditions)} "
             "ORDER BY created_at DESC, id DESC LIMIT :limit"
         ),
         params,
@@ -119,24 +125,32 @@ async def delete_document(session: AsyncSession, document_id: str) -> bool:
     Open jobs disappear with their rows, which a running job's heartbeat and
     final write both notice: it stops and writes nothing.
     """
+    params = {"namespace": namespace_of(session), "id": document_id}
     hashes = list(
         await session.scalars(
             text(
-                "SELECT content_hash FROM ragsage_documents WHERE id = :id UNION "
-                "SELECT content_hash FROM ragsage_jobs WHERE document_id = :id"
+                "SELECT content_hash FROM ragsage_documents "
+                "WHERE namespace = :namespace AND id = :id UNION "
+                "SELECT content_hash FROM ragsage_jobs "
+                "WHERE namespace = :namespace AND document_id = :id"
             ),
-            {"id": document_id},
+            params,
         )
     )
     deleted = (
         await session.execute(
-            text("DELETE FROM ragsage_documents WHERE id = :id RETURNING id"), {"id": document_id}
+            text(
+                "DELETE FROM ragsage_documents WHERE namespace = :namespace AND id = :id "
+                "RETURNING id"
+            ),
+            params,
         )
     ).first()
     if deleted is None:
         return False
     await session.execute(
-        text("DELETE FROM ragsage_jobs WHERE document_id = :id"), {"id": document_id}
+        text("DELETE FROM ragsage_jobs WHERE namespace = :namespace AND document_id = :id"),
+        params,
     )
     for content_hash in hashes:
         await page_store.delete_unreferenced(session, content_hash)
@@ -157,9 +171,9 @@ async def set_access(session: AsyncSession, document_id: str, access: Collection
         await session.execute(
             text(
                 "UPDATE ragsage_documents SET access = :access, updated_at = now() "
-                "WHERE id = :id RETURNING id"
+                "WHERE namespace = :namespace AND id = :id RETURNING id"
             ),
-            {"id": document_id, "access": sorted(set(access))},
+            {"namespace": namespace_of(session), "id": document_id, "access": sorted(set(access))},
         )
     ).first()
     if found is None:
@@ -170,12 +184,12 @@ async def set_access(session: AsyncSession, document_id: str, access: Collection
 
 async def copy_access(session: AsyncSession, document_id: str, access: Collection[str]) -> None:
     """Copy a document's list, already on its row, onto its chunks and jobs that differ."""
-    params = {"id": document_id, "access": sorted(set(access))}
+    params = {"namespace": namespace_of(session), "id": document_id, "access": sorted(set(access))}
     for table in ("ragsage_chunks", "ragsage_jobs"):
         await session.execute(
             text(
-                f"UPDATE {table} SET access = :access WHERE document_id = :id "
-                "AND access IS DISTINCT FROM CAST(:access AS text[])"
+                f"UPDATE {table} SET access = :access WHERE namespace = :namespace "
+                "AND document_id = :id AND access IS DISTINCT FROM CAST(:access AS text[])"
             ),
             params,
         )
@@ -187,10 +201,10 @@ async def cancel_job(session: AsyncSession, job_id: UUID) -> bool:
         await session.execute(
             text(
                 "UPDATE ragsage_jobs SET state = 'cancelled', lease_expires_at = NULL, "
-                "finished_at = now(), updated_at = now() WHERE id = :id "
+                "finished_at = now(), updated_at = now() WHERE namespace = :namespace AND id = :id "
                 "AND state IN ('queued', 'running') RETURNING document_id"
             ),
-            {"id": job_id},
+            {"namespace": namespace_of(session), "id": job_id},
         )
     ).first()
     if row is None:
@@ -207,11 +221,12 @@ async def retry_job(session: AsyncSession, job_id: UUID) -> bool:
                 "UPDATE ragsage_jobs j SET state = 'queued', error = NULL, stage = NULL, "
                 "attempts = 0, deliveries = 0, lost_deliveries = 0, started_at = NULL, "
                 "finished_at = NULL, recovered = false, run_after = NULL, "
-                "enqueued_at = NULL, updated_at = now() WHERE j.id = :id "
+                "enqueued_at = NULL, updated_at = now() "
+                "WHERE j.namespace = :namespace AND j.id = :id "
                 "AND j.state IN ('failed', 'cancelled') AND ragsage_content_kept(j.content_hash) "
                 "RETURNING j.document_id"
             ),
-            {"id": job_id},
+            {"namespace": namespace_of(session), "id": job_id},
         )
     ).first()
     if row is None:
@@ -223,6 +238,10 @@ async def retry_job(session: AsyncSession, job_id: UUID) -> bool:
 async def namespace_documents(session: AsyncSession) -> dict[str, str]:
     """The namespace's ingested documents, external id → document id."""
     rows = await session.execute(
-        text("SELECT external_id, id FROM ragsage_documents WHERE status = 'ready'")
+        text(
+            "SELECT external_id, id FROM ragsage_documents "
+            "WHERE namespace = :namespace AND status = 'ready'"
+        ),
+        {"namespace": namespace_of(session)},
     )
     return {str(external): str(identifier) for external, identifier in rows if external}

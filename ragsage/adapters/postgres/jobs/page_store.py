@@ -11,12 +11,16 @@ from collections.abc import Sequence
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ragsage.adapters.postgres.sessions import namespace_of
 from ragsage.core.types import Page, PageRoute
 
 
 async def load_blob(session: AsyncSession, content_hash: str) -> bytes | None:
     data = await session.scalar(
-        text("SELECT data FROM ragsage_blobs WHERE content_hash = :hash"), {"hash": content_hash}
+        text(
+            "SELECT data FROM ragsage_blobs WHERE namespace = :namespace AND content_hash = :hash"
+        ),
+        {"namespace": namespace_of(session), "hash": content_hash},
     )
     return bytes(data) if data is not None else None
 
@@ -26,7 +30,8 @@ async def save_pages(
 ) -> None:
     """Keep a version's resolved pages, so re-indexing never pays for vision again."""
     await session.execute(
-        text("DELETE FROM ragsage_pages WHERE content_hash = :hash"), {"hash": content_hash}
+        text("DELETE FROM ragsage_pages WHERE namespace = :namespace AND content_hash = :hash"),
+        {"namespace": namespace, "hash": content_hash},
     )
     if pages:
         await session.execute(
@@ -53,10 +58,10 @@ async def save_pages(
 async def load_pages(session: AsyncSession, content_hash: str) -> list[Page]:
     rows = await session.execute(
         text(
-            "SELECT number, text, route FROM ragsage_pages WHERE content_hash = :hash "
-            "ORDER BY number"
+            "SELECT number, text, route FROM ragsage_pages "
+            "WHERE namespace = :namespace AND content_hash = :hash ORDER BY number"
         ),
-        {"hash": content_hash},
+        {"namespace": namespace_of(session), "hash": content_hash},
     )
     return [Page(number=row[0], text=row[1], route=PageRoute(row[2])) for row in rows]
 
@@ -68,10 +73,10 @@ async def skipped_scan_numbers(session: AsyncSession, content_hash: str) -> list
     """
     rows = await session.execute(
         text(
-            "SELECT number FROM ragsage_pages WHERE content_hash = :hash AND route = :route "
-            "AND text !~ '\\S' ORDER BY number"
+            "SELECT number FROM ragsage_pages WHERE namespace = :namespace "
+            "AND content_hash = :hash AND route = :route AND text !~ '\\S' ORDER BY number"
         ),
-        {"hash": content_hash, "route": PageRoute.VISION.value},
+        {"namespace": namespace_of(session), "hash": content_hash, "route": PageRoute.VISION.value},
     )
     return [int(row[0]) for row in rows]
 

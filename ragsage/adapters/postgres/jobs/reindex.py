@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.postgres.generations import Generation, live_generations
 from ragsage.adapters.postgres.jobs import store
+from ragsage.adapters.postgres.sessions import namespace_of
 from ragsage.core.errors import Conflict
 from ragsage.core.types import Scope
 
@@ -63,24 +64,28 @@ async def start(
             text(
                 "INSERT INTO ragsage_generations (namespace, id, embedding_model, embedding_dim, "
                 "state, embedder) SELECT :namespace, coalesce(max(id), 0) + 1, :model, :dim, "
-                "'building', :embedder FROM ragsage_generations RETURNING id"
+                "'building', :embedder FROM ragsage_generations WHERE namespace = :namespace "
+                "RETURNING id"
             ),
             {"namespace": scope.namespace, "model": model, "dim": dim, "embedder": embedder},
         )
         building = Generation(int(generation_id or 0), model, dim, "building", embedder)
     await session.execute(
-        text("UPDATE ragsage_generations SET held = :held WHERE id = :id"),
-        {"held": held, "id": building.id},
+        text(
+            "UPDATE ragsage_generations SET held = :held WHERE namespace = :namespace AND id = :id"
+        ),
+        {"namespace": scope.namespace, "held": held, "id": building.id},
     )
     documents = await session.execute(
         text(
             "SELECT d.id, d.content_hash, d.filename, d.media_type, d.metadata "
-            "FROM ragsage_documents d WHERE d.status = 'ready' AND NOT EXISTS ("
-            "SELECT 1 FROM ragsage_jobs j WHERE j.document_id = d.id AND j.kind = 'reindex' "
+            "FROM ragsage_documents d WHERE d.namespace = :namespace AND d.status = 'ready' "
+            "AND NOT EXISTS (SELECT 1 FROM ragsage_jobs j WHERE j.namespace = d.namespace "
+            "AND j.document_id = d.id AND j.kind = 'reindex' "
             "AND j.generation = :generation AND j.content_hash = d.content_hash "
             "AND j.state IN ('queued', 'running', 'succeeded')) ORDER BY d.id"
         ),
-        {"generation": building.id},
+        {"namespace": scope.namespace, "generation": building.id},
     )
     job_ids = []
     for document_id, content_hash, filename, media_type, metadata in documents:
@@ -209,12 +214,13 @@ async def missing_documents(session: AsyncSession, generation_id: int) -> int:
     """How many ready documents have no succeeded re-index job for ``generation_id``."""
     missing = await session.scalar(
         text(
-            "SELECT count(*) FROM ragsage_documents d WHERE d.status = 'ready' AND NOT EXISTS ("
-            "SELECT 1 FROM ragsage_jobs j WHERE j.document_id = d.id AND j.kind = 'reindex' "
+            "SELECT count(*) FROM ragsage_documents d WHERE d.namespace = :namespace "
+            "AND d.status = 'ready' AND NOT EXISTS (SELECT 1 FROM ragsage_jobs j "
+            "WHERE j.namespace = d.namespace AND j.document_id = d.id AND j.kind = 'reindex' "
             "AND j.generation = :generation AND j.content_hash = d.content_hash "
             "AND j.state = 'succeeded')"
         ),
-        {"generation": generation_id},
+        {"namespace": namespace_of(session), "generation": generation_id},
     )
     return int(missing or 0)
 
@@ -223,17 +229,22 @@ async def _jobs_open(session: AsyncSession, generation_id: int) -> bool:
     """True while a re-index job of the generation is still queued or running."""
     found = await session.scalar(
         text(
-            "SELECT EXISTS (SELECT 1 FROM ragsage_jobs WHERE kind = 'reindex' "
-            "AND generation = :generation AND state IN ('queued', 'running'))"
+            "SELECT EXISTS (SELECT 1 FROM ragsage_jobs WHERE namespace = :namespace "
+            "AND kind = 'reindex' AND generation = :generation "
+            "AND state IN ('queued', 'running'))"
         ),
-        {"generation": generation_id},
+        {"namespace": namespace_of(session), "generation": generation_id},
     )
     return bool(found)
 
 
 async def _lock_generations(session: AsyncSession) -> dict[int, tuple[str, bool]]:
     rows = await session.execute(
-        text("SELECT id, state, held FROM ragsage_generations ORDER BY id FOR UPDATE")
+        text(
+            "SELECT id, state, held FROM ragsage_generations WHERE namespace = :namespace "
+            "ORDER BY id FOR UPDATE"
+        ),
+        {"namespace": namespace_of(session)},
     )
     return {int(row[0]): (str(row[1]), bool(row[2])) for row in rows}
 
@@ -244,18 +255,20 @@ async def _switch(session: AsyncSession, generation_id: int) -> None:
     The same statements serve a finished re-index (a building generation, maybe
     held) and a rollback (a retired one): activation clears both marks.
     """
+    namespace = namespace_of(session)
     await session.execute(
         text(
             "UPDATE ragsage_generations SET state = 'retired', retired_at = now() "
-            "WHERE state = 'active'"
-        )
+            "WHERE namespace = :namespace AND state = 'active'"
+        ),
+        {"namespace": namespace},
     )
     await session.execute(
         text(
             "UPDATE ragsage_generations SET state = 'active', activated_at = now(), "
-            "held = false, retired_at = NULL WHERE id = :id"
+            "held = false, retired_at = NULL WHERE namespace = :namespace AND id = :id"
         ),
-        {"id": generation_id},
+        {"namespace": namespace, "id": generation_id},
     )
 
 
@@ -280,9 +293,10 @@ async def rollback(session: AsyncSession, scope: Scope, *, force: bool = False) 
         await session.execute(
             text(
                 "SELECT id, embedding_model, embedding_dim, state, embedder, retired_at "
-                "FROM ragsage_generations WHERE state = 'retired' "
+                "FROM ragsage_generations WHERE namespace = :namespace AND state = 'retired' "
                 "ORDER BY retired_at DESC NULLS LAST, id DESC LIMIT 1"
-            )
+            ),
+            {"namespace": scope.namespace},
         )
     ).first()
     if previous is None:
@@ -305,12 +319,17 @@ async def _missing_since_retired(
     """Ready documents a retired generation lacks, or holds an older version of."""
     count = await session.scalar(
         text(
-            "SELECT count(*) FROM ragsage_documents d WHERE d.status = 'ready' AND ("
+            "SELECT count(*) FROM ragsage_documents d WHERE d.namespace = :namespace "
+            "AND d.status = 'ready' AND ("
             "(CAST(:retired_at AS timestamptz) IS NOT NULL AND d.updated_at > :retired_at) "
-            "OR NOT EXISTS (SELECT 1 FROM ragsage_chunks c "
-            "WHERE c.generation = :generation AND c.document_id = d.id))"
+            "OR NOT EXISTS (SELECT 1 FROM ragsage_chunks c WHERE c.namespace = d.namespace "
+            "AND c.generation = :generation AND c.document_id = d.id))"
         ),
-        {"generation": generation_id, "retired_at": retired_at},
+        {
+            "namespace": namespace_of(session),
+            "generation": generation_id,
+            "retired_at": retired_at,
+        },
     )
     return int(count or 0)
 
@@ -318,7 +337,13 @@ async def _missing_since_retired(
 async def drop_previous(session: AsyncSession) -> int:
     """Delete retired generations and their rows; returns how many chunks were freed."""
     retired = list(
-        await session.scalars(text("SELECT id FROM ragsage_generations WHERE state = 'retired'"))
+        await session.scalars(
+            text(
+                "SELECT id FROM ragsage_generations "
+                "WHERE namespace = :namespace AND state = 'retired'"
+            ),
+            {"namespace": namespace_of(session)},
+        )
     )
     freed = 0
     for generation_id in retired:
@@ -327,25 +352,29 @@ async def drop_previous(session: AsyncSession) -> int:
 
 
 async def _discard(session: AsyncSession, generation_id: int) -> int:
+    params = {"namespace": namespace_of(session), "id": generation_id}
     await session.execute(
         text(
             "UPDATE ragsage_jobs SET state = 'cancelled', finished_at = now(), "
-            "lease_expires_at = NULL WHERE kind = 'reindex' AND generation = :id "
-            "AND state IN ('queued', 'running')"
+            "lease_expires_at = NULL WHERE namespace = :namespace AND kind = 'reindex' "
+            "AND generation = :id AND state IN ('queued', 'running')"
         ),
-        {"id": generation_id},
+        params,
     )
     # The generation's row first: the chunk trigger counts no row of a
     # generation that is gone, so its term counts go whole, not chunk by chunk.
     await session.execute(
-        text("DELETE FROM ragsage_generations WHERE id = :id"), {"id": generation_id}
+        text("DELETE FROM ragsage_generations WHERE namespace = :namespace AND id = :id"),
+        params,
     )
     deleted = await session.execute(
-        text("DELETE FROM ragsage_chunks WHERE generation = :id"), {"id": generation_id}
+        text("DELETE FROM ragsage_chunks WHERE namespace = :namespace AND generation = :id"),
+        params,
     )
     for table in ("ragsage_term_stats", "ragsage_term_changes"):
         await session.execute(
-            text(f"DELETE FROM {table} WHERE generation = :id"), {"id": generation_id}
+            text(f"DELETE FROM {table} WHERE namespace = :namespace AND generation = :id"),
+            params,
         )
     return int(deleted.rowcount or 0)  # type: ignore[attr-defined]
 
@@ -353,8 +382,11 @@ async def _discard(session: AsyncSession, generation_id: int) -> int:
 async def record_gate(session: AsyncSession, generation_id: int, verdict: dict[str, Any]) -> None:
     """Keep the gate's figures and decision on the generation it judged."""
     await session.execute(
-        text("UPDATE ragsage_generations SET gate = CAST(:gate AS jsonb) WHERE id = :id"),
-        {"gate": json.dumps(verdict), "id": generation_id},
+        text(
+            "UPDATE ragsage_generations SET gate = CAST(:gate AS jsonb) "
+            "WHERE namespace = :namespace AND id = :id"
+        ),
+        {"namespace": namespace_of(session), "gate": json.dumps(verdict), "id": generation_id},
     )
 
 
@@ -370,9 +402,10 @@ async def kept_chunks(
     rows = await session.execute(
         text(
             "SELECT ordinal, embed_text, chunking FROM ragsage_chunks "
-            "WHERE generation = :generation AND document_id = :document ORDER BY ordinal"
+            "WHERE namespace = :namespace AND generation = :generation "
+            "AND document_id = :document ORDER BY ordinal"
         ),
-        {"generation": generation, "document": document_id},
+        {"namespace": namespace_of(session), "generation": generation, "document": document_id},
     )
     found = [(int(r[0]), str(r[1]), r[2]) for r in rows]
     if not found or any(cut != chunking for _, _, cut in found):

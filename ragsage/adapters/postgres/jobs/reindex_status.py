@@ -9,6 +9,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.postgres.jobs.reindex import missing_documents
+from ragsage.adapters.postgres.sessions import namespace_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,22 +58,32 @@ class GenerationStatus:
 
 async def status(session: AsyncSession) -> list[GenerationStatus]:
     """Every generation of the namespace, with chunk counts and re-index progress."""
+    namespace = {"namespace": namespace_of(session)}
     rows = await session.execute(
         text(
             "SELECT g.id, g.embedder, g.embedding_model, g.embedding_dim, g.state, "
-            "(SELECT count(*) FROM ragsage_chunks c WHERE c.generation = g.id), "
+            "(SELECT count(*) FROM ragsage_chunks c "
+            " WHERE c.namespace = g.namespace AND c.generation = g.id), "
             "(SELECT count(*) FILTER (WHERE j.state = 'succeeded') FROM ragsage_jobs j "
-            " WHERE j.kind = 'reindex' AND j.generation = g.id), "
+            " WHERE j.namespace = g.namespace AND j.kind = 'reindex' AND j.generation = g.id), "
             "(SELECT count(*) FILTER (WHERE j.state = 'failed') FROM ragsage_jobs j "
-            " WHERE j.kind = 'reindex' AND j.generation = g.id), "
+            " WHERE j.namespace = g.namespace AND j.kind = 'reindex' AND j.generation = g.id), "
             "(SELECT count(*) FILTER (WHERE j.state IN ('queued', 'running')) "
-            " FROM ragsage_jobs j WHERE j.kind = 'reindex' AND j.generation = g.id), g.held, "
-            "g.gate "
-            "FROM ragsage_generations g ORDER BY g.id"
-        )
+            " FROM ragsage_jobs j "
+            " WHERE j.namespace = g.namespace AND j.kind = 'reindex' AND j.generation = g.id), "
+            "g.held, g.gate "
+            "FROM ragsage_generations g WHERE g.namespace = :namespace ORDER BY g.id"
+        ),
+        namespace,
     )
     total = int(
-        await session.scalar(text("SELECT count(*) FROM ragsage_documents WHERE status = 'ready'"))
+        await session.scalar(
+            text(
+                "SELECT count(*) FROM ragsage_documents "
+                "WHERE namespace = :namespace AND status = 'ready'"
+            ),
+            namespace,
+        )
         or 0
     )
     found = []
@@ -80,10 +91,11 @@ async def status(session: AsyncSession) -> list[GenerationStatus]:
         failures = (
             await session.execute(
                 text(
-                    "SELECT filename, coalesce(error, '') FROM ragsage_jobs WHERE kind = 'reindex' "
+                    "SELECT filename, coalesce(error, '') FROM ragsage_jobs "
+                    "WHERE namespace = :namespace AND kind = 'reindex' "
                     "AND generation = :id AND state = 'failed' ORDER BY filename LIMIT 20"
                 ),
-                {"id": row[0]},
+                {**namespace, "id": row[0]},
             )
         ).all()
         found.append(

@@ -19,7 +19,8 @@ from ragsage.core.types import Scope
 
 # A scan no transcriber read is kept as an empty vision page.
 _HAS_SKIPPED_SCAN = (
-    "EXISTS (SELECT 1 FROM ragsage_pages p WHERE p.content_hash = d.content_hash "
+    "EXISTS (SELECT 1 FROM ragsage_pages p WHERE p.namespace = d.namespace "
+    "AND p.content_hash = d.content_hash "
     "AND p.route = 'vision' AND btrim(p.text) = '')"
 )
 
@@ -37,11 +38,15 @@ async def queue(
         await session.execute(
             text(
                 "SELECT d.id, d.content_hash, coalesce(d.filename, d.source), d.media_type, "
-                "d.metadata FROM ragsage_documents d WHERE d.status = 'ready' "
-                "AND EXISTS (SELECT 1 FROM ragsage_blobs b WHERE b.content_hash = d.content_hash) "
-                "AND NOT EXISTS (SELECT 1 FROM ragsage_jobs j WHERE j.document_id = d.id "
-                f"AND j.state IN ('queued', 'running')) {condition}ORDER BY d.id FOR UPDATE OF d"
-            )
+                "d.metadata FROM ragsage_documents d "
+                "WHERE d.namespace = :namespace AND d.status = 'ready' "
+                "AND EXISTS (SELECT 1 FROM ragsage_blobs b WHERE b.namespace = d.namespace "
+                "AND b.content_hash = d.content_hash) "
+                "AND NOT EXISTS (SELECT 1 FROM ragsage_jobs j WHERE j.namespace = d.namespace "
+                "AND j.document_id = d.id AND j.state IN ('queued', 'running')) "
+                f"{condition}ORDER BY d.id FOR UPDATE OF d"
+            ),
+            {"namespace": scope.namespace},
         )
     ).all()
     job_ids: list[UUID] = []
@@ -49,9 +54,9 @@ async def queue(
         version = await session.scalar(
             text(
                 "UPDATE ragsage_documents SET upload_version = upload_version + 1 "
-                "WHERE id = :id RETURNING upload_version"
+                "WHERE namespace = :namespace AND id = :id RETURNING upload_version"
             ),
-            {"id": document_id},
+            {"namespace": scope.namespace, "id": document_id},
         )
         job_id = uuid4()
         await store.insert_job(

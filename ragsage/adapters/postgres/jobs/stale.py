@@ -7,6 +7,8 @@ from uuid import UUID
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ragsage.adapters.postgres.sessions import namespace_of
+
 _WATCHDOG_LOCK = 0x7261_6777  # "ragw"
 
 
@@ -43,14 +45,15 @@ async def requeue_if_stale(
                 "UPDATE ragsage_jobs SET state = 'queued', lease_expires_at = NULL, "
                 "lost_deliveries = lost_deliveries + (state = 'running')::int, "
                 "recovered = recovered OR state = 'running', "
-                "enqueued_at = NULL, stage = NULL, updated_at = now() WHERE id = :id AND ("
+                "enqueued_at = NULL, stage = NULL, updated_at = now() "
+                "WHERE namespace = :namespace AND id = :id AND ("
                 "(state = 'running' AND lease_expires_at < now()) OR (state = 'queued' AND "
                 "enqueued_at IS NULL AND updated_at < now() - make_interval(secs => :grace)) "
                 "OR (state = 'queued' AND "
                 "enqueued_at < now() - make_interval(secs => :after))) "
                 "RETURNING kind, attempts"
             ),
-            {"id": job_id, "grace": grace, "after": after},
+            {"namespace": namespace_of(session), "id": job_id, "grace": grace, "after": after},
         )
     ).first()
     return None if row is None else (str(row[0]), int(row[1]))

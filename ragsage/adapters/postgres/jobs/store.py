@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.postgres.jobs.document_rows import set_pending_status
 from ragsage.adapters.postgres.jobs.page_store import delete_unreferenced
+from ragsage.adapters.postgres.sessions import namespace_of
 from ragsage.core.jobs import Job, JobState
 from ragsage.core.types import Scope
 
@@ -61,7 +62,10 @@ def _job(row: Sequence[Any]) -> Job:
 async def get_job(session: AsyncSession, job_id: UUID) -> Job | None:
     row = (
         await session.execute(
-            text(f"SELECT {_JOB_COLUMNS} FROM ragsage_jobs WHERE id = :id"), {"id": job_id}
+            text(
+                f"SELECT {_JOB_COLUMNS} FROM ragsage_jobs WHERE namespace = :namespace AND id = :id"
+            ),
+            {"namespace": namespace_of(session), "id": job_id},
         )
     ).first()
     return _job(row) if row else None
@@ -76,8 +80,8 @@ async def list_jobs(
     before: UUID | None = None,
 ) -> list[Job]:
     """Newest first; ``before`` pages past a job id from the previous page."""
-    clauses: list[str] = ["true"]
-    params: dict[str, Any] = {"limit": limit}
+    clauses: list[str] = []
+    params: dict[str, Any] = {"namespace": namespace_of(session), "limit": limit}
     if state is not None:
         clauses.append("state = :state")
         params["state"] = state.value
@@ -86,12 +90,14 @@ async def list_jobs(
         params["document_id"] = document_id
     if before is not None:
         clauses.append(
-            "(created_at, id) < (SELECT created_at, id FROM ragsage_jobs WHERE id = :before)"
+            "(created_at, id) < (SELECT created_at, id FROM ragsage_jobs "
+            "WHERE namespace = :namespace AND id = :before)"
         )
         params["before"] = before
     rows = await session.execute(
         text(
-            f"SELECT {_JOB_COLUMNS} FROM ragsage_jobs WHERE {' AND '.join(clauses)} "
+            f"SELECT {_JOB_COLUMNS} FROM ragsage_jobs WHERE namespace = :namespace"
+            f"{''.join(f' AND {clause}' for clause in clauses)} "
             "ORDER BY created_at DESC, id DESC LIMIT :limit"
         ),
         params,
@@ -126,8 +132,8 @@ async def insert_job(
             ":media_type, :metadata, :generation, :version, :job_class, "
             # The document's access list (migration 22); a job of no stored document is open.
             # FOR SHARE waits for a list change in progress and reads the list it commits.
-            "coalesce((SELECT d.access FROM ragsage_documents d WHERE d.id = :document_id "
-            "FOR SHARE), '{}')"
+            "coalesce((SELECT d.access FROM ragsage_documents d WHERE d.namespace = :namespace "
+            "AND d.id = :document_id FOR SHARE), '{}')"
         ),
         {
             "namespace": namespace,
@@ -155,10 +161,11 @@ async def mark_enqueued(
     """
     await session.execute(
         text(
-            "UPDATE ragsage_jobs SET enqueued_at = now() WHERE id = :id AND state = 'queued' "
+            "UPDATE ragsage_jobs SET enqueued_at = now() WHERE namespace = :namespace "
+            "AND id = :id AND state = 'queued' "
             "AND (CAST(:attempts AS integer) IS NULL OR attempts = :attempts)"
         ),
-        {"id": job_id, "attempts": attempts},
+        {"namespace": namespace_of(session), "id": job_id, "attempts": attempts},
     )
 
 
@@ -166,9 +173,10 @@ async def mark_enqueued_many(session: AsyncSession, job_ids: Sequence[UUID]) -> 
     """:func:`mark_enqueued` for many jobs in one statement."""
     await session.execute(
         text(
-            "UPDATE ragsage_jobs SET enqueued_at = now() WHERE id = ANY(:ids) AND state = 'queued'"
+            "UPDATE ragsage_jobs SET enqueued_at = now() WHERE namespace = :namespace "
+            "AND id = ANY(:ids) AND state = 'queued'"
         ),
-        {"ids": list(job_ids)},
+        {"namespace": namespace_of(session), "ids": list(job_ids)},
     )
 
 
@@ -189,11 +197,11 @@ async def claim(session: AsyncSession, job_id: UUID, lease_seconds: float) -> Jo
                 "lease_expires_at = now() + make_interval(secs => :lease), "
                 "started_at = coalesce(started_at, now()), claimed_at = now(), "
                 "recovered = false, run_after = NULL, updated_at = now() "
-                "WHERE id = :id AND (state = 'queued' OR "
+                "WHERE namespace = :namespace AND id = :id AND (state = 'queued' OR "
                 "(state = 'running' AND lease_expires_at < now())) "
                 f"RETURNING {_JOB_COLUMNS}"
             ),
-            {"id": job_id, "lease": lease_seconds},
+            {"namespace": namespace_of(session), "id": job_id, "lease": lease_seconds},
         )
     ).first()
     return _job(row) if row else None
@@ -227,8 +235,10 @@ async def renew_lease(
                 "progress_done = CASE WHEN %(stage)s IS NULL THEN progress_done ELSE %(done)s END, "
                 "progress_total = CASE WHEN %(stage)s IS NULL THEN progress_total "
                 "ELSE %(total)s END, updated_at = now() "
-                "WHERE id = %(id)s AND state = 'running' AND attempts = %(attempt)s RETURNING id",
+                "WHERE namespace = %(namespace)s AND id = %(id)s AND state = 'running' "
+                "AND attempts = %(attempt)s RETURNING id",
                 {
+                    "namespace": scope.namespace,
                     "id": job_id,
                     "attempt": attempt,
                     "lease": lease_seconds,
@@ -246,8 +256,11 @@ async def lock_running(session: AsyncSession, job_id: UUID, attempt: int) -> boo
     """Lock the job row for the final write; False if it was cancelled or taken over."""
     row = (
         await session.execute(
-            text("SELECT state, attempts FROM ragsage_jobs WHERE id = :id FOR UPDATE"),
-            {"id": job_id},
+            text(
+                "SELECT state, attempts FROM ragsage_jobs "
+                "WHERE namespace = :namespace AND id = :id FOR UPDATE"
+            ),
+            {"namespace": namespace_of(session), "id": job_id},
         )
     ).first()
     return row is not None and row[0] == "running" and row[1] == attempt
@@ -257,10 +270,10 @@ async def has_finished(session: AsyncSession, job_id: UUID, attempt: int) -> boo
     """Whether this attempt of the job has reached an end state (another worker may have)."""
     state = await session.scalar(
         text(
-            "SELECT state FROM ragsage_jobs WHERE id = :id AND attempts = :attempt "
-            "AND state IN ('succeeded', 'failed', 'superseded')"
+            "SELECT state FROM ragsage_jobs WHERE namespace = :namespace AND id = :id "
+            "AND attempts = :attempt AND state IN ('succeeded', 'failed', 'superseded')"
         ),
-        {"id": job_id, "attempt": attempt},
+        {"namespace": namespace_of(session), "id": job_id, "attempt": attempt},
     )
     return state is not None
 
@@ -280,9 +293,13 @@ async def supersede(session: AsyncSession, job: Job, stored: int) -> str:
         text(
             "UPDATE ragsage_jobs SET state = 'superseded', stage = NULL, error = NULL, "
             "lease_expires_at = NULL, result = :result, finished_at = now(), updated_at = now() "
-            "WHERE id = :id AND state IN ('queued', 'running')"
+            "WHERE namespace = :namespace AND id = :id AND state IN ('queued', 'running')"
         ),
-        {"id": job.id, "result": Jsonb({"superseded_by": stored, "reason": message})},
+        {
+            "namespace": namespace_of(session),
+            "id": job.id,
+            "result": Jsonb({"superseded_by": stored, "reason": message}),
+        },
     )
     await delete_unreferenced(session, job.content_hash)
     return message
@@ -299,9 +316,14 @@ async def succeed(
         text(
             "UPDATE ragsage_jobs SET state = 'succeeded', stage = NULL, error = NULL, "
             "lease_expires_at = NULL, timings = :timings, result = :result, "
-            "finished_at = now(), updated_at = now() WHERE id = :id"
+            "finished_at = now(), updated_at = now() WHERE namespace = :namespace AND id = :id"
         ),
-        {"id": job_id, "timings": Jsonb(dict(timings)), "result": Jsonb(dict(result))},
+        {
+            "namespace": namespace_of(session),
+            "id": job_id,
+            "timings": Jsonb(dict(timings)),
+            "result": Jsonb(dict(result)),
+        },
     )
 
 
@@ -314,10 +336,10 @@ async def fail(session: AsyncSession, job: Job, error: str) -> None:
     await session.execute(
         text(
             "UPDATE ragsage_jobs SET state = 'failed', error = :error, lease_expires_at = NULL, "
-            "finished_at = now(), updated_at = now() WHERE id = :id "
+            "finished_at = now(), updated_at = now() WHERE namespace = :namespace AND id = :id "
             "AND state IN ('queued', 'running')"
         ),
-        {"id": job.id, "error": error},
+        {"namespace": namespace_of(session), "id": job.id, "error": error},
     )
     if job.kind != "ingest":
         return
@@ -337,10 +359,15 @@ async def fail_attempt(session: AsyncSession, job_id: UUID, attempt: int, reason
                 "error = filename || ': ' || :reason "
                 "|| coalesce(' (during ' || nullif(stage, 'starting') || ')', ''), "
                 "lease_expires_at = NULL, finished_at = now(), updated_at = now() "
-                "WHERE id = :id AND state = 'running' AND attempts = :attempt "
-                "RETURNING kind, document_id, error"
+                "WHERE namespace = :namespace AND id = :id AND state = 'running' "
+                "AND attempts = :attempt RETURNING kind, document_id, error"
             ),
-            {"id": job_id, "attempt": attempt, "reason": reason},
+            {
+                "namespace": namespace_of(session),
+                "id": job_id,
+                "attempt": attempt,
+                "reason": reason,
+            },
         )
     ).first()
     if row is None:
@@ -363,7 +390,7 @@ async def requeue(session: AsyncSession, job_id: UUID, error: str, retry_in: flo
             "UPDATE ragsage_jobs SET state = 'queued', error = :error, lease_expires_at = NULL, "
             "enqueued_at = NULL, recovered = true, "
             "run_after = now() + make_interval(secs => :retry_in), updated_at = now() "
-            "WHERE id = :id AND state = 'running'"
+            "WHERE namespace = :namespace AND id = :id AND state = 'running'"
         ),
-        {"id": job_id, "error": error, "retry_in": retry_in},
+        {"namespace": namespace_of(session), "id": job_id, "error": error, "retry_in": retry_in},
     )

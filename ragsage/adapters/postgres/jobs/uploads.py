@@ -21,6 +21,7 @@ from ragsage.adapters.postgres.jobs import store
 from ragsage.adapters.postgres.jobs.documents import copy_access, set_access
 from ragsage.adapters.postgres.namespaces import upload_lock_key
 from ragsage.adapters.postgres.quotas import check_upload, namespace_quotas
+from ragsage.adapters.postgres.sessions import namespace_of
 from ragsage.core.errors import Conflict, EmptyDocument, Forbidden, InvalidRequest
 from ragsage.core.identity import content_hash, document_id_for
 from ragsage.core.jobs import JobState, Quotas, Upload, UploadOutcome
@@ -93,8 +94,11 @@ async def create_upload(
     external_id = upload.external_id or upload.filename
     # A document stored before ids included the namespace keeps the id it has.
     stored = await session.scalar(
-        text("SELECT id FROM ragsage_documents WHERE external_id = :external_id"),
-        {"external_id": external_id},
+        text(
+            "SELECT id FROM ragsage_documents "
+            "WHERE namespace = :namespace AND external_id = :external_id"
+        ),
+        {"namespace": scope.namespace, "external_id": external_id},
     )
     document_id = (
         str(stored) if stored is not None else document_id_for(scope.namespace, external_id)
@@ -219,9 +223,10 @@ async def _check_not_hidden(session: AsyncSession, document_id: str, external_id
         await session.execute(
             text(
                 "SELECT ragsage_document_taken(:id, :external_id), EXISTS (SELECT 1 FROM "
-                "ragsage_documents d WHERE d.id = :id OR d.external_id = :external_id)"
+                "ragsage_documents d WHERE d.namespace = :namespace "
+                "AND (d.id = :id OR d.external_id = :external_id))"
             ),
-            {"id": document_id, "external_id": external_id},
+            {"namespace": namespace_of(session), "id": document_id, "external_id": external_id},
         )
     ).one()
     if row[0] and not row[1]:
@@ -238,13 +243,15 @@ def _clean_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
 
 
 async def _duplicate(session: AsyncSession, digest: str, document_id: str) -> UploadOutcome | None:
+    namespace = namespace_of(session)
     latest_own = (
         await session.execute(
             text(
-                "SELECT content_hash FROM ragsage_jobs WHERE document_id = :id "
-                "AND kind = 'ingest' ORDER BY version DESC NULLS LAST, created_at DESC LIMIT 1"
+                "SELECT content_hash FROM ragsage_jobs WHERE namespace = :namespace "
+                "AND document_id = :id AND kind = 'ingest' "
+                "ORDER BY version DESC NULLS LAST, created_at DESC LIMIT 1"
             ),
-            {"id": document_id},
+            {"namespace": namespace, "id": document_id},
         )
     ).first()
     if latest_own is not None and latest_own[0] != digest:
@@ -254,20 +261,20 @@ async def _duplicate(session: AsyncSession, digest: str, document_id: str) -> Up
     ready = (
         await session.execute(
             text(
-                "SELECT id FROM ragsage_documents WHERE content_hash = :hash AND status = 'ready' "
-                "ORDER BY (id = :id) DESC LIMIT 1"
+                "SELECT id FROM ragsage_documents WHERE namespace = :namespace "
+                "AND content_hash = :hash AND status = 'ready' ORDER BY (id = :id) DESC LIMIT 1"
             ),
-            {"hash": digest, "id": document_id},
+            {"namespace": namespace, "hash": digest, "id": document_id},
         )
     ).first()
     latest = (
         await session.execute(
             text(
-                "SELECT id, document_id, state FROM ragsage_jobs WHERE content_hash = :hash "
-                "AND kind = 'ingest' ORDER BY (state IN ('queued', 'running')) DESC, "
-                "created_at DESC LIMIT 1"
+                "SELECT id, document_id, state FROM ragsage_jobs WHERE namespace = :namespace "
+                "AND content_hash = :hash AND kind = 'ingest' "
+                "ORDER BY (state IN ('queued', 'running')) DESC, created_at DESC LIMIT 1"
             ),
-            {"hash": digest},
+            {"namespace": namespace, "hash": digest},
         )
     ).first()
     if ready is not None:
