@@ -595,6 +595,45 @@ async def _check_v29(database: Database) -> None:
     assert await helpers.term_counts(database, ACME) == counted  # the search wrote nothing
 
 
+async def _check_v30(database: Database) -> None:
+    # The functions that now name the namespace answer as before, and only for
+    # the session's own: the keyword search carries its ranked chunk's text (read
+    # back by row address), the upload room counts the namespace's rows, each
+    # width's dense search finds its chunks.
+    await database.migrate()  # and each width's dense search function
+    vector = "[" + ",".join(["0.0625"] * 256) + "]"
+    keyword = (
+        "SELECT document_id, ordinal, chunk_text FROM ragsage_keyword_search('zirconium', "
+        "false, 3, 500, 500, NULL, NULL, NULL, NULL, NULL, true, NULL, 3)"
+    )
+    room = "SELECT * FROM ragsage_upload_room('doc_v3', 'v3.md')"
+    dense = (
+        "SELECT DISTINCT ranked_document, text FROM ragsage_nearest_256(CAST(:v AS vector), "
+        "3, 3, :exact, NULL)"
+    )
+    found = {}
+    for scope in (ACME, GLOBEX):
+        async with database.session(scope) as session:
+            found[scope.namespace] = [
+                [tuple(row) for row in await session.execute(text(statement), params)]
+                for statement, params in (
+                    (keyword, {}),
+                    (room, {}),
+                    (dense, {"v": vector, "exact": False}),
+                    (dense, {"v": vector, "exact": True}),
+                )
+            ]
+    assert found["acme"] == [
+        [("doc_v3", 0, "zirconium ledger")],
+        [(0, 1, 0, True)],
+        [("doc_v3", "zirconium ledger")],
+        [("doc_v3", "zirconium ledger")],
+    ]
+    assert found["globex"] == [[], [(0, 0, 0, False)], [], []]
+    async with database.system_session() as system:
+        assert (await system.execute(text(room))).all() == []
+
+
 UPGRADES = {
     2: (_seed_v1, _check_v2),
     3: (_seed_v2, _check_v3),
@@ -624,4 +663,5 @@ UPGRADES = {
     27: (_seed_v26, _check_v27),
     28: (_seed_v2, _check_v28),
     29: (_seed_v28, _check_v29),
+    30: (_seed_v3, _check_v30),
 }

@@ -40,6 +40,7 @@ CREATE OR REPLACE FUNCTION ragsage_nearest_{{dim}}(
     SET enable_sort = off AS $fn$
     #variable_conflict use_column
     DECLARE
+        ns text := current_setting('{{isolation_setting}}', true);
         gid integer;
         model text;
         width integer;
@@ -47,7 +48,7 @@ CREATE OR REPLACE FUNCTION ragsage_nearest_{{dim}}(
     BEGIN
         SELECT g.id, g.embedding_model, g.embedding_dim INTO gid, model, width
             FROM ragsage_generations g
-            WHERE CASE WHEN target_generation IS NULL THEN g.state = 'active'
+            WHERE g.namespace = ns AND CASE WHEN target_generation IS NULL THEN g.state = 'active'
                 ELSE g.id = target_generation AND g.state IN ('active', 'building') END;
         IF gid IS NULL THEN RETURN; END IF;
         IF NOT exact THEN
@@ -57,10 +58,10 @@ CREATE OR REPLACE FUNCTION ragsage_nearest_{{dim}}(
                     ORDER BY n.similarity DESC, n.document_id, n.ordinal) AS place
                 FROM (SELECT c.document_id, c.ordinal, 1 - (c.embedding::vector({{dim}}) <=> query) AS similarity
                     FROM ragsage_chunks c
-                    WHERE c.generation = gid AND c.embedding_dim = {{dim}}
+                    WHERE c.namespace = ns AND c.generation = gid AND c.embedding_dim = {{dim}}
                     ORDER BY c.embedding::vector({{dim}}) <=> query LIMIT k) n) r
             LEFT JOIN LATERAL (SELECT c.document_id, c.ordinal, c.text, c.embed_text, c.heading_path, c.page_numbers, c.metadata, c.source, c.created_at, c.start_char, c.end_char FROM ragsage_chunks c
-                WHERE r.place <= carried AND c.generation = gid
+                WHERE r.place <= carried AND c.namespace = ns AND c.generation = gid
                 AND c.document_id = r.document_id AND c.ordinal = r.ordinal LIMIT 1) c
                 ON true
             ORDER BY r.place;
@@ -73,10 +74,10 @@ CREATE OR REPLACE FUNCTION ragsage_nearest_{{dim}}(
                     ORDER BY n.similarity DESC, n.document_id, n.ordinal) AS place
                 FROM (SELECT c.document_id, c.ordinal, 1 - (c.embedding <=> query) AS similarity
                     FROM ragsage_chunks c
-                    WHERE c.generation = gid AND c.embedding_dim = {{dim}}
+                    WHERE c.namespace = ns AND c.generation = gid AND c.embedding_dim = {{dim}}
                     ORDER BY c.embedding <=> query LIMIT k) n) r
             LEFT JOIN LATERAL (SELECT c.document_id, c.ordinal, c.text, c.embed_text, c.heading_path, c.page_numbers, c.metadata, c.source, c.created_at, c.start_char, c.end_char FROM ragsage_chunks c
-                WHERE r.place <= carried AND c.generation = gid
+                WHERE r.place <= carried AND c.namespace = ns AND c.generation = gid
                 AND c.document_id = r.document_id AND c.ordinal = r.ordinal LIMIT 1) c
                 ON true
             ORDER BY r.place;

@@ -245,7 +245,7 @@ CREATE OR REPLACE FUNCTION ragsage_keyword_search(
                         ORDER BY base DESC, h.document_id, h.ordinal LIMIT 2 * k) t
                     ORDER BY rank DESC, t.document_id, t.ordinal LIMIT k) t) r
             CROSS JOIN LATERAL (SELECT c.document_id, c.ordinal, c.text, c.embed_text, c.heading_path, c.page_numbers, c.metadata, c.source, c.created_at, c.start_char, c.end_char
-                FROM ragsage_chunks c WHERE c.ctid = r.at LIMIT 1) c
+                FROM ragsage_chunks c WHERE c.ctid = r.at AND (c.namespace || '') = ns LIMIT 1) c
             ORDER BY r.place;
         ELSE
         RETURN QUERY
@@ -302,7 +302,7 @@ CREATE OR REPLACE FUNCTION ragsage_keyword_search(
                         ORDER BY base DESC, h.document_id, h.ordinal LIMIT 2 * k) t
                     ORDER BY rank DESC, t.document_id, t.ordinal LIMIT k) t) r
             CROSS JOIN LATERAL (SELECT c.document_id, c.ordinal, c.text, c.embed_text, c.heading_path, c.page_numbers, c.metadata, c.source, c.created_at, c.start_char, c.end_char
-                FROM ragsage_chunks c WHERE c.ctid = r.at LIMIT 1) c
+                FROM ragsage_chunks c WHERE c.ctid = r.at AND (c.namespace || '') = ns LIMIT 1) c
             ORDER BY r.place;
         END IF;
     END $fn$;

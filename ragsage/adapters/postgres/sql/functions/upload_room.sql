@@ -7,11 +7,13 @@
 CREATE OR REPLACE FUNCTION ragsage_upload_room(wanted_id text, wanted_external_id text)
     RETURNS TABLE (queued bigint, documents bigint, stored_bytes bigint, present boolean)
     LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
-        SELECT (SELECT count(*) FROM ragsage_jobs j WHERE j.namespace = s.ns
+        SELECT (SELECT count(*) FROM ragsage_jobs j
+                WHERE j.namespace = current_setting('{{isolation_setting}}', true)
                 AND j.state = 'queued'),
-            (SELECT count(*) FROM ragsage_documents d WHERE d.namespace = s.ns),
+            (SELECT count(*) FROM ragsage_documents d
+                WHERE d.namespace = current_setting('{{isolation_setting}}', true)),
             (SELECT coalesce(sum(b.size_bytes), 0)::bigint FROM ragsage_blobs b
-                WHERE b.namespace = s.ns),
+                WHERE b.namespace = current_setting('{{isolation_setting}}', true)),
             ragsage_document_taken(wanted_id, wanted_external_id)
         FROM (SELECT current_setting('{{isolation_setting}}', true) AS ns) s
         WHERE s.ns <> ''

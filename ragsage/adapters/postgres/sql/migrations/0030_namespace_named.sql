@@ -1,0 +1,23 @@
+-- Migration 30: the search and quota functions compare each row's namespace with a value.
+--
+-- Function bodies are not kept here: functions/keyword_search.sql and
+-- functions/upload_room.sql hold the current ones, and nearest.sql the dense
+-- search of each width (made again by every migrate, with or without a step).
+--
+-- Row-Level Security keeps every statement to the session's namespace, but
+-- through a setting a distributed Postgres (Citus, tables distributed by
+-- namespace) cannot route by: a statement that names the namespace as a value
+-- reaches the one shard group holding the tenant's rows, and one that does
+-- not is sent to every shard.  So every statement on a tenant table now names
+-- it too, on top of the policies (tests/integration/test_sharding_readiness.py
+-- lints them all; docs/scaling.md).  In this step's functions:
+--
+-- * the keyword search reads a ranked chunk's columns back by row address
+--   with its namespace compared too, written `(c.namespace || '') = ns` as in
+--   the function's other reads, so the planner keeps the row-address scan;
+-- * the upload room compares each count's namespace with the setting itself,
+--   not with a column of a one-row subquery;
+-- * each width's dense search reads its generation and chunks with the
+--   namespace the session is pinned to.
+--
+-- No table, index or policy changes, and every function answers as before.
