@@ -62,6 +62,17 @@ FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid
 JOIN pg_namespace s ON s.oid = t.relnamespace AND s.nspname = current_schema()
 WHERE (x.indisunique OR x.indisexclusion) AND t.relname LIKE 'ragsage\\_%' ORDER BY 1, 2
 """
+# Every foreign key, with its columns and the columns they reference, in order.
+_FOREIGN_KEYS = """
+SELECT f.conname, t.relname, r.relname,
+    (SELECT array_agg(a.attname ORDER BY k.n) FROM unnest(f.conkey) WITH ORDINALITY AS k(attnum, n)
+        JOIN pg_attribute a ON a.attrelid = f.conrelid AND a.attnum = k.attnum),
+    (SELECT array_agg(a.attname ORDER BY k.n) FROM unnest(f.confkey) WITH ORDINALITY AS k(attnum, n)
+        JOIN pg_attribute a ON a.attrelid = f.confrelid AND a.attnum = k.attnum)
+FROM pg_constraint f JOIN pg_class t ON t.oid = f.conrelid JOIN pg_class r ON r.oid = f.confrelid
+JOIN pg_namespace s ON s.oid = t.relnamespace AND s.nspname = current_schema()
+WHERE f.contype = 'f' AND t.relname LIKE 'ragsage\\_%' ORDER BY 1
+"""
 _POLICIES = """
 SELECT tablename, policyname, qual, with_check FROM pg_policies
 WHERE schemaname = current_schema() ORDER BY 1, 2
@@ -85,6 +96,20 @@ class Key:
 async def keys(connection: AsyncConnection) -> list[Key]:
     rows = await connection.execute(text(_KEYS))
     return [Key(r[0], r[1], bool(r[2]), tuple(r[3] or ())) for r in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class ForeignKey:
+    name: str
+    table: str
+    referenced: str
+    columns: tuple[str, ...]
+    referenced_columns: tuple[str, ...]
+
+
+async def foreign_keys(connection: AsyncConnection) -> list[ForeignKey]:
+    rows = await connection.execute(text(_FOREIGN_KEYS))
+    return [ForeignKey(r[0], r[1], r[2], tuple(r[3]), tuple(r[4])) for r in rows]
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +147,21 @@ def unled_keys(found: Iterable[Key], tenants: Collection[str]) -> list[str]:
     ]
 
 
+def unpaired_foreign_keys(found: Iterable[ForeignKey], tenants: Collection[str]) -> list[str]:
+    """Each foreign key between tenant tables that does not match namespace to namespace.
+
+    Citus accepts a foreign key between distributed tables only when it holds
+    the distribution column on both sides: the rows it joins share a shard.
+    """
+    return [
+        f"{key.name} on {key.table} ({', '.join(key.columns)}) -> {key.referenced}"
+        for key in found
+        if key.table in tenants
+        and key.referenced in tenants
+        and ("namespace", "namespace") not in zip(key.columns, key.referenced_columns, strict=True)
+    ]
+
+
 def disallowed(violations: Iterable[str], allowed: Collection[str]) -> list[str]:
     return [v for v in violations if v.split(" ", 1)[0] not in allowed]
 
@@ -130,6 +170,7 @@ async def test_every_tenant_key_leads_with_namespace(db: Database) -> None:
     async with db.owner_connection() as connection:
         tenants = await tenant_tables(connection)
         found = await keys(connection)
+        references = await foreign_keys(connection)
     # The catalogue, not a list: the tables every migration so far made.
     assert {"ragsage_chunks", "ragsage_jobs", "ragsage_webhook_events"} <= tenants
     assert "ragsage_schema" not in tenants
@@ -138,6 +179,12 @@ async def test_every_tenant_key_leads_with_namespace(db: Database) -> None:
     assert disallowed(violations, ALLOWED_KEYS) == []
     # Each allowance still names a key that needs it.
     assert sorted(v.split(" ", 1)[0] for v in violations) == sorted(ALLOWED_KEYS)
+    # A chunk's document, a delivery's endpoint and event: on the same shard.
+    assert {(k.table, k.referenced) for k in references} >= {
+        ("ragsage_chunks", "ragsage_documents"),
+        ("ragsage_webhook_deliveries", "ragsage_webhooks"),
+    }
+    assert unpaired_foreign_keys(references, tenants) == []
 
 
 async def test_a_key_not_led_by_namespace_is_caught(db: Database) -> None:
@@ -154,13 +201,25 @@ async def test_a_key_not_led_by_namespace_is_caught(db: Database) -> None:
                 "ON ragsage_shard_probe (lower(label))"
             )
         )
+        await connection.execute(
+            text(
+                "CREATE TABLE ragsage_shard_probe_part (namespace text NOT NULL, "
+                "probe text REFERENCES ragsage_shard_probe (id), PRIMARY KEY (namespace, probe), "
+                "FOREIGN KEY (namespace, probe) REFERENCES ragsage_documents (namespace, id))"
+            )
+        )
         tenants = await tenant_tables(connection)
         found = await keys(connection)
+        references = await foreign_keys(connection)
         await connection.rollback()
     assert "ragsage_shard_probe" in tenants  # found by its namespace column alone
     assert disallowed(unled_keys(found, tenants), ALLOWED_KEYS) == [
         "ragsage_shard_probe_lower on ragsage_shard_probe (<expression>)",
         "ragsage_shard_probe_pkey on ragsage_shard_probe (id)",
+    ]
+    assert unpaired_foreign_keys(references, tenants) == [
+        "ragsage_shard_probe_part_probe_fkey on ragsage_shard_probe_part (probe) "
+        "-> ragsage_shard_probe"
     ]
 
 
