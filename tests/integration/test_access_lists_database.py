@@ -167,6 +167,8 @@ async def test_every_function_the_app_role_may_call_gives_a_bound_session_nothin
             ("SELECT * FROM ragsage_term_counts(1, ARRAY['zircon', 'severance'], 100)", {})
         ],
         "ragsage_generation_chunks": [("SELECT ragsage_generation_chunks(1)", {})],
+        # The keyword index's key: pure, it reads no table.
+        "ragsage_keyword_key": [("SELECT ragsage_keyword_key('acme', 'zircon')", {})],
         "ragsage_upload_room": [("SELECT * FROM ragsage_upload_room('x', 'hr.md')", {})],
         "ragsage_content_kept": [("SELECT ragsage_content_kept(:h)", {"h": hr_hash})],
         "ragsage_document_taken": [("SELECT ragsage_document_taken('x', 'hr.md')", {})],

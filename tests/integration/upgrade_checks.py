@@ -591,6 +591,7 @@ async def _check_v29(database: Database) -> None:
         )
     counted = await helpers.term_counts(database, ACME)
     assert counted == {"": 2, "zirconium": 1, "ledger": 2, "osmium": 1}
+    await database.migrate()  # the keyword function of today needs migration 31's index
     assert await keyword_hits(database, ACME, "osmium") == [("doc_v3", 1)]
     assert await helpers.term_counts(database, ACME) == counted  # the search wrote nothing
 
@@ -634,6 +635,28 @@ async def _check_v30(database: Database) -> None:
         assert (await system.execute(text(room))).all() == []
 
 
+async def _check_v31(database: Database) -> None:
+    # The keyword index is the one keyed by namespace, and search still finds the
+    # seeded chunk through it, in its own namespace only.
+    async with database.owner_connection() as connection:
+        indexes = set(
+            await connection.scalars(
+                text("SELECT indexname FROM pg_indexes WHERE tablename = 'ragsage_chunks'")
+            )
+        )
+        keyed = await connection.scalar(
+            text(
+                "SELECT count(*) FROM ragsage_chunks WHERE ragsage_keyword_key(namespace, "
+                "lexical) @@ (CAST('zirconium' AS tsquery) && quote_literal(:key)::tsquery)"
+            ),
+            {"key": " acme"},
+        )
+    assert "ragsage_chunks_keyword" in indexes and "ragsage_chunks_lexical" not in indexes
+    assert keyed == 1
+    assert await keyword_hits(database, ACME, "zirconium") == [("doc_v3", 0)]
+    assert await keyword_hits(database, GLOBEX, "zirconium") == []
+
+
 UPGRADES = {
     2: (_seed_v1, _check_v2),
     3: (_seed_v2, _check_v3),
@@ -664,4 +687,5 @@ UPGRADES = {
     28: (_seed_v2, _check_v28),
     29: (_seed_v28, _check_v29),
     30: (_seed_v3, _check_v30),
+    31: (_seed_v3, _check_v31),
 }

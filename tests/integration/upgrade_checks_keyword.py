@@ -87,9 +87,13 @@ async def _keyword_v16(database: Database) -> None:
 
 
 async def _pending_list_bounded(database: Database) -> None:
+    # The keyword index of the day: over the column until 31, keyed by namespace after.
     async with database.owner_connection() as connection:
         options = await connection.scalar(
-            text("SELECT reloptions FROM pg_class WHERE relname = 'ragsage_chunks_lexical'")
+            text(
+                "SELECT reloptions FROM pg_class WHERE relname IN "
+                "('ragsage_chunks_lexical', 'ragsage_chunks_keyword') AND relkind = 'i'"
+            )
         )
     assert options == ["gin_pending_list_limit=256"]
 

@@ -1,4 +1,4 @@
--- requires: 29
+-- requires: 31
 -- Migration 19's keyword search function: migration 16's ranking with a plan kept per backend.
 --
 -- Every earlier keyword function assembled its final statement as text and ran
@@ -18,8 +18,10 @@
 -- shares one of the caller's principals.  Term weights still count the whole
 -- namespace (docs/tenants.md, "Access lists").
 --
--- Since migration 29 the term counts are the writers' (functions/note_terms.sql):
--- the function reads them and writes nothing, so a hot standby can run it.
+-- Since migration 29 the term counts are kept as chunks are written
+-- (functions/count_terms.sql): the function reads them and writes nothing, so a
+-- hot standby can run it.  Since 31 it finds candidates through the index keyed
+-- by namespace: each match asks for the namespace's own lexeme too (`mine_key`).
 
 CREATE OR REPLACE FUNCTION ragsage_keyword_search(
         query_text text, with_syntax boolean, k integer, common_rows integer,
@@ -35,6 +37,7 @@ CREATE OR REPLACE FUNCTION ragsage_keyword_search(
     #variable_conflict use_column
     DECLARE
         ns text := current_setting('{{isolation_setting}}', true);
+        mine_key tsquery;
         mine text := current_setting('{{principals_setting}}', true);
         everyone boolean := coalesce(mine = '*', false);
         readers text[] := coalesce(string_to_array(mine, ','), '{}');
@@ -116,6 +119,7 @@ CREATE OR REPLACE FUNCTION ragsage_keyword_search(
         w32 double precision;
     BEGIN
         IF ns IS NULL OR ns = '' THEN RETURN; END IF;
+        mine_key := quote_literal(' ' || ns)::tsquery;
         -- The generation, the phrase and the terms in one statement.  Two
         -- terms or more make a phrase (three nodes): one word is just the word.
         SELECT g.id, CASE WHEN numnode(p.phrase) >= 3 THEN p.phrase END,
@@ -177,7 +181,7 @@ CREATE OR REPLACE FUNCTION ragsage_keyword_search(
                 -- there are enough, else the rarest term's, a sample either
                 -- way; and the chunks the sample could miss are held.
                 SELECT count(*) INTO hits FROM (SELECT 1 FROM ragsage_chunks c
-                    WHERE (c.namespace || '') = ns AND c.generation = gen AND (everyone OR c.access = '{}' OR c.access && readers) AND c.lexical @@ whole LIMIT k) s;
+                    WHERE (c.namespace || '') = ns AND c.generation = gen AND (everyone OR c.access = '{}' OR c.access && readers) AND ragsage_keyword_key(c.namespace, c.lexical) @@ (whole && mine_key) LIMIT k) s;
                 IF hits < k THEN
                     held := whole;
                     candidates := quote_literal(rarest)::tsquery;
@@ -241,7 +245,7 @@ CREATE OR REPLACE FUNCTION ragsage_keyword_search(
                                 + coalesce(w30 * ts_rank('{0.1, 0.2, 0.4, 0.1}', h.lexical, q30, 1), 0)
                                 + coalesce(w31 * ts_rank('{0.1, 0.2, 0.4, 0.1}', h.lexical, q31, 1), 0)
                                 + coalesce(w32 * ts_rank('{0.1, 0.2, 0.4, 0.1}', h.lexical, q32, 1), 0) END END END END END END END END AS base
-    FROM (SELECT c.ctid AS at, c.document_id, c.ordinal, c.lexical FROM ragsage_chunks c WHERE (c.namespace || '') = ns AND c.generation = gen AND (everyone OR c.access = '{}' OR c.access && readers) AND c.lexical @@ candidates AND (document_ids IS NULL OR c.document_id = ANY(document_ids)) AND (sources IS NULL OR c.source = ANY(sources)) AND (ragsage_keyword_search.metadata IS NULL OR c.metadata @> ragsage_keyword_search.metadata) AND (created_after IS NULL OR c.created_at >= created_after) AND (created_before IS NULL OR c.created_at <= created_before) LIMIT limit_rows) h
+    FROM (SELECT c.ctid AS at, c.document_id, c.ordinal, c.lexical FROM ragsage_chunks c WHERE (c.namespace || '') = ns AND c.generation = gen AND (everyone OR c.access = '{}' OR c.access && readers) AND ragsage_keyword_key(c.namespace, c.lexical) @@ (candidates && mine_key) AND (document_ids IS NULL OR c.document_id = ANY(document_ids)) AND (sources IS NULL OR c.source = ANY(sources)) AND (ragsage_keyword_search.metadata IS NULL OR c.metadata @> ragsage_keyword_search.metadata) AND (created_after IS NULL OR c.created_at >= created_after) AND (created_before IS NULL OR c.created_at <= created_before) LIMIT limit_rows) h
                         ORDER BY base DESC, h.document_id, h.ordinal LIMIT 2 * k) t
                     ORDER BY rank DESC, t.document_id, t.ordinal LIMIT k) t) r
             CROSS JOIN LATERAL (SELECT c.document_id, c.ordinal, c.text, c.embed_text, c.heading_path, c.page_numbers, c.metadata, c.source, c.created_at, c.start_char, c.end_char
@@ -298,7 +302,7 @@ CREATE OR REPLACE FUNCTION ragsage_keyword_search(
                                 + coalesce(w30 * ts_rank('{0.1, 0.2, 0.4, 0.1}', h.lexical, q30, 1), 0)
                                 + coalesce(w31 * ts_rank('{0.1, 0.2, 0.4, 0.1}', h.lexical, q31, 1), 0)
                                 + coalesce(w32 * ts_rank('{0.1, 0.2, 0.4, 0.1}', h.lexical, q32, 1), 0) END END END END END END END END AS base
-    FROM ((SELECT c.ctid AS at, c.document_id, c.ordinal, c.lexical FROM ragsage_chunks c WHERE (c.namespace || '') = ns AND c.generation = gen AND (everyone OR c.access = '{}' OR c.access && readers) AND c.lexical @@ candidates AND (document_ids IS NULL OR c.document_id = ANY(document_ids)) AND (sources IS NULL OR c.source = ANY(sources)) AND (ragsage_keyword_search.metadata IS NULL OR c.metadata @> ragsage_keyword_search.metadata) AND (created_after IS NULL OR c.created_at >= created_after) AND (created_before IS NULL OR c.created_at <= created_before) LIMIT limit_rows) UNION (SELECT c.ctid, c.document_id, c.ordinal, c.lexical FROM ragsage_chunks c WHERE (c.namespace || '') = ns AND c.generation = gen AND (everyone OR c.access = '{}' OR c.access && readers) AND c.lexical @@ held AND (document_ids IS NULL OR c.document_id = ANY(document_ids)) AND (sources IS NULL OR c.source = ANY(sources)) AND (ragsage_keyword_search.metadata IS NULL OR c.metadata @> ragsage_keyword_search.metadata) AND (created_after IS NULL OR c.created_at >= created_after) AND (created_before IS NULL OR c.created_at <= created_before))) h
+    FROM ((SELECT c.ctid AS at, c.document_id, c.ordinal, c.lexical FROM ragsage_chunks c WHERE (c.namespace || '') = ns AND c.generation = gen AND (everyone OR c.access = '{}' OR c.access && readers) AND ragsage_keyword_key(c.namespace, c.lexical) @@ (candidates && mine_key) AND (document_ids IS NULL OR c.document_id = ANY(document_ids)) AND (sources IS NULL OR c.source = ANY(sources)) AND (ragsage_keyword_search.metadata IS NULL OR c.metadata @> ragsage_keyword_search.metadata) AND (created_after IS NULL OR c.created_at >= created_after) AND (created_before IS NULL OR c.created_at <= created_before) LIMIT limit_rows) UNION (SELECT c.ctid, c.document_id, c.ordinal, c.lexical FROM ragsage_chunks c WHERE (c.namespace || '') = ns AND c.generation = gen AND (everyone OR c.access = '{}' OR c.access && readers) AND ragsage_keyword_key(c.namespace, c.lexical) @@ (held && mine_key) AND (document_ids IS NULL OR c.document_id = ANY(document_ids)) AND (sources IS NULL OR c.source = ANY(sources)) AND (ragsage_keyword_search.metadata IS NULL OR c.metadata @> ragsage_keyword_search.metadata) AND (created_after IS NULL OR c.created_at >= created_after) AND (created_before IS NULL OR c.created_at <= created_before))) h
                         ORDER BY base DESC, h.document_id, h.ordinal LIMIT 2 * k) t
                     ORDER BY rank DESC, t.document_id, t.ordinal LIMIT k) t) r
             CROSS JOIN LATERAL (SELECT c.document_id, c.ordinal, c.text, c.embed_text, c.heading_path, c.page_numbers, c.metadata, c.source, c.created_at, c.start_char, c.end_char

@@ -1,4 +1,4 @@
--- requires: 29
+-- requires: 31
 -- ragsage_lexical_search, as servers from before migration 19 call it.
 --
 -- Those servers send the twelve arguments of migration 14 (the last two have
