@@ -29,6 +29,23 @@ from .upgrade_checks_keyword import (
     keyword_hits,
 )
 
+# The vector every raw seed row carries, at the width version 1 stored.
+_SEED_VECTOR = "[" + ",".join(["0.0625"] * 256) + "]"
+
+
+async def _write_old_chunk(database: Database, ordinal: int, text_: str, embedded: str) -> None:
+    """A chunk of doc_v3 as a writer of an earlier version sends it: no keyword column."""
+    async with database.session(ACME) as session:
+        await session.execute(
+            text(
+                "INSERT INTO ragsage_chunks (namespace, generation, document_id, ordinal, text, "
+                "embed_text, source, embedding_model, embedding_dim, embedding) VALUES "
+                "('acme', 1, 'doc_v3', :ordinal, :text, :embedded, 'v3.md', "
+                "'ragsage-hashing-256', 256, CAST(:v AS vector))"
+            ),
+            {"ordinal": ordinal, "text": text_, "embedded": embedded, "v": _SEED_VECTOR},
+        )
+
 
 async def _seed_v1(database: Database) -> None:
     """Rows as a version-1 install wrote them, by raw SQL (today's code writes v2 rows)."""
@@ -464,18 +481,9 @@ async def _check_v25(database: Database) -> None:
     await database.migrate()  # the keyword function reads the counts of migration 29
     # The row written while the column was generated keeps what it computed.
     assert await keyword_hits(database, ACME, "zirconium") == [("doc_v3", 0)]
-    vector = "[" + ",".join(["0.0625"] * 256) + "]"
+    # A writer of the previous version leaves the column out: the trigger fills it.
+    await _write_old_chunk(database, 1, "hafnium via getLogger", "hafnium")
     async with database.session(ACME) as session:
-        # A writer of the previous version leaves the column out: the trigger fills it.
-        await session.execute(
-            text(
-                "INSERT INTO ragsage_chunks (namespace, generation, document_id, ordinal, text, "
-                "embed_text, source, embedding_model, embedding_dim, embedding) VALUES "
-                "('acme', 1, 'doc_v3', 1, 'hafnium via getLogger', 'hafnium', 'v3.md', "
-                "'ragsage-hashing-256', 256, CAST(:v AS vector))"
-            ),
-            {"v": vector},
-        )
         # A changed text with the old column left as it was is recomputed too.
         await session.execute(
             text("UPDATE ragsage_chunks SET text = 'tantalum ledger' WHERE ordinal = 0")
@@ -578,17 +586,7 @@ async def _check_v29(database: Database) -> None:
         )
         assert (fresh, sorted(asked.all())) == (1, [("ledger", 1), ("osmium", 0)])
     # A writer of the previous version inserts without counting: the trigger counts.
-    vector = "[" + ",".join(["0.0625"] * 256) + "]"
-    async with database.session(ACME) as session:
-        await session.execute(
-            text(
-                "INSERT INTO ragsage_chunks (namespace, generation, document_id, ordinal, text, "
-                "embed_text, source, embedding_model, embedding_dim, embedding) VALUES "
-                "('acme', 1, 'doc_v3', 1, 'osmium ledger', 'osmium', 'v3.md', "
-                "'ragsage-hashing-256', 256, CAST(:v AS vector))"
-            ),
-            {"v": vector},
-        )
+    await _write_old_chunk(database, 1, "osmium ledger", "osmium")
     counted = await helpers.term_counts(database, ACME)
     assert counted == {"": 2, "zirconium": 1, "ledger": 2, "osmium": 1}
     await database.migrate()  # the keyword function of today needs migration 31's index
