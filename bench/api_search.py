@@ -22,6 +22,7 @@ import statistics
 import sys
 import threading
 import time
+from typing import Any
 
 import httpx
 from sqlalchemy import text
@@ -96,14 +97,19 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def fire(url: str, key: str, batch: list[str], clients: int) -> tuple[list[float], float]:
+def fire(
+    url: str, key: str, batch: list[str], clients: int, body: dict[str, Any] | None = None
+) -> tuple[list[float], float, list[int]]:
+    """Latencies (ms), wall seconds and result counts of searching ``batch`` from ``clients``."""
     latencies: list[float] = []
+    counts: list[int] = []
     lock = threading.Lock()
     pending = list(batch)
+    sent = {"top_k": 10} if body is None else body
 
     def client() -> None:
         with httpx.Client(
-            base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=60
+            base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=120
         ) as http:
             while True:
                 with lock:
@@ -111,11 +117,12 @@ def fire(url: str, key: str, batch: list[str], clients: int) -> tuple[list[float
                         return
                     query = pending.pop()
                 started = time.perf_counter()
-                response = http.post("/v1/search", json={"query": query, "top_k": 10})
+                response = http.post("/v1/search", json={"query": query, **sent})
                 elapsed = (time.perf_counter() - started) * 1000
                 response.raise_for_status()
                 with lock:
                     latencies.append(elapsed)
+                    counts.append(len(response.json()["results"]))
 
     threads = [threading.Thread(target=client) for _ in range(clients)]
     started = time.perf_counter()
@@ -123,7 +130,7 @@ def fire(url: str, key: str, batch: list[str], clients: int) -> tuple[list[float
         thread.start()
     for thread in threads:
         thread.join()
-    return latencies, len(batch) / (time.perf_counter() - started)
+    return latencies, time.perf_counter() - started, counts
 
 
 async def in_process(settings: Settings, batch: list[str]) -> tuple[list[float], list[float]]:
@@ -174,7 +181,8 @@ def main() -> None:
             try:
                 fire(url, key, batch[:20], 4)  # warm every worker's pools
                 for clients in (1, 8, 32):
-                    latencies, rate = fire(url, key, batch, clients)
+                    latencies, wall, _ = fire(url, key, batch, clients)
+                    rate = len(batch) / wall
                     print(
                         f"  HTTP x{clients:<3} p50 {statistics.median(latencies):6.1f} ms  "
                         f"p95 {percentile(latencies, 0.95):6.1f} ms  "

@@ -100,7 +100,6 @@ import re
 import shutil
 import statistics
 import tempfile
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -109,7 +108,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-import httpx
+import api_search
 import psycopg
 import scale_corpus
 from scale_corpus import Pool, PoolDoc
@@ -602,35 +601,8 @@ def cpu_seconds(pid: int) -> float:
 
 def fire(url: str, key: str, queries: list[str], body: dict, clients: int, total: int):
     """Latencies (ms), wall seconds and result counts of ``total`` searches from ``clients``."""
-    latencies: list[float] = []
-    counts: list[int] = []
-    lock = threading.Lock()
-    pending = [queries[i % len(queries)] for i in range(total)]
-
-    def client() -> None:
-        with httpx.Client(
-            base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=120
-        ) as http:
-            while True:
-                with lock:
-                    if not pending:
-                        return
-                    query = pending.pop()
-                started = time.perf_counter()
-                response = http.post("/v1/search", json={"query": query, **body})
-                elapsed = (time.perf_counter() - started) * 1000
-                response.raise_for_status()
-                with lock:
-                    latencies.append(elapsed)
-                    counts.append(len(response.json()["results"]))
-
-    threads = [threading.Thread(target=client) for _ in range(clients)]
-    started = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return latencies, time.perf_counter() - started, counts
+    batch = [queries[i % len(queries)] for i in range(total)]
+    return api_search.fire(url, key, batch, clients, body)
 
 
 async def new_keys(settings: Settings, tenants: list[Tenant]) -> dict[str, str]:
