@@ -120,7 +120,7 @@ from ragsage.adapters.embedded.redis import EmbeddedRedis
 from ragsage.adapters.postgres.jobs.documents import delete_document
 from ragsage.adapters.postgres.keys import Role, create_key
 from ragsage.adapters.postgres.migrations import width_index_name
-from ragsage.adapters.postgres.rows import ACTIVE_GENERATION
+from ragsage.adapters.postgres.rows import NAMESPACE_ACTIVE_GENERATION
 from ragsage.core.identity import content_hash, document_id_for
 from ragsage.core.text import content_words
 from ragsage.core.types import Chunk, Document, EmbeddedChunk, Scope
@@ -392,10 +392,11 @@ async def sample_texts(database, scope: Scope, seed: int, count: int = 4000) -> 
     async with database.session(scope) as session:
         rows = await session.scalars(
             text(
-                f"SELECT c.text FROM ragsage_chunks c WHERE c.generation = {ACTIVE_GENERATION} "
+                "SELECT c.text FROM ragsage_chunks c WHERE c.namespace = :namespace "
+                f"AND c.generation = {NAMESPACE_ACTIVE_GENERATION} "
                 "ORDER BY md5(c.document_id || ':' || c.ordinal || :seed) LIMIT :n"
             ),
-            {"seed": str(seed), "n": count},
+            {"seed": str(seed), "n": count, "namespace": scope.namespace},
         )
         return list(rows)
 
@@ -461,10 +462,11 @@ async def exact_distances(database, scope: Scope, literal: str) -> list[float]:
         rows = await session.scalars(
             text(
                 f"SELECT c.embedding::vector({DIM}) <=> CAST(:q AS vector({DIM})) AS d "
-                f"FROM ragsage_chunks c WHERE c.generation = {ACTIVE_GENERATION} "
+                "FROM ragsage_chunks c WHERE c.namespace = :namespace "
+                f"AND c.generation = {NAMESPACE_ACTIVE_GENERATION} "
                 f"AND c.embedding_dim = {DIM} ORDER BY d LIMIT {TOP_K}"
             ),
-            {"q": literal},
+            {"q": literal, "namespace": scope.namespace},
         )
         return [float(d) for d in rows]
 
@@ -756,7 +758,11 @@ async def make_queries(settings: Settings, sizes_: list[int], count: int, seed: 
     readable = await sample_texts(runtime.database, scope, seed)
     async with runtime.database.session(scope) as session:
         held = await session.scalar(
-            text(f"SELECT count(*) FROM ragsage_chunks c WHERE c.generation = {ACTIVE_GENERATION}")
+            text(
+                "SELECT count(*) FROM ragsage_chunks c WHERE c.namespace = :namespace "
+                f"AND c.generation = {NAMESPACE_ACTIVE_GENERATION}"
+            ),
+            {"namespace": scope.namespace},
         )
     rng = random.Random(f"{seed}:sales")
     bound = Tenant(

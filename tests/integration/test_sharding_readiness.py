@@ -826,12 +826,6 @@ ALLOWED_STATEMENTS = {
         "limited to the session's namespace by Row-Level Security alone (a "
         "hand-written predicate would be a second, weaker copy of that guarantee)"
     ),
-    # Not sent by ragsage.
-    "ragsage/adapters/postgres/rows.py::ACTIVE_GENERATION": (
-        "no statement of ragsage, the worker or the API uses it any longer "
-        "(they use NAMESPACE_ACTIVE_GENERATION); kept while bench/scale.py reads "
-        "with it"
-    ),
 }
 
 

@@ -9,6 +9,7 @@ from psycopg.types.json import Jsonb
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ragsage.adapters.postgres.migrations import STATISTICS_TABLES
 from ragsage.adapters.postgres.rows import (
     CHUNK_COLUMNS,
     NAMESPACE_ACTIVE_GENERATION,
@@ -174,8 +175,7 @@ async def purge_namespace(session: AsyncSession) -> None:
         # Generations before chunks: the chunk trigger then counts no row it deletes.
         "ragsage_generations",
         "ragsage_chunks",
-        "ragsage_term_stats",
-        "ragsage_term_changes",
+        *STATISTICS_TABLES,
         "ragsage_pages",
         "ragsage_jobs",
         "ragsage_blobs",

@@ -153,14 +153,6 @@ async def _pin(session: AsyncSession, config: PostgresConfig, scope: Scope | Non
     session.info[SCOPE_KEY] = pinned_as(scope)
 
 
-def driver_preamble(
-    config: PostgresConfig, scope: Scope | None, timeout_ms: int | None = None
-) -> str:
-    """:func:`isolation_preamble` as one text to send through psycopg (it binds nothing)."""
-    (statement,) = isolation_preamble(config, scope, timeout_ms)
-    return statement.sql
-
-
 @functools.lru_cache(maxsize=256)
 def to_driver_style(sql: str) -> str:
     """``:name`` parameters (SQLAlchemy's ``text``) as ``%(name)s`` (psycopg's).
@@ -197,14 +189,15 @@ async def read_in_one_message(
     dead is replaced, with every idle one, and the whole read sent once more on
     a new connection (it has written nothing).
     """
-    preamble = driver_preamble(config, scope, timeout_ms)
+    # It binds nothing: sent as written, ahead of the mogrified statements.
+    (preamble,) = isolation_preamble(config, scope, timeout_ms)
     for attempt in (0, 1):
         async with connections.connection(fresh=attempt > 0) as connection:
             cursor = psycopg.AsyncClientCursor(connection)
             try:
                 message = "; ".join(
                     [
-                        preamble,
+                        preamble.sql,
                         *(cursor.mogrify(text_, params) for text_, params in statements),
                     ]
                 )

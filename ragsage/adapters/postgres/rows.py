@@ -18,9 +18,6 @@ CHUNK_COLUMN_COUNT = 11
 NAMESPACE_ACTIVE_GENERATION = (
     "(SELECT g.id FROM ragsage_generations g WHERE g.namespace = :namespace AND g.state = 'active')"
 )
-# The same found by Row-Level Security alone: no statement of ragsage uses it
-# (bench/scale.py does, for now); a distributed planner could not route it.
-ACTIVE_GENERATION = "(SELECT g.id FROM ragsage_generations g WHERE g.state = 'active')"
 
 
 def chunk_from_row(row: Sequence[Any]) -> Chunk:

@@ -94,18 +94,18 @@ class LocalEmbedder:
         # In int8 a batch shares one activation scale, so a text's vector would
         # depend on its neighbours in the batch: each window runs alone, which
         # these cores do as fast as in batches of 8 (no padding either).
-        self._batch_size = 1 if precision == "int8" else max(1, batch_size)
+        self._batch_size = 1 if self._precision == "int8" else max(1, batch_size)
         threads = threads or cores_per_process()
         # A lone window is too small a product to split across cores: every
         # operator would end in a barrier, and one core interrupted stalls the
         # other.  So int8 runs as many windows at once as the process has cores,
         # each on one thread; a float batch is big enough to split.
-        self._parallel = threads if precision == "int8" else 1
+        self._parallel = threads if self._precision == "int8" else 1
         self._floor = similarity_floor
         self._tokenizer = _load_tokenizer(self._files)
         self._cls, self._sep = _special_ids(self._tokenizer)
         model = self._files.model
-        if precision == "int8":
+        if self._precision == "int8":
             model = int8_model(model, self._files.name, model_cache)
         self._session = _load_session(model, threads // self._parallel)
         self._input_names = {node.name for node in self._session.get_inputs()}

@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.postgres.generations import Generation, live_generations
 from ragsage.adapters.postgres.jobs import store
+from ragsage.adapters.postgres.migrations import STATISTICS_TABLES
 from ragsage.adapters.postgres.sessions import namespace_of
 from ragsage.core.errors import Conflict
 from ragsage.core.types import Scope
@@ -371,7 +372,7 @@ async def _discard(session: AsyncSession, generation_id: int) -> int:
         text("DELETE FROM ragsage_chunks WHERE namespace = :namespace AND generation = :id"),
         params,
     )
-    for table in ("ragsage_term_stats", "ragsage_term_changes"):
+    for table in STATISTICS_TABLES:
         await session.execute(
             text(f"DELETE FROM {table} WHERE namespace = :namespace AND generation = :id"),
             params,
