@@ -62,6 +62,10 @@ class Settings:
     embedding_widths: str = ""
     text_search_config: str = "english"
     db_pool_size: int = 5
+    # A namespace with at least this many chunks of a width gets an HNSW graph of
+    # its own when `ragsage graphs` runs (0: never); walked with graph_ef_search.
+    graph_rows: int = 10_000
+    graph_ef_search: int = 250
     # Models
     # "auto": the local model where it is installed and the width is its own,
     # else hashing; resolved once, at construction (see _resolved_embedder).

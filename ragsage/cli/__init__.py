@@ -12,7 +12,7 @@ from typing import Any
 from ragsage.cli.evaluation.command import register as register_eval
 from ragsage.cli.local import ingest_command, query_command, search_command
 from ragsage.cli.namespaces import register_namespaces
-from ragsage.cli.service import migrate_command, register_keys
+from ragsage.cli.service import graphs_command, migrate_command, register_keys
 from ragsage.cli.webhooks import register_webhooks
 from ragsage.core.errors import RagsageError
 from ragsage.query.options import DEFAULT_HYBRID_ALPHA
@@ -66,6 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     migrate = commands.add_parser("migrate", help="create or upgrade the database schema")
     migrate.set_defaults(handler=migrate_command)
+    graphs = commands.add_parser(
+        "graphs",
+        help="give namespaces of RAGSAGE_GRAPH_ROWS chunks or more an HNSW graph of their own",
+    )
+    graphs.set_defaults(handler=graphs_command)
     register_keys(commands)
     register_webhooks(commands)
     register_namespaces(commands)

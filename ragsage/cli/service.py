@@ -25,6 +25,37 @@ async def migrate_command(args: argparse.Namespace) -> int:
     return 0
 
 
+async def graphs_command(args: argparse.Namespace) -> int:
+    """Give the largest namespaces HNSW graphs of their own and drop those outgrown."""
+    from ragsage.adapters.postgres.graphs import maintain_graphs
+    from ragsage.runtime import build_database
+
+    settings = Settings.from_env()
+    database = build_database(settings)
+    try:
+        done = await maintain_graphs(database)
+    finally:
+        await database.dispose()
+    if done is None:
+        print("another `ragsage graphs` is running; nothing done", file=sys.stderr)
+        return 1
+    for change in done.changes:
+        if change.action == "dropped":
+            print(f"dropped {change.name}")
+            continue
+        what = f"{change.namespace} ({change.chunks} chunks of width {change.width})"
+        if change.action == "built":
+            size = change.size_bytes / 2**20
+            print(f"built {change.name} for {what} in {change.seconds:.1f} s, {size:.1f} MiB")
+        elif change.action == "failed":
+            print(f"failed {change.name} for {what}: {change.error}")
+        else:
+            print(f"kept {change.name} for {what}")
+    if not done.changes:
+        print(f"no namespace holds {settings.graph_rows} chunks of one width; no graph wanted")
+    return 1 if done.of("failed") else 0
+
+
 async def keys_command(args: argparse.Namespace) -> int:
     """Create, list or revoke API keys of one namespace, or rotate a delegate key's secret."""
     from ragsage.adapters.postgres.keys import (

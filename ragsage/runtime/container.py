@@ -165,7 +165,7 @@ class Runtime:
         where = target if target is not None else self.database
         chosen = embedder or self.embedder
         if self._dense_paths is None:
-            self._dense_paths = DensePaths()
+            self._dense_paths = DensePaths(graph_ef_search=self.database.config.graph_ef_search)
         return (
             PgVectorStore(
                 where,

@@ -47,6 +47,8 @@ def build_database(settings: Settings) -> Database:
             embedding_widths=settings.indexed_widths(),
             text_search_config=settings.text_search_config,
             pool_size=settings.db_pool_size,
+            graph_rows=settings.graph_rows,
+            graph_ef_search=settings.graph_ef_search,
         )
     )
 

@@ -169,6 +169,10 @@ async def test_every_function_the_app_role_may_call_gives_a_bound_session_nothin
         "ragsage_generation_chunks": [("SELECT ragsage_generation_chunks(1)", {})],
         # The keyword index's key: pure, it reads no table.
         "ragsage_keyword_key": [("SELECT ragsage_keyword_key('acme', 'zircon')", {})],
+        # A namespace's own graph: its name is a digest, and whether it is built
+        # is read from the catalog alone.
+        "ragsage_graph_name": [("SELECT ragsage_graph_name('acme', 16)", {})],
+        "ragsage_graph_ready": [("SELECT ragsage_graph_ready('acme', 16)", {})],
         "ragsage_upload_room": [("SELECT * FROM ragsage_upload_room('x', 'hr.md')", {})],
         "ragsage_content_kept": [("SELECT ragsage_content_kept(:h)", {"h": hr_hash})],
         "ragsage_document_taken": [("SELECT ragsage_document_taken('x', 'hr.md')", {})],
@@ -321,7 +325,7 @@ async def test_a_key_reading_few_chunks_gets_its_k_nearest_of_them_walked_or_ran
     assert store.paths.path("acme", None, SALES.principals) == "exact"  # few: ranked exactly
     assert [c.chunk.id for c in ranked] == [c.chunk.id for c in expected]
     # Told to walk (as for a key reading most of a big namespace), it still gets them all.
-    store.paths.remember("acme", None, False, SALES.principals)
+    store.paths.remember("acme", None, "walk", SALES.principals)
     walked = await store.search(SALES, query, k=8)
     assert {c.chunk.document_id for c in walked} <= readable
     assert len(walked) == 8

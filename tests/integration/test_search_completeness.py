@@ -106,8 +106,8 @@ async def test_a_small_namespace_beside_big_ones_gets_top_k(
         # since) is slower, never short: a walk over the small namespace falls
         # back to the exact ranking, and an exact ranking is exact.
         stale = DensePaths()
-        stale.remember(small.namespace, None, small=False)
-        stale.remember(medium.namespace, None, small=decided[medium] == "walk")
+        stale.remember(small.namespace, None, "walk")
+        stale.remember(medium.namespace, None, "exact" if decided[medium] == "walk" else "walk")
         store = PgVectorStore(fresh, embedding_model=MODEL, embedding_dim=DIM, paths=stale)
         for scope, vectors in ((small, small_vectors), (medium, medium_vectors)):
             query = unit(rng)
@@ -133,7 +133,7 @@ async def test_the_width_function_ranks_as_the_statement_does(db: Database) -> N
         planned, by_statement = DensePaths(), DensePaths()
         by_statement.unplanned.add(DIM)
         for paths in (planned, by_statement):
-            paths.remember(scope.namespace, None, small=path_is_small)
+            paths.remember(scope.namespace, None, "exact" if path_is_small else "walk")
         stores = [
             PgVectorStore(db, embedding_model=MODEL, embedding_dim=DIM, paths=paths)
             for paths in (planned, by_statement)
@@ -161,7 +161,7 @@ async def test_a_width_without_its_function_is_searched_by_the_statement(db: Dat
     async with db.owner_connection() as connection:
         await connection.execute(text(f"DROP FUNCTION {dense_function_signature(DIM)}"))
     paths = DensePaths()
-    paths.remember(scope.namespace, None, small=False)
+    paths.remember(scope.namespace, None, "walk")
     store = PgVectorStore(db, embedding_model=MODEL, embedding_dim=DIM, paths=paths)
     query = unit(rng)
     found = await store.search(scope, query, k=10)
@@ -170,7 +170,7 @@ async def test_a_width_without_its_function_is_searched_by_the_statement(db: Dat
     # Migrating makes it again, and a process started after uses it.
     await db.migrate()
     again = DensePaths()
-    again.remember(scope.namespace, None, small=False)
+    again.remember(scope.namespace, None, "walk")
     store = PgVectorStore(db, embedding_model=MODEL, embedding_dim=DIM, paths=again)
     assert [c.chunk.id for c in await store.search(scope, query, k=10)] == [
         c.chunk.id for c in found

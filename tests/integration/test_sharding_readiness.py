@@ -693,11 +693,12 @@ _UNQUALIFIED = _constrains(r"(?<![\w.:(])namespace\b")
 # A namespace column (not ``:namespace``, ``%(namespace)s``, nor a trigger's ``NEW.namespace``).
 _COLUMN = r"(?:(?<![\w.])(?!NEW\.|OLD\.)\w+\.(?i:namespace)|(?<![\w.:(])(?i:namespace))\b"
 # What a namespace may be compared with to route a statement: a bound parameter,
-# a literal, a setting, a function's argument or variable, a trigger's row.  Not
+# a literal (or format()'s ``%L`` of one, in a statement a function builds), a
+# setting, a function's argument or variable, a trigger's row.  Not
 # another table's column: a join on namespace routes only a statement that
 # constrains one side by a value.
 _VALUE = (
-    r"(?::\w|%\(|'|(?i:current_setting)\s*\(|NEW\.|OLD\."
+    r"(?::\w|%\(|%(?:\d+\$)?L\b|'|(?i:current_setting)\s*\(|NEW\.|OLD\."
     r"|(?!(?i:SELECT|ANY|ALL|SOME)\b)[A-Za-z_]\w*\b(?!\s*[.(]))"
 )
 _VALUE_BEFORE = r"(?:(?<![\w.:])(?!namespace\b)[A-Za-z_]\w*|:\w+|%\(\w+\)s|'|(?:NEW|OLD)\.\w+)"
@@ -812,6 +813,10 @@ ALLOWED_STATEMENTS = {
     ),
     "sql/functions/purge_webhook_events.sql": (
         "the retention sweep of old webhook events, in every namespace"
+    ),
+    "sql/functions/graph_candidates.sql": (
+        "the chunk counts of every namespace's live generations, for the owner's "
+        "choice of which namespaces get an HNSW graph of their own"
     ),
     "sql/functions/webhook_backlog.sql": (
         "the metrics' count and age of undelivered webhook events over every namespace"

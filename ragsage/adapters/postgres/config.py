@@ -11,6 +11,8 @@ from ragsage.core.errors import ConfigurationError
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _SETTING = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*$")
+# A memory size as Postgres reads one, for a SET that cannot take a parameter.
+_MEMORY = re.compile(r"[1-9][0-9]{0,6}(kB|MB|GB)")
 # pgvector's HNSW index accepts at most 2,000 dimensions for the vector type.
 MAX_INDEXED_DIM = 2000
 
@@ -112,6 +114,22 @@ class PostgresConfig:
     hnsw_m: int = 12
     hnsw_ef_construction: int = 40
     ef_search: int = 160
+    # A namespace whose live generation holds at least graph_rows chunks of a
+    # width gets an HNSW graph of its own (ragsage.adapters.postgres.graphs; 0:
+    # never).  Walking the shared graph, a large namespace is found with too
+    # little recall (0.64 of the exact ten for 200,000 chunks of a million), and
+    # a mid-size one is ranked exactly, row by row (24 ms for 12,000 chunks); on
+    # a graph of its own, 0.98 in 10 ms and 0.97 in 2.4 ms (docs/scaling.md).
+    # Its own graph is denser than the shared one and walked with a longer list:
+    # those figures are m 24, ef_construction 200, ef_search 250.  It is dropped
+    # when the namespace falls below half the threshold.
+    graph_rows: int = 10_000
+    graph_m: int = 24
+    graph_ef_construction: int = 200
+    graph_ef_search: int = 250
+    # maintenance_work_mem for one graph's build: the largest namespace's graph
+    # (232 MB for 200,000 chunks of 384 dimensions) is built fastest in memory.
+    graph_build_memory: str = "1GB"
 
     @property
     def principals_variable(self) -> str:
@@ -142,6 +160,22 @@ class PostgresConfig:
             raise ConfigurationError("hnsw_m must be 2-100 and hnsw_ef_construction 4-1000")
         if not 1 <= self.ef_search <= 1000:
             raise ConfigurationError(f"ef_search must be between 1 and 1000, got {self.ef_search}")
+        self._check_graphs()
+
+    def _check_graphs(self) -> None:
+        if self.graph_rows < 0:
+            raise ConfigurationError(f"graph_rows must not be negative, got {self.graph_rows}")
+        if not (2 <= self.graph_m <= 100 and 4 <= self.graph_ef_construction <= 1000):
+            raise ConfigurationError("graph_m must be 2-100 and graph_ef_construction 4-1000")
+        if not 1 <= self.graph_ef_search <= 1000:
+            raise ConfigurationError(
+                f"graph_ef_search must be between 1 and 1000, got {self.graph_ef_search}"
+            )
+        if _MEMORY.fullmatch(self.graph_build_memory) is None:
+            raise ConfigurationError(
+                "graph_build_memory is a Postgres memory size such as 512MB or 2GB, "
+                f"got {self.graph_build_memory!r}"
+            )
 
     def _check_urls(self) -> None:
         if not self.dsn and self.app_dsn is None:

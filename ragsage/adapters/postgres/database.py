@@ -186,6 +186,16 @@ class Database:
         async with self._owner().begin() as connection:
             yield connection
 
+    @asynccontextmanager
+    async def owner_autocommit(self) -> AsyncIterator[AsyncConnection]:
+        """One owner connection outside any transaction, for ``CONCURRENTLY`` builds.
+
+        Every statement commits on its own, and the connection is the same one
+        throughout, so a session advisory lock taken on it holds until the end.
+        """
+        async with self._owner().connect() as connection:
+            yield await connection.execution_options(isolation_level="AUTOCOMMIT")
+
     async def migrate(self, *, to_version: int | None = None) -> int:
         """Bring the schema up to date and index every configured width; safe on every start.
 
@@ -222,8 +232,7 @@ class Database:
 
     async def _build_width_index(self, width: int, *, rebuild: bool) -> None:
         _log.info("building the HNSW index for %d-dimensional vectors (concurrently)", width)
-        async with self._owner().connect() as connection:
-            autocommit = await connection.execution_options(isolation_level="AUTOCOMMIT")
+        async with self.owner_autocommit() as autocommit:
             if rebuild:
                 await autocommit.execute(
                     text(f"DROP INDEX CONCURRENTLY IF EXISTS {width_index_name(width)}")

@@ -39,7 +39,7 @@ def with_nearest_rows(sql: str) -> str:
     one set, so its first rows are the nearest either way.
     """
     return (
-        f"WITH ranked AS ({sql}) SELECT r.id, r.embedding_model, r.embedding_dim, r.small, "
+        f"WITH ranked AS ({sql}) SELECT r.id, r.embedding_model, r.embedding_dim, r.path, "
         "r.exact, "
         f"r.document_id, r.ordinal, r.similarity, {CHUNK_COLUMNS} FROM (SELECT *, "
         "row_number() OVER (PARTITION BY exact ORDER BY similarity DESC, document_id, "
@@ -51,9 +51,13 @@ def with_nearest_rows(sql: str) -> str:
 
 _PathKey = tuple[str, int | None, frozenset[str] | None]
 # How a dense statement finds its rows: ``choose`` decides from the namespace's
-# size (and reports the choice), ``walk`` walks the HNSW graph and ranks
-# exactly only when the walk came back short, ``exact`` ranks exactly.
-DensePath = Literal["choose", "walk", "exact"]
+# size and graphs (and reports the choice), ``walk`` walks the shared HNSW graph
+# and ranks exactly only when the walk came back short, ``own`` does the same
+# on the namespace's own graph (:mod:`ragsage.adapters.postgres.graphs`; the
+# shared one while it has none), ``exact`` ranks exactly.
+DensePath = Literal["choose", "walk", "own", "exact"]
+# The walks a ``choose`` statement reports it took (its ``path`` column).
+_CHOSEN = "CASE WHEN (SELECT yes FROM own) THEN 'own' WHEN {small} THEN 'exact' ELSE 'walk' END"
 
 
 def dense_statement(
@@ -67,10 +71,10 @@ def dense_statement(
 ) -> tuple[str, dict[str, Any]]:
     """The one statement of a dense search, and the parameters its filters bind.
 
-    Its rows are ``(generation id, model, width, small, exact, chunk
+    Its rows are ``(generation id, model, width, path, exact, chunk
     columns..., similarity)``: the searched generation comes back on every row
     (a single row with null chunk columns when it holds nothing), so no second
-    round trip reads it.
+    round trip reads it, and ``path`` says which :data:`DensePath` was taken.
 
     ``near`` walks the width's HNSW index; ``hnsw.iterative_scan`` lets the walk
     go on past ``ef_search`` while filters or other namespaces' rows reject what
@@ -88,9 +92,14 @@ def dense_statement(
     one never walks the graph.  The exact branch orders by the uncast column,
     which no HNSW index matches.
 
+    A namespace with a graph of its own walks it (``own``, chosen before any
+    size rule): the graph's index is partial on the namespace, which the
+    planner proves from the bound ``:namespace`` (statements are planned with
+    their values), and ordered by the ``halfvec`` cast it is built on.
+
     Deciding "small" costs more than the walk it guards (planning the count
     and share: about 0.7 of a 2 ms search on 8,000 chunks), so only the
-    ``choose`` path decides it, and says what it decided in ``small``; a
+    ``choose`` path decides it, and says what it decided in ``path``; a
     caller that remembers the answer sends ``walk`` or ``exact``, which skip
     the decision and stay correct whatever the namespace has become since
     (``walk`` still falls back to the exact ranking when it comes back short).
@@ -116,24 +125,45 @@ def dense_statement(
         f"AND c.generation = (SELECT id FROM g) AND c.embedding_dim = {dim}{where}"
     )
     deciding = ""
-    small = {"walk": "false", "exact": "true"}.get(path, "(SELECT yes FROM small)")
+    small = {"walk": "false", "own": "false", "exact": "true"}.get(path, "(SELECT yes FROM small)")
     if path == "choose":
         deciding = (
             "n AS MATERIALIZED (SELECT ragsage_generation_chunks((SELECT id FROM g))::float8 "
             "AS rows), "
-            f"small AS MATERIALIZED (SELECT n.rows < {EXACT_BELOW} OR (n.rows < {EXACT_CAP} "
-            f"AND n.rows * n.rows < {SHARE_FACTOR} * (SELECT t.reltuples FROM pg_class t "
-            "WHERE t.oid = 'ragsage_chunks'::regclass)) AS yes FROM n), "
+            f"small AS MATERIALIZED (SELECT NOT (SELECT yes FROM own) AND (n.rows < {EXACT_BELOW} "
+            f"OR (n.rows < {EXACT_CAP} AND n.rows * n.rows < {SHARE_FACTOR} * (SELECT "
+            "t.reltuples FROM pg_class t WHERE t.oid = 'ragsage_chunks'::regclass))) AS yes "
+            "FROM n), "
         )
+    if path in ("choose", "own"):
+        deciding = (
+            f"own AS MATERIALIZED (SELECT ragsage_graph_ready(:namespace, {dim}) AS yes), "
+            + deciding
+        )
+        walks = "NOT (SELECT yes FROM own)"
+        own_distance = f"c.embedding::halfvec({dim}) <=> CAST(:query AS halfvec({dim}))"
+        walked = (
+            f"shared AS (SELECT {columns}, 1 - ({distance}) AS similarity {rows} "
+            f"AND NOT {small} AND {walks} ORDER BY {distance} LIMIT :k), "
+            f"mine AS (SELECT {columns}, 1 - ({distance}) AS similarity {rows} "
+            f"AND (SELECT yes FROM own) ORDER BY {own_distance} LIMIT :k), "
+            "near AS (SELECT * FROM shared UNION ALL SELECT * FROM mine), "
+        )
+        reported = _CHOSEN.format(small=small) if path == "choose" else "'own'"
+    else:
+        walked = (
+            f"near AS (SELECT {columns}, 1 - ({distance}) AS similarity {rows} "
+            f"AND NOT {small} ORDER BY {distance} LIMIT :k), "
+        )
+        reported = f"'{path}'"
     sql = (
         "WITH g AS MATERIALIZED (SELECT g.id, g.embedding_model, g.embedding_dim "
         f"FROM ragsage_generations g WHERE g.namespace = :namespace AND {chosen}), {deciding}"
-        f"near AS (SELECT {columns}, 1 - ({distance}) AS similarity {rows} "
-        f"AND NOT {small} ORDER BY {distance} LIMIT :k), "
+        f"{walked}"
         f"exact AS (SELECT {columns}, 1 - (c.embedding <=> {cast}) AS similarity {rows} "
         f"AND ({small} OR (SELECT count(*) FROM near) < :k) "
         f"ORDER BY c.embedding <=> {cast} LIMIT :k) "
-        f"SELECT g.id, g.embedding_model, g.embedding_dim, {small} AS small, r.* FROM g "
+        f"SELECT g.id, g.embedding_model, g.embedding_dim, {reported} AS path, r.* FROM g "
         "LEFT JOIN (SELECT false AS exact, * FROM near UNION ALL SELECT true, * FROM exact) r "
         "ON true"
     )
@@ -154,8 +184,14 @@ class DensePaths:
     by this version): those are searched by the statement alone.
     """
 
-    def __init__(self, seconds: float = 60.0, limit: int = 10_000) -> None:
+    def __init__(
+        self, seconds: float = 60.0, limit: int = 10_000, *, graph_ef_search: int | None = None
+    ) -> None:
         self.seconds, self.limit = seconds, limit
+        # The candidate list a walk of a namespace's own graph keeps; None: as
+        # any walk.  Those graphs hold the largest namespaces, where the shared
+        # setting finds too few of the exact ten (see docs/scaling.md).
+        self.graph_ef_search = graph_ef_search
         self._chosen: dict[_PathKey, tuple[DensePath, float]] = {}
         self.unplanned: set[int] = set()
 
@@ -173,14 +209,16 @@ class DensePaths:
         self,
         namespace: str,
         generation: int | None,
-        small: bool,
+        path: DensePath,
         principals: frozenset[str] | None = None,
     ) -> None:
+        if path == "choose":
+            raise ValueError("a remembered path is one a statement took, never 'choose'")
         key = (namespace, generation, principals)
         self._chosen.pop(key, None)
         if len(self._chosen) >= self.limit:
             del self._chosen[next(iter(self._chosen))]
-        self._chosen[key] = ("exact" if small else "walk", time.monotonic() + self.seconds)
+        self._chosen[key] = (path, time.monotonic() + self.seconds)
 
 
 def vector_literal(vector: Sequence[float]) -> str:

@@ -144,6 +144,10 @@ _VECTOR_MOVE = (
 )
 
 
+# A ``choose`` statement's ``path`` column, as the path to remember.
+_TAKEN: dict[str, DensePath] = {"walk": "walk", "own": "own", "exact": "exact"}
+
+
 async def _driver(session: AsyncSession) -> psycopg.AsyncConnection[Any]:
     """The session's psycopg connection, able to send vectors in binary COPY."""
     connection = await session.connection()
@@ -425,7 +429,7 @@ class PgVectorStore:
             rows = await self._nearest_readable(scope, query_vector, k, filters, carried)
         path = self.paths.path(scope.namespace, self.generation)
         if rows is None and path != "choose" and (filters is None or filters.is_empty):
-            rows = await self._nearest_planned(scope, query_vector, k, carried, path == "exact")
+            rows = await self._nearest_planned(scope, query_vector, k, carried, path)
         if rows is None:
             rows = await self._nearest_by_statement(scope, query_vector, k, filters, path, carried)
         if not rows:
@@ -445,13 +449,14 @@ class PgVectorStore:
         return [row[4:] for row in rows if row[3] is not None and bool(row[3]) == exact]
 
     async def _nearest_planned(
-        self, scope: Scope, query_vector: tuple[float, ...], k: int, carried: int, exact: bool
+        self, scope: Scope, query_vector: tuple[float, ...], k: int, carried: int, path: DensePath
     ) -> list[tuple[Any, ...]] | None:
         """The width's search function's rows, or None when the width has no function.
 
         Its rows are ``(generation id, model, width, exact, document_id,
         ordinal, similarity, chunk columns...)``, as the statement's are once
-        ``small`` is dropped.
+        ``path`` is dropped.  The function walks the namespace's own graph
+        whenever it has one; ``path`` only sets how wide that walk looks.
         """
         if isinstance(self._target, AsyncSession) or self.embedding_dim in self.paths.unplanned:
             return None  # a caller's session: a failed call would end its transaction
@@ -463,11 +468,11 @@ class PgVectorStore:
             "query": vector_literal(query_vector),
             "k": k,
             "carried": carried,
-            "exact": exact,
+            "exact": path == "exact",
             "generation": self.generation,
         }
         try:
-            return await self._target.read(scope, [*self._tuning(), (call, params)])
+            return await self._target.read(scope, [*self._tuning(path), (call, params)])
         except psycopg.errors.UndefinedFunction:
             self.paths.unplanned.add(self.embedding_dim)
             return None
@@ -510,7 +515,9 @@ class PgVectorStore:
         }
         rows = await read_rows(self._target, scope, [(call, params)])
         few = not (rows and rows[0][3] is False and rows[0][4] is None)
-        self.paths.remember(scope.namespace, self.generation, few, principals)
+        self.paths.remember(
+            scope.namespace, self.generation, "exact" if few else "walk", principals
+        )
         return rows if few else None
 
     async def _nearest_by_statement(
@@ -524,7 +531,7 @@ class PgVectorStore:
     ) -> list[tuple[Any, ...]]:
         """:func:`dense_statement`'s rows, in the search function's shape.
 
-        What a ``choose`` statement decided is remembered, and its ``small``
+        What a ``choose`` statement decided is remembered, and its ``path``
         column dropped.
         """
         sql, params = dense_statement(
@@ -539,20 +546,25 @@ class PgVectorStore:
             query=vector_literal(query_vector), k=k, generation=self.generation, carried=carried
         )
         statement = (to_driver_style(with_nearest_rows(sql)), params)
-        rows = await read_rows(self._target, scope, [*self._tuning(), statement])
-        if path == "choose" and rows and rows[0][3] is not None:
-            self.paths.remember(scope.namespace, self.generation, bool(rows[0][3]))
+        rows = await read_rows(self._target, scope, [*self._tuning(path), statement])
+        if path == "choose" and rows and rows[0][3] in _TAKEN:
+            self.paths.remember(scope.namespace, self.generation, _TAKEN[rows[0][3]])
         return [row[:3] + row[4:] for row in rows]
 
-    def _tuning(self) -> list[tuple[str, Mapping[str, Any]]]:
+    def _tuning(self, path: DensePath = "walk") -> list[tuple[str, Mapping[str, Any]]]:
         # ef_search is not raised to k: with iterative scans the walk simply goes
         # on until it has k rows, so a larger k costs no extra statement.  In the
         # statement the walk-or-sort choice is the planner's (storage migration 15
         # keeps its statistics); the width's function walks whenever it is asked
-        # to, which only a namespace found not small is.
-        if self.ef_search is None:
+        # to, which only a namespace found not small is.  A namespace's own graph
+        # is walked with its own, wider list (a ``choose`` statement, which does
+        # not know yet that the namespace has one, walks with the shared list).
+        ef_search = self.ef_search
+        if path == "own" and self.paths.graph_ef_search is not None:
+            ef_search = max(ef_search or 0, self.paths.graph_ef_search)
+        if ef_search is None:
             return []
-        return [(set_local("hnsw.ef_search", str(int(self.ef_search))), {})]
+        return [(set_local("hnsw.ef_search", str(int(ef_search))), {})]
 
     async def delete(self, scope: Scope, document_id: str) -> None:
         """Remove the document's chunks from every generation."""

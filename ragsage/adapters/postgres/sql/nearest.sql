@@ -19,6 +19,14 @@
 -- exactly from the start.  Without filters only: a filtered search still sends
 -- the statement.
 --
+-- A namespace with a graph of its own (`ragsage.adapters.postgres.graphs`)
+-- walks that graph instead of the shared one.  Its index is partial on the
+-- namespace, which a generic plan cannot prove, so that walk is planned on
+-- each call (EXECUTE, the namespace written as a literal); it orders by the
+-- `halfvec` cast the graph is built on, which no shared index matches, so the
+-- planner cannot wander back to the shared graph.  Similarities are still
+-- computed in full precision.
+--
 -- A generic plan does not know `k` and takes a tenth of the rows for it; at
 -- 100,000 chunks that made sorting every row look cheaper than the walk, and a
 -- search took 130 ms.  `enable_sort = off` leaves the walk as the one way to
@@ -51,7 +59,28 @@ CREATE OR REPLACE FUNCTION ragsage_nearest_{{dim}}(
             WHERE g.namespace = ns AND CASE WHEN target_generation IS NULL THEN g.state = 'active'
                 ELSE g.id = target_generation AND g.state IN ('active', 'building') END;
         IF gid IS NULL THEN RETURN; END IF;
-        IF NOT exact THEN
+        IF NOT exact AND ragsage_graph_ready(ns, {{dim}}) THEN
+            RETURN QUERY EXECUTE format($own$SELECT $1, $2, $3, false, r.document_id, r.ordinal,
+                r.similarity, c.document_id, c.ordinal, c.text, c.embed_text, c.heading_path,
+                c.page_numbers, c.metadata, c.source, c.created_at, c.start_char, c.end_char
+            FROM (SELECT n.document_id, n.ordinal, n.similarity, row_number() OVER (
+                    ORDER BY n.similarity DESC, n.document_id, n.ordinal) AS place
+                FROM (SELECT c.document_id, c.ordinal,
+                        1 - (c.embedding::vector({{dim}}) <=> $4) AS similarity
+                    FROM ragsage_chunks c
+                    WHERE c.namespace = %1$L AND c.generation = $1 AND c.embedding_dim = {{dim}}
+                    ORDER BY c.embedding::halfvec({{dim}}) <=> $4::halfvec({{dim}})
+                    LIMIT $5) n) r
+            LEFT JOIN LATERAL (SELECT c.document_id, c.ordinal, c.text, c.embed_text,
+                    c.heading_path, c.page_numbers, c.metadata, c.source, c.created_at,
+                    c.start_char, c.end_char FROM ragsage_chunks c
+                WHERE r.place <= $6 AND c.namespace = %1$L AND c.generation = $1
+                AND c.document_id = r.document_id AND c.ordinal = r.ordinal LIMIT 1) c
+                ON true
+            ORDER BY r.place$own$, ns) USING gid, model, width, query, k, carried;
+            GET DIAGNOSTICS walked = ROW_COUNT;
+            IF walked >= k THEN RETURN; END IF;
+        ELSIF NOT exact THEN
             RETURN QUERY SELECT gid, model, width, false, r.document_id, r.ordinal, r.similarity,
                 c.document_id, c.ordinal, c.text, c.embed_text, c.heading_path, c.page_numbers, c.metadata, c.source, c.created_at, c.start_char, c.end_char
             FROM (SELECT n.document_id, n.ordinal, n.similarity, row_number() OVER (
