@@ -3,7 +3,7 @@
     python bench/scale.py [--chunks 1000000] [--tenants 1000] [--queries 200] [--seed 53]
                           [--data-dir DIR] [--reuse] [--no-http] [--load-only]
                           [--writers 2] [--hnsw-during-load] [--shared-buffers 4GB]
-                          [--recall-queries 100]
+                          [--recall-queries 100] [--graph-rows 10000]
 
 The corpus is real text (``bench/scale_corpus.py``: Debian's HTML documentation
 and the Python manual, the Python standard library, this venv's site-packages,
@@ -48,6 +48,11 @@ or rebuilds them).  Then ``VACUUM (ANALYZE)``, as autovacuum soon runs after
 a bulk insert: right after a load without it, a key bound to a few documents
 searched ten times slower (20 ms against 1.5 ms at 20,000 chunks).
 
+After the load (or its reuse) comes one round of ``ragsage graphs``
+(``maintain_graphs``): every tenant of ``--graph-rows`` chunks or more gets an
+HNSW graph of its own, and the time and size of each build are printed.
+``--graph-rows 0`` drops them again, to measure the shared graph alone.
+
 The Postgres data directory is kept (``--data-dir``, default
 ``~/.cache/ragsage-scale/pg-<chunks>``; the server's files are in its ``pg``
 folder); a finished load writes ``scale.json`` beside them with the corpus
@@ -70,7 +75,8 @@ both drawn from up to 4,000 of its chunks picked at random (seeded):
   tenant (the same query with ``enable_indexscan`` off), over the first
   ``--recall-queries`` queries of each kind; a result at a distance no greater
   than the exact tenth's counts as a hit (ties); beside it the path the store
-  took for the tenant (``exact`` ranking or an HNSW ``walk``);
+  took for the tenant (``exact`` ranking, a ``walk`` of the shared HNSW graph,
+  or of the tenant's ``own``);
 * over HTTP (gunicorn, 2 workers x 8 threads, request rate limits off, a read
   key per tenant): one client for each mode and kind, then hybrid on sampled
   queries from 8 and 32 clients, with requests/s and the CPU seconds the API
@@ -93,6 +99,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import random
@@ -117,6 +124,7 @@ from stack import serve_api
 
 from ragsage.adapters.embedded.postgres import EmbeddedPostgres
 from ragsage.adapters.embedded.redis import EmbeddedRedis
+from ragsage.adapters.postgres.graphs import maintain_graphs
 from ragsage.adapters.postgres.jobs.documents import delete_document
 from ragsage.adapters.postgres.keys import Role, create_key
 from ragsage.adapters.postgres.migrations import width_index_name
@@ -801,6 +809,29 @@ def prepare(args, servers: Servers, pool: Pool, plans, params: dict[str, Any]) -
     print_load(figures, reused=False)
 
 
+async def own_graphs(settings: Settings) -> None:
+    """``ragsage graphs``' round: the namespaces of ``graph_rows`` chunks get their own graph."""
+    runtime = build_runtime(settings)
+    began = time.perf_counter()
+    done = await maintain_graphs(runtime.database)
+    took = time.perf_counter() - began
+    await runtime.aclose()
+    if done is None:
+        raise SystemExit("another `ragsage graphs` holds the lock")
+    built, kept = done.of("built"), done.of("kept")
+    failed, dropped = done.of("failed"), done.of("dropped")
+    print(
+        f"graphs of their own (namespaces of {settings.graph_rows:,} chunks or more): "
+        f"{len(built)} built in {took:,.0f} s, {len(kept)} kept, {len(dropped)} dropped"
+        + (f", {len(failed)} FAILED: {failed[0].error}" if failed else "")
+    )
+    for change in built:
+        print(
+            f"  {change.namespace}: {change.chunks:,} chunks, {change.seconds:,.1f} s, "
+            f"{change.size_bytes / 2**20:,.0f} MB"
+        )
+
+
 async def migrate_only(settings: Settings) -> None:
     runtime = build_runtime(settings)
     await runtime.database.migrate()
@@ -865,6 +896,13 @@ def main() -> None:
     parser.add_argument("--shared-buffers", default="4GB")
     parser.add_argument("--load-only", action="store_true", help="stop after the load")
     parser.add_argument(
+        "--graph-rows",
+        type=int,
+        default=Settings().graph_rows,
+        help="a tenant of this many chunks gets an HNSW graph of its own (0: none, and "
+        "those built by an earlier run are dropped)",
+    )
+    parser.add_argument(
         "--recall-queries", type=int, default=100, help="per tenant and kind (exact scans)"
     )
     args = parser.parse_args()
@@ -891,6 +929,9 @@ def main() -> None:
         )
         try:
             prepare(args, servers, pool, plans, params)
+            if args.graph_rows != servers.settings.graph_rows:
+                servers.settings = dataclasses.replace(servers.settings, graph_rows=args.graph_rows)
+            asyncio.run(own_graphs(servers.settings))
             if not args.load_only:
                 measure(args, servers, pool, plans, sizes_)
             sizes(servers.owner_url)

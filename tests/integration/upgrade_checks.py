@@ -6,12 +6,16 @@ check runs at ``v``.  Checks chain: each runs its predecessor's too.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from sqlalchemy import text
 
 from ragsage.adapters.postgres import (
     Database,
+    PgVectorStore,
 )
+from ragsage.adapters.postgres.graphs import maintain_graphs
 
 from . import helpers
 from .upgrade_checks_keyword import (
@@ -655,6 +659,25 @@ async def _check_v31(database: Database) -> None:
     assert await keyword_hits(database, GLOBEX, "zirconium") == []
 
 
+async def _check_v32(database: Database) -> None:
+    # A namespace stored before 32 gets a graph of its own once it is large
+    # enough (here: one chunk), and its dense search walks it.
+    await database.migrate()
+    small_threshold = Database(dataclasses.replace(database.config, graph_rows=1))
+    try:
+        done = await maintain_graphs(small_threshold)
+    finally:
+        await small_threshold.dispose()
+    assert done is not None
+    assert [(c.action, c.namespace, c.width, c.chunks) for c in done.changes] == [
+        ("built", "acme", 256, 1)
+    ]
+    store = PgVectorStore(database, embedding_model="ragsage-hashing-256", embedding_dim=256)
+    found = await store.search(ACME, (0.0625,) * 256, k=3)
+    assert [c.chunk.document_id for c in found] == ["doc_v3"]
+    assert store.paths.path(ACME.namespace, None) == "own"
+
+
 UPGRADES = {
     2: (_seed_v1, _check_v2),
     3: (_seed_v2, _check_v3),
@@ -686,4 +709,5 @@ UPGRADES = {
     29: (_seed_v28, _check_v29),
     30: (_seed_v3, _check_v30),
     31: (_seed_v3, _check_v31),
+    32: (_seed_v3, _check_v32),
 }

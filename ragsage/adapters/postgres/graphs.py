@@ -48,7 +48,7 @@ _EXISTING = (
 )
 _CANDIDATES = (
     "SELECT namespace, embedding_dim, chunks, ragsage_graph_name(namespace, embedding_dim) "
-    "FROM ragsage_graph_candidates(:rows)"
+    "FROM ragsage_graph_candidates(CAST(:rows AS bigint))"
 )
 
 

@@ -1,4 +1,4 @@
--- requires: 31
+-- requires: 32
 
 -- The namespaces and widths holding at least `min_rows` chunks in one live
 -- generation, as the writers counted them (migration 29): the ones that are

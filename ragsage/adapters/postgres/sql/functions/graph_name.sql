@@ -1,4 +1,4 @@
--- requires: 31
+-- requires: 32
 
 -- The name of the HNSW graph a large namespace gets of its own for one vector
 -- width (`ragsage.adapters.postgres.graphs` builds and drops them).  A digest,

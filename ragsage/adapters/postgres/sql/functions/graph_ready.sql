@@ -1,4 +1,4 @@
--- requires: 31
+-- requires: 32
 
 -- Whether a namespace's own graph of a width is built and usable.  A graph
 -- being built concurrently, or whose build failed, is not: the search walks the

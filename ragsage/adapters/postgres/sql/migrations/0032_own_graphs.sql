@@ -1,0 +1,19 @@
+-- Migration 32: the largest namespaces may walk HNSW graphs of their own.
+--
+-- Function bodies are not kept here: functions/graph_name.sql,
+-- functions/graph_ready.sql and functions/graph_candidates.sql hold them, and
+-- nearest.sql the dense search of each width.
+--
+-- One shared graph per width serves every namespace, and a namespace's walk
+-- steps over every other namespace's vectors.  `ragsage graphs` (the owner's
+-- round, ragsage.adapters.postgres.graphs) gives a namespace holding at least
+-- RAGSAGE_GRAPH_ROWS chunks of a width an index of its own, partial on its
+-- namespace and width and built on the `halfvec` cast; the searches walk it as
+-- soon as it is valid.  The indexes are made by that round, never by a
+-- migration: a build takes minutes on a large namespace and is done
+-- `CONCURRENTLY`, outside any transaction.  This step only brings the functions
+-- a schema at this version holds: an index's name for a namespace and width,
+-- whether it is ready, and the namespaces large enough to have one.
+--
+-- No table, index or policy changes, and every search answers as before until
+-- a graph is built.
