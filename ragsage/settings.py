@@ -34,6 +34,8 @@ KEYWORD_WEIGHTINGS = ("idf", "plain")
 # How the local model reads a text longer than its 256 word pieces (local_embedder.py).
 LOCAL_LONG_TEXTS = ("windows", "truncate")
 LOCAL_PRECISIONS = ("int8", "float")
+# What a width's shared HNSW graph is built on (PostgresConfig.hnsw_type).
+HNSW_TYPES = ("vector", "halfvec")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 # The most RAGSAGE_RESTRICTED_KEY_MAX_LIFETIME may allow a restricted key: 31 days.
 LONGEST_RESTRICTED_KEY = 31 * 86400
@@ -66,6 +68,9 @@ class Settings:
     # its own when `ragsage graphs` runs (0: never); walked with graph_ef_search.
     graph_rows: int = 10_000
     graph_ef_search: int = 250
+    # What each width's shared HNSW graph is built on: vector or halfvec (half the
+    # memory; rebuilt by the next migrate when changed).
+    hnsw_type: str = "vector"
     # Models
     # "auto": the local model where it is installed and the width is its own,
     # else hashing; resolved once, at construction (see _resolved_embedder).
@@ -203,6 +208,9 @@ class Settings:
         _one_of("RAGSAGE_CODE_CHUNKING", self.code_chunking, CODE_CHUNKING)
         _one_of("RAGSAGE_LOCAL_MODEL_LONG_TEXTS", self.local_model_long_texts, LOCAL_LONG_TEXTS)
         _one_of("RAGSAGE_LOCAL_MODEL_PRECISION", self.local_model_precision, LOCAL_PRECISIONS)
+        _one_of("RAGSAGE_HNSW_TYPE", self.hnsw_type, HNSW_TYPES)
+        _between("RAGSAGE_GRAPH_ROWS", self.graph_rows, 0, 2**62)
+        _between("RAGSAGE_GRAPH_EF_SEARCH", self.graph_ef_search, 1, 1000)
         if self.log_level.upper() not in LOG_LEVELS:
             raise ConfigurationError(
                 f"RAGSAGE_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}; got {self.log_level!r}"

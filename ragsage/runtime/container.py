@@ -165,7 +165,10 @@ class Runtime:
         where = target if target is not None else self.database
         chosen = embedder or self.embedder
         if self._dense_paths is None:
-            self._dense_paths = DensePaths(graph_ef_search=self.database.config.graph_ef_search)
+            config = self.database.config
+            self._dense_paths = DensePaths(
+                graph_ef_search=config.graph_ef_search, hnsw_type=config.hnsw_type
+            )
         return (
             PgVectorStore(
                 where,

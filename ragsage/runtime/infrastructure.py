@@ -49,6 +49,7 @@ def build_database(settings: Settings) -> Database:
             pool_size=settings.db_pool_size,
             graph_rows=settings.graph_rows,
             graph_ef_search=settings.graph_ef_search,
+            hnsw_type=settings.hnsw_type,
         )
     )
 

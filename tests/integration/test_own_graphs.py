@@ -13,8 +13,9 @@ from sqlalchemy import text
 
 from ragsage.adapters.postgres import Database, PgVectorStore
 from ragsage.adapters.postgres.config import PostgresConfig
-from ragsage.adapters.postgres.dense_statements import DensePaths
+from ragsage.adapters.postgres.dense_statements import DensePath, DensePaths
 from ragsage.adapters.postgres.graphs import graph_statement, maintain_graphs
+from ragsage.adapters.postgres.migrations import width_index_name
 from ragsage.core.types import Scope, SearchFilters
 
 from .test_search_completeness import DIM, MODEL, load, nearest, unit
@@ -41,23 +42,28 @@ async def graph_scans(database: Database, name: str) -> int:
 
 
 async def scans_of(
-    graphed: Database, name: str, search: Callable[[PgVectorStore], Awaitable[None]]
+    graphed: Database,
+    name: str,
+    search: Callable[[PgVectorStore], Awaitable[None]],
+    *,
+    remember: DensePath | None = None,
 ) -> int:
     """How many times ``search`` walked the graph ``name``.
 
     The searches run on pools of their own, closed at the end: a backend
     reports its index scans when it exits (an idle one may wait 10 s).
+    ``remember`` starts every namespace's path as if a search had chosen it.
     """
     before = await graph_scans(graphed, name)
-    searching = Database(graphed.config)
+    config = graphed.config
+    searching = Database(config)
+    paths = DensePaths(graph_ef_search=400, hnsw_type=config.hnsw_type)
+    if remember is not None:
+        for scope in (BIG, SMALL):
+            paths.remember(scope.namespace, None, remember)
     try:
         await search(
-            PgVectorStore(
-                searching,
-                embedding_model=MODEL,
-                embedding_dim=DIM,
-                paths=DensePaths(graph_ef_search=400),
-            )
+            PgVectorStore(searching, embedding_model=MODEL, embedding_dim=DIM, paths=paths)
         )
     finally:
         await searching.dispose()
@@ -156,6 +162,43 @@ async def test_one_round_at_a_time_and_no_graph_when_turned_off(
         assert done is not None and done.changes == []
     finally:
         await off.dispose()
+
+
+async def index_definition(database: Database, name: str) -> str:
+    async with database.owner_connection() as connection:
+        found = await connection.scalar(
+            text("SELECT pg_get_indexdef(to_regclass(:name))"), {"name": name}
+        )
+    return str(found)
+
+
+async def test_the_shared_graph_may_be_built_in_half_precision(pg_config: PostgresConfig) -> None:
+    rng = random.Random(34)
+    shared = width_index_name(DIM)
+    half = Database(dataclasses.replace(pg_config, hnsw_type="halfvec", graph_rows=0))
+    try:
+        await half.migrate()
+        assert "halfvec_cosine_ops" in await index_definition(half, shared)
+        big = await load(half, BIG, 300, rng)
+
+        async def walk(store: PgVectorStore) -> None:
+            for _ in range(3):
+                query = unit(rng)
+                found = await store.search(BIG, query, k=10)
+                assert [c.chunk.id for c in found] == nearest(big, query, 10)
+
+        assert await scans_of(half, shared, walk, remember="walk") == 3
+    finally:
+        await half.dispose()
+    # Set back to vector, the next migrate builds the graph again (the table
+    # holds vectors: concurrently), and the walks use it.
+    full = Database(dataclasses.replace(pg_config, graph_rows=0))
+    try:
+        await full.migrate()
+        assert "vector_cosine_ops" in await index_definition(full, shared)
+        assert await scans_of(full, shared, walk, remember="walk") == 3
+    finally:
+        await full.dispose()
 
 
 def test_a_graph_is_only_written_for_a_real_namespace_and_name() -> None:

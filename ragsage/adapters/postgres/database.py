@@ -214,7 +214,7 @@ class Database:
             for width in self._config.widths:
                 for statement in dense_function_statements(self._config, width):
                     await connection.execute(text(statement))
-            found = await width_indexes(connection)
+            found = await width_indexes(connection, self._config.hnsw_type)
             missing = [w for w in self._config.widths if not found.get(w, False)]
             empty = not await connection.scalar(
                 text("SELECT pg_relation_size('ragsage_chunks') > 0")

@@ -12,6 +12,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from ragsage.adapters.postgres.graph_keys import own_key, shared_key
 from ragsage.adapters.postgres.rows import CHUNK_COLUMNS, filter_sql
 from ragsage.core.types import SearchFilters
 
@@ -68,6 +69,7 @@ def dense_statement(
     generation: int | None = None,
     columns: str = CHUNK_COLUMNS,
     path: DensePath = "choose",
+    hnsw_type: str = "vector",
 ) -> tuple[str, dict[str, Any]]:
     """The one statement of a dense search, and the parameters its filters bind.
 
@@ -95,7 +97,8 @@ def dense_statement(
     A namespace with a graph of its own walks it (``own``, chosen before any
     size rule): the graph's index is partial on the namespace, which the
     planner proves from the bound ``:namespace`` (statements are planned with
-    their values), and ordered by the ``halfvec`` cast it is built on.
+    their values), and ordered by the key it is built on
+    (:mod:`~ragsage.adapters.postgres.graph_keys`).
 
     Deciding "small" costs more than the walk it guards (planning the count
     and share: about 0.7 of a 2 ms search on 8,000 chunks), so only the
@@ -111,6 +114,8 @@ def dense_statement(
     and the count ``:k``.
     ``columns`` are the chunk columns returned (by default every one a
     :class:`Chunk` needs; a ranking by id asks for the key alone).
+    ``hnsw_type`` is what the width's shared graph is built on (the walk
+    orders by that key; similarities are computed in full precision).
     """
     where, params = filter_sql(filters)
     params["namespace"] = namespace
@@ -119,7 +124,8 @@ def dense_statement(
     else:
         chosen = "g.id = CAST(:generation AS integer) AND g.state IN ('active', 'building')"
     cast = f"CAST(:query AS vector({dim}))"
-    distance = f"c.embedding::vector({dim}) <=> {cast}"
+    exact_distance = f"c.embedding::vector({dim}) <=> {cast}"
+    distance = f"{shared_key(dim, hnsw_type, 'c.embedding')} <=> CAST(:query AS {hnsw_type}({dim}))"
     rows = (
         "FROM ragsage_chunks c WHERE c.namespace = :namespace "
         f"AND c.generation = (SELECT id FROM g) AND c.embedding_dim = {dim}{where}"
@@ -141,18 +147,18 @@ def dense_statement(
             + deciding
         )
         walks = "NOT (SELECT yes FROM own)"
-        own_distance = f"c.embedding::halfvec({dim}) <=> CAST(:query AS halfvec({dim}))"
+        own_distance = f"{own_key(dim, 'c.embedding')} <=> CAST(:query AS halfvec({dim}))"
         walked = (
-            f"shared AS (SELECT {columns}, 1 - ({distance}) AS similarity {rows} "
+            f"shared AS (SELECT {columns}, 1 - ({exact_distance}) AS similarity {rows} "
             f"AND NOT {small} AND {walks} ORDER BY {distance} LIMIT :k), "
-            f"mine AS (SELECT {columns}, 1 - ({distance}) AS similarity {rows} "
+            f"mine AS (SELECT {columns}, 1 - ({exact_distance}) AS similarity {rows} "
             f"AND (SELECT yes FROM own) ORDER BY {own_distance} LIMIT :k), "
             "near AS (SELECT * FROM shared UNION ALL SELECT * FROM mine), "
         )
         reported = _CHOSEN.format(small=small) if path == "choose" else "'own'"
     else:
         walked = (
-            f"near AS (SELECT {columns}, 1 - ({distance}) AS similarity {rows} "
+            f"near AS (SELECT {columns}, 1 - ({exact_distance}) AS similarity {rows} "
             f"AND NOT {small} ORDER BY {distance} LIMIT :k), "
         )
         reported = f"'{path}'"
@@ -185,9 +191,17 @@ class DensePaths:
     """
 
     def __init__(
-        self, seconds: float = 60.0, limit: int = 10_000, *, graph_ef_search: int | None = None
+        self,
+        seconds: float = 60.0,
+        limit: int = 10_000,
+        *,
+        graph_ef_search: int | None = None,
+        hnsw_type: str = "vector",
     ) -> None:
         self.seconds, self.limit = seconds, limit
+        # What the shared graphs are built on (PostgresConfig.hnsw_type): the
+        # statement's walk must order by the same key.
+        self.hnsw_type = hnsw_type
         # The candidate list a walk of a namespace's own graph keeps; None: as
         # any walk.  Those graphs hold the largest namespaces, where the shared
         # setting finds too few of the exact ten (see docs/scaling.md).

@@ -6,9 +6,10 @@ holding a fifth of a million chunks found 0.64 of its exact ten that way, and
 a mid-size one (12,000 chunks) is cheaper ranked row by row (24 ms) than
 walked.  A namespace whose live generation holds at least ``graph_rows``
 chunks of a width therefore gets an index of its own, partial on its
-namespace and width, on the ``halfvec`` cast (half the memory, the same
-recall in our measurements, and an expression no shared index matches, so a
-search that orders by it can only walk this graph).  Searches find it through
+namespace and width, in half precision (half the memory, the same recall in
+our measurements) and on an expression no shared graph is built on
+(:mod:`~ragsage.adapters.postgres.graph_keys`), so a search that orders by it
+can only walk this graph.  Searches find it through
 ``ragsage_graph_ready`` and walk it as soon as it is valid
 (``sql/nearest.sql``, :func:`~ragsage.adapters.postgres.dense_statements.dense_statement`).
 
@@ -34,6 +35,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ragsage.adapters.postgres.database import Database
+from ragsage.adapters.postgres.graph_keys import own_key
 from ragsage.core.types import NAMESPACE_PATTERN
 
 _log = logging.getLogger(__name__)
@@ -90,7 +92,7 @@ def graph_statement(name: str, namespace: str, width: int, *, m: int, ef_constru
         raise ValueError(f"vector width out of range: {width}")
     return (
         f"CREATE INDEX CONCURRENTLY {name} ON ragsage_chunks "
-        f"USING hnsw ((embedding::halfvec({int(width)})) halfvec_cosine_ops) "
+        f"USING hnsw (({own_key(width)}) halfvec_cosine_ops) "
         f"WITH (m = {int(m)}, ef_construction = {int(ef_construction)}) "
         f"WHERE embedding_dim = {int(width)} AND namespace = '{namespace}'"
     )

@@ -14,7 +14,8 @@ transaction-local isolation setting.  With the setting unset the comparison is
 NULL and nothing is visible, so a forgotten preamble fails closed.
 
 Vectors live in an unsized ``vector`` column beside their width, and each width
-gets its own partial HNSW index over ``embedding::vector(N)``.  That is what
+gets its own partial HNSW index over ``embedding::vector(N)`` (or ``halfvec(N)``,
+the ``hnsw_type`` setting; :mod:`~ragsage.adapters.postgres.graph_keys`).  That is what
 lets an embedding generation of another width (a model change) be built next to
 the serving one in the same table.
 """
@@ -29,6 +30,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ragsage.adapters.postgres.config import PostgresConfig
+from ragsage.adapters.postgres.graph_keys import shared_key, shared_opclass
 from ragsage.adapters.postgres.sql_files import (
     config_values,
     file_statements,
@@ -113,7 +115,7 @@ def hnsw_index_statement(config: PostgresConfig, dim: int, *, concurrently: bool
     how = "CONCURRENTLY " if concurrently else ""
     return (
         f"CREATE INDEX {how}IF NOT EXISTS {width_index_name(dim)} ON ragsage_chunks "
-        f"USING hnsw ((embedding::vector({dim})) vector_cosine_ops) "
+        f"USING hnsw (({shared_key(dim, config.hnsw_type)}) {shared_opclass(config.hnsw_type)}) "
         f"WITH (m = {int(config.hnsw_m)}, ef_construction = {int(config.hnsw_ef_construction)}) "
         f"WHERE embedding_dim = {dim}"
     )
@@ -163,16 +165,22 @@ async def _schema_row(connection: AsyncConnection) -> tuple[int, int, str] | Non
     return (int(row[0]), int(row[1]), str(row[2])) if row else None
 
 
-async def width_indexes(connection: AsyncConnection) -> dict[int, bool]:
-    """The per-width HNSW indexes that exist: width → valid (False: a failed build)."""
+async def width_indexes(connection: AsyncConnection, hnsw_type: str) -> dict[int, bool]:
+    """The per-width HNSW indexes that exist: width → usable.
+
+    False for a failed build, and for a graph of another type than ``hnsw_type``
+    (the setting changed since it was built): either is built again.
+    """
     rows = await connection.execute(
         text(
-            "SELECT c.relname, i.indisvalid FROM pg_index i "
+            "SELECT c.relname, i.indisvalid AND pg_get_indexdef(i.indexrelid) LIKE "
+            "'%' || CAST(:opclass AS text) || '%' FROM pg_index i "
             "JOIN pg_class c ON c.oid = i.indexrelid "
             "JOIN pg_class t ON t.oid = i.indrelid "
             "WHERE t.relname = 'ragsage_chunks' "
             "AND c.relname LIKE 'ragsage\\_chunks\\_embedding\\_%'"
-        )
+        ),
+        {"opclass": shared_opclass(hnsw_type)},
     )
     found: dict[int, bool] = {}
     for name, valid in rows:

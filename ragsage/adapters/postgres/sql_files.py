@@ -39,6 +39,7 @@ def config_values(config: PostgresConfig) -> dict[str, str]:
         "principals_setting": safe_setting_name(config.principals_variable),
         "hnsw_m": str(int(config.hnsw_m)),
         "hnsw_ef_construction": str(int(config.hnsw_ef_construction)),
+        "hnsw_type": safe_identifier(config.hnsw_type),
         "embedding_dim": str(int(config.embedding_dim)),
     }
 

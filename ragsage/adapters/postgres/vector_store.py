@@ -541,6 +541,7 @@ class PgVectorStore:
             generation=self.generation,
             columns=KEY_COLUMNS,
             path=path,
+            hnsw_type=self.paths.hnsw_type,
         )
         params.update(
             query=vector_literal(query_vector), k=k, generation=self.generation, carried=carried

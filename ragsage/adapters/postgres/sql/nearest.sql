@@ -7,7 +7,7 @@
 -- connection, which a server-side prepared statement would too, but a
 -- transaction-mode PgBouncer in front (which the read connections support)
 -- would send a prepared statement's next use to another backend.  The cast to
--- the width's `vector(N)`, which the width's HNSW index is built on, must be
+-- the width's `vector(N)` (or `halfvec(N)`), which its HNSW index is built on, must be
 -- written into the statement, hence one function per width.  It is made again
 -- (`CREATE OR REPLACE`) by every `Database.migrate`, as the width's
 -- index is built there; a width without its function is searched by the
@@ -23,9 +23,11 @@
 -- walks that graph instead of the shared one.  Its index is partial on the
 -- namespace, which a generic plan cannot prove, so that walk is planned on
 -- each call (EXECUTE, the namespace written as a literal); it orders by the
--- `halfvec` cast the graph is built on, which no shared index matches, so the
--- planner cannot wander back to the shared graph.  Similarities are still
--- computed in full precision.
+-- normalised `halfvec` the graph is built on, which no shared graph is, so the
+-- planner cannot wander back to the shared graph.  The shared graph's walk
+-- orders by its own key, `vector` or `halfvec` (the `hnsw_type` setting).  Both
+-- keys are the ones `ragsage.adapters.postgres.graph_keys` writes; similarities
+-- are computed in full precision either way.
 --
 -- A generic plan does not know `k` and takes a tenth of the rows for it; at
 -- 100,000 chunks that made sorting every row look cheaper than the walk, and a
@@ -69,7 +71,8 @@ CREATE OR REPLACE FUNCTION ragsage_nearest_{{dim}}(
                         1 - (c.embedding::vector({{dim}}) <=> $4) AS similarity
                     FROM ragsage_chunks c
                     WHERE c.namespace = %1$L AND c.generation = $1 AND c.embedding_dim = {{dim}}
-                    ORDER BY c.embedding::halfvec({{dim}}) <=> $4::halfvec({{dim}})
+                    ORDER BY l2_normalize(c.embedding::halfvec({{dim}}))::halfvec({{dim}})
+                        <=> $4::halfvec({{dim}})
                     LIMIT $5) n) r
             LEFT JOIN LATERAL (SELECT c.document_id, c.ordinal, c.text, c.embed_text,
                     c.heading_path, c.page_numbers, c.metadata, c.source, c.created_at,
@@ -88,7 +91,8 @@ CREATE OR REPLACE FUNCTION ragsage_nearest_{{dim}}(
                 FROM (SELECT c.document_id, c.ordinal, 1 - (c.embedding::vector({{dim}}) <=> query) AS similarity
                     FROM ragsage_chunks c
                     WHERE c.namespace = ns AND c.generation = gid AND c.embedding_dim = {{dim}}
-                    ORDER BY c.embedding::vector({{dim}}) <=> query LIMIT k) n) r
+                    ORDER BY c.embedding::{{hnsw_type}}({{dim}}) <=> query::{{hnsw_type}}({{dim}})
+                    LIMIT k) n) r
             LEFT JOIN LATERAL (SELECT c.document_id, c.ordinal, c.text, c.embed_text, c.heading_path, c.page_numbers, c.metadata, c.source, c.created_at, c.start_char, c.end_char FROM ragsage_chunks c
                 WHERE r.place <= carried AND c.namespace = ns AND c.generation = gid
                 AND c.document_id = r.document_id AND c.ordinal = r.ordinal LIMIT 1) c

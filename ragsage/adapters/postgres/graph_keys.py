@@ -1,0 +1,38 @@
+"""The expressions the HNSW graphs are built on; a walk orders by the same one to use a graph.
+
+Postgres uses an expression index only for a query that writes the very same
+expression, so these are written in one place for the builders (the width's
+shared graph in :mod:`~ragsage.adapters.postgres.migrations`, a namespace's own
+in :mod:`~ragsage.adapters.postgres.graphs`) and the walks
+(:mod:`~ragsage.adapters.postgres.dense_statements`; ``sql/nearest.sql`` writes
+them out and says so).
+
+The two keys differ on purpose.  A namespace's own graph is partial on its
+namespace, so a walk of that namespace could use either graph, and the planner
+has kept the shared one for the largest namespace.  The own graph's key
+normalises the vector first: cosine distance does not change when a vector is
+scaled, so the order is the same, but the expression is one no shared graph is
+built on, and a walk that orders by it can only walk the namespace's graph.
+"""
+
+from __future__ import annotations
+
+from ragsage.adapters.postgres.config import HNSW_TYPES
+
+
+def shared_key(dim: int, hnsw_type: str, column: str = "embedding") -> str:
+    """The expression a width's shared graph is built on (``vector`` or ``halfvec``)."""
+    if hnsw_type not in HNSW_TYPES:
+        raise ValueError(f"not a graph type: {hnsw_type!r}")
+    return f"{column}::{hnsw_type}({int(dim)})"
+
+
+def shared_opclass(hnsw_type: str) -> str:
+    if hnsw_type not in HNSW_TYPES:
+        raise ValueError(f"not a graph type: {hnsw_type!r}")
+    return f"{hnsw_type}_cosine_ops"
+
+
+def own_key(dim: int, column: str = "embedding") -> str:
+    """The expression a namespace's own graph is built on: normalised, half precision."""
+    return f"l2_normalize({column}::halfvec({int(dim)}))::halfvec({int(dim)})"
