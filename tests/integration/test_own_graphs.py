@@ -16,6 +16,7 @@ from ragsage.adapters.postgres.config import PostgresConfig
 from ragsage.adapters.postgres.dense_statements import DensePath, DensePaths
 from ragsage.adapters.postgres.graphs import graph_statement, maintain_graphs
 from ragsage.adapters.postgres.migrations import width_index_name
+from ragsage.cli import main
 from ragsage.core.types import Scope, SearchFilters
 
 from .test_search_completeness import DIM, MODEL, load, nearest, unit
@@ -148,6 +149,21 @@ async def test_an_outgrown_graph_is_dropped_and_searches_go_on(graphed: Database
         assert [c.chunk.id for c in found] == nearest(remaining, query, 10)
 
 
+async def test_a_graph_built_with_other_parameters_is_built_again(
+    graphed: Database,
+) -> None:
+    await load(graphed, BIG, 300, random.Random(35))
+    first = await maintain_graphs(graphed)
+    assert first is not None and [c.action for c in first.changes] == ["built"]
+    sparser = Database(dataclasses.replace(graphed.config, graph_m=8, graph_ef_construction=32))
+    try:
+        again = await maintain_graphs(sparser)
+    finally:
+        await sparser.dispose()
+    assert again is not None and [c.action for c in again.changes] == ["built"]
+    assert "m='8', ef_construction='32'" in await index_definition(graphed, again.changes[0].name)
+
+
 async def test_one_round_at_a_time_and_no_graph_when_turned_off(
     graphed: Database, pg_config: PostgresConfig
 ) -> None:
@@ -199,6 +215,24 @@ async def test_the_shared_graph_may_be_built_in_half_precision(pg_config: Postgr
         assert await scans_of(full, shared, walk, remember="walk") == 3
     finally:
         await full.dispose()
+
+
+async def test_the_operator_command_builds_and_reports(
+    graphed: Database,
+    pg_config: PostgresConfig,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    await load(graphed, BIG, 300, random.Random(36))
+    monkeypatch.setenv("RAGSAGE_DATABASE_URL", pg_config.dsn)
+    monkeypatch.setenv("RAGSAGE_GRAPH_ROWS", "300")
+    # main runs its own event loop, so it runs beside this test's.
+    code = await asyncio.to_thread(main, ["graphs"])
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert printed.startswith("built ragsage_graph_16_") and "for bigco (300 chunks" in printed
+    assert await asyncio.to_thread(main, ["graphs"]) == 0
+    assert capsys.readouterr().out.startswith("kept ragsage_graph_16_")
 
 
 def test_a_graph_is_only_written_for_a_real_namespace_and_name() -> None:

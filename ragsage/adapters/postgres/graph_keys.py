@@ -33,6 +33,10 @@ def shared_opclass(hnsw_type: str) -> str:
     return f"{hnsw_type}_cosine_ops"
 
 
+# The function an own graph's key applies, which tells such a graph's definition.
+OWN_KEY_FUNCTION = "l2_normalize"
+
+
 def own_key(dim: int, column: str = "embedding") -> str:
     """The expression a namespace's own graph is built on: normalised, half precision."""
-    return f"l2_normalize({column}::halfvec({int(dim)}))::halfvec({int(dim)})"
+    return f"{OWN_KEY_FUNCTION}({column}::halfvec({int(dim)}))::halfvec({int(dim)})"

@@ -35,7 +35,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ragsage.adapters.postgres.database import Database
-from ragsage.adapters.postgres.graph_keys import own_key
+from ragsage.adapters.postgres.graph_keys import OWN_KEY_FUNCTION, own_key
 from ragsage.core.types import NAMESPACE_PATTERN
 
 _log = logging.getLogger(__name__)
@@ -44,7 +44,7 @@ _NAMESPACE = re.compile(NAMESPACE_PATTERN)
 _LOCK = "SELECT pg_try_advisory_lock(hashtext('ragsage_graphs'))"
 _UNLOCK = "SELECT pg_advisory_unlock(hashtext('ragsage_graphs'))"
 _EXISTING = (
-    "SELECT c.relname, i.indisvalid FROM pg_index i "
+    "SELECT c.relname, i.indisvalid, pg_get_indexdef(i.indexrelid) FROM pg_index i "
     "JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid "
     "WHERE t.relname = 'ragsage_chunks' AND c.relname LIKE 'ragsage\\_graph\\_%'"
 )
@@ -114,8 +114,14 @@ async def maintain_graphs(database: Database) -> GraphRound | None:
             await connection.execute(
                 text(f"SET maintenance_work_mem = '{config.graph_build_memory}'")
             )
+            # A graph built on another key or with other parameters than the
+            # configured ones counts as a failed build: it is built again.
+            built_as = (
+                f"WITH (m='{config.graph_m}', ef_construction='{config.graph_ef_construction}')"
+            )
             existing = {
-                str(name): bool(valid) for name, valid in await connection.execute(text(_EXISTING))
+                str(name): bool(valid) and f"{OWN_KEY_FUNCTION}(" in d and built_as in d
+                for name, valid, d in await connection.execute(text(_EXISTING))
             }
             wanted = []
             if config.graph_rows > 0:
