@@ -24,7 +24,9 @@ def _command_lines() -> dict[str, list[str]]:
         lines[f"compose {name}"] = [re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", w) for w in command]
     for path in sorted((DEPLOY / "kubernetes").glob("*.yaml")):
         for document in yaml.safe_load_all(path.read_text()):
-            if document and document["kind"] in ("Deployment", "Job"):
+            if document and document["kind"] == "CronJob":
+                document = document["spec"]["jobTemplate"]
+            if document and document.get("kind", "Job") in ("Deployment", "Job"):
                 for container in document["spec"]["template"]["spec"]["containers"]:
                     lines[f"{path.name} {container['name']}"] = container["args"]
     return lines

@@ -8,6 +8,7 @@ the statement of :func:`ragsage.adapters.postgres.dense_statements.dense_stateme
 from __future__ import annotations
 
 from ragsage.adapters.postgres.config import PostgresConfig
+from ragsage.adapters.postgres.graph_keys import walk_limit
 from ragsage.adapters.postgres.sql_files import config_values, file_statements, sql_root
 
 
@@ -23,6 +24,10 @@ def dense_function_signature(dim: int) -> str:
 
 def dense_function_statements(config: PostgresConfig, dim: int) -> tuple[str, ...]:
     """The width's function and its grant to the app role, safe to run again."""
-    values = {**config_values(config), "dim": str(int(dim))}
+    values = {
+        **config_values(config),
+        "dim": str(int(dim)),
+        "walk_limit": walk_limit("k", config.hnsw_type),
+    }
     dense_function_name(dim)  # the width's range is checked before any SQL is written
     return file_statements(sql_root().joinpath("nearest.sql"), values)

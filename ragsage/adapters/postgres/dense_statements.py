@@ -12,7 +12,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from ragsage.adapters.postgres.graph_keys import own_key, shared_key
+from ragsage.adapters.postgres.graph_keys import own_key, shared_key, walk_limit
 from ragsage.adapters.postgres.rows import CHUNK_COLUMNS, filter_sql
 from ragsage.core.types import SearchFilters
 
@@ -36,8 +36,9 @@ KEY_COLUMNS = "c.document_id, c.ordinal"
 def with_nearest_rows(sql: str) -> str:
     """``sql`` (a key-only :func:`dense_statement`) with the nearest ``:carried`` rows' chunks.
 
-    Each of ``exact``'s two sets is numbered by similarity; the caller keeps
-    one set, so its first rows are the nearest either way.
+    Each of ``exact``'s two sets is numbered by similarity and cut at ``:k``
+    (a walk in half precision takes more rows, graph_keys.walk_limit); the
+    caller keeps one set, so its first rows are the nearest either way.
     """
     return (
         f"WITH ranked AS ({sql}) SELECT r.id, r.embedding_model, r.embedding_dim, r.path, "
@@ -46,7 +47,8 @@ def with_nearest_rows(sql: str) -> str:
         "row_number() OVER (PARTITION BY exact ORDER BY similarity DESC, document_id, "
         "ordinal) AS place FROM ranked) r LEFT JOIN ragsage_chunks c "
         "ON r.place <= :carried AND c.namespace = :namespace AND c.generation = r.id "
-        "AND c.document_id = r.document_id AND c.ordinal = r.ordinal"
+        "AND c.document_id = r.document_id AND c.ordinal = r.ordinal "
+        "WHERE r.place <= :k"
     )
 
 
@@ -150,16 +152,18 @@ def dense_statement(
         own_distance = f"{own_key(dim, 'c.embedding')} <=> CAST(:query AS halfvec({dim}))"
         walked = (
             f"shared AS (SELECT {columns}, 1 - ({exact_distance}) AS similarity {rows} "
-            f"AND NOT {small} AND {walks} ORDER BY {distance} LIMIT :k), "
+            f"AND NOT {small} AND {walks} ORDER BY {distance} "
+            f"LIMIT {walk_limit(':k', hnsw_type)}), "
             f"mine AS (SELECT {columns}, 1 - ({exact_distance}) AS similarity {rows} "
-            f"AND (SELECT yes FROM own) ORDER BY {own_distance} LIMIT :k), "
+            f"AND (SELECT yes FROM own) ORDER BY {own_distance} "
+            f"LIMIT {walk_limit(':k', 'halfvec')}), "
             "near AS (SELECT * FROM shared UNION ALL SELECT * FROM mine), "
         )
         reported = _CHOSEN.format(small=small) if path == "choose" else "'own'"
     else:
         walked = (
             f"near AS (SELECT {columns}, 1 - ({exact_distance}) AS similarity {rows} "
-            f"AND NOT {small} ORDER BY {distance} LIMIT :k), "
+            f"AND NOT {small} ORDER BY {distance} LIMIT {walk_limit(':k', hnsw_type)}), "
         )
         reported = f"'{path}'"
     sql = (

@@ -40,3 +40,15 @@ OWN_KEY_FUNCTION = "l2_normalize"
 def own_key(dim: int, column: str = "embedding") -> str:
     """The expression a namespace's own graph is built on: normalised, half precision."""
     return f"{OWN_KEY_FUNCTION}({column}::halfvec({int(dim)}))::halfvec({int(dim)})"
+
+
+def walk_limit(k: str, key_type: str) -> str:
+    """How many rows a walk in ``key_type`` takes to return the nearest ``k`` (SQL).
+
+    A half-precision key can swap neighbours at the edge of the top ``k``, so
+    such a walk takes twice as many (at most 40 more) and the caller keeps the
+    nearest ``k`` by full-precision similarity.
+    """
+    if key_type not in HNSW_TYPES:
+        raise ValueError(f"not a graph type: {key_type!r}")
+    return k if key_type == "vector" else f"least({k} * 2, {k} + 40)"
