@@ -67,7 +67,7 @@ class Settings:
     # A namespace with at least this many chunks of a width gets an HNSW graph of
     # its own when `ragsage graphs` runs (0: never); walked with graph_ef_search.
     graph_rows: int = 10_000
-    graph_ef_search: int = 250
+    graph_ef_search: int = 400
     # What each width's shared HNSW graph is built on: vector or halfvec (half the
     # memory; rebuilt by the next migrate when changed).
     hnsw_type: str = "vector"
