@@ -68,7 +68,7 @@ async def scans_of(
         )
     finally:
         await searching.dispose()
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 3
     while (after := await graph_scans(graphed, name)) == before and time.monotonic() < deadline:
         await asyncio.sleep(0.1)
     return after - before
