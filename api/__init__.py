@@ -25,7 +25,7 @@ from api.metrics import Metrics
 from api.probes import Probes
 from api.routes import chat, documents, jobs, keys, ops, query, reindex, usage, webhooks
 from api.routes.common import check_path_ids
-from api.services import EXTENSION, Services
+from api.services import EXTENSION, Services, name_read_servers
 from ragsage.adapters.observability.logs import (
     bind_log_context,
     configure_logging,
@@ -123,6 +123,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
             response.headers["WWW-Authenticate"] = challenge_header()
         if "request_id" in g:
             response.headers["X-Request-Id"] = g.request_id
+        name_read_servers(response)
         return response
 
     @app.teardown_request

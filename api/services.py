@@ -6,13 +6,14 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from flask import current_app
+from flask import Response, current_app, g
 
 from api.costs import AnswersAtOnce, SearchTimeouts
 from api.keycache import RecentKeys, Signers, VerifiedKeys
 from api.limits import RequestLimits
 from api.metrics import Metrics
 from api.probes import Probes
+from ragsage.adapters.postgres.replicas import ReadLog, replica_reads
 from ragsage.core.types import Scope
 from ragsage.library.enqueue import Enqueuer
 from ragsage.runtime import Runtime
@@ -56,6 +57,35 @@ class Services:
         self.enqueuer.close()
         self.loop.run(self.runtime.aclose(), timeout=10)
         self.loop.stop()
+
+
+# The response header naming the servers that answered a request's searches.
+READ_SERVER_HEADER = "X-Ragsage-Read-Server"
+
+
+def on_replicas(coroutine: Coroutine[Any, Any, _T]) -> Coroutine[Any, Any, _T]:
+    """``coroutine`` with its reads free to go to a replica (searches and answers only).
+
+    The servers that answered are named in the response's
+    :data:`READ_SERVER_HEADER`.  Only the engine's work is marked: the key
+    check that runs beside it (``run_checked``) stays on the primary, so a
+    revoked key is refused on its next request whatever a replica has replayed.
+    """
+    log = ReadLog()
+    g.read_log = log
+
+    async def reading() -> _T:
+        with replica_reads(log):
+            return await coroutine
+
+    return reading()
+
+
+def name_read_servers(response: Response) -> None:
+    """Name in ``response`` the servers that answered its request's marked reads."""
+    log: ReadLog | None = g.get("read_log")
+    if log is not None and log.servers:
+        response.headers[READ_SERVER_HEADER] = ",".join(log.servers)
 
 
 def services() -> Services:

@@ -54,6 +54,10 @@ class Settings:
     # Services
     database_url: str = field(default="", repr=False)
     app_database_url: str = field(default="", repr=False)
+    # Streaming replicas (app-role URLs, comma-separated) that answer searches and
+    # answers while within replica_max_lag seconds of the primary; empty: none.
+    replica_database_urls: str = field(default="", repr=False)
+    replica_max_lag: float = 5.0
     redis_url: str = field(default="redis://127.0.0.1:6379/0", repr=False)
     cache_redis_url: str = field(default="", repr=False)
     # Where request rates are counted (shared by every API process); empty: the
@@ -211,6 +215,8 @@ class Settings:
         _one_of("RAGSAGE_HNSW_TYPE", self.hnsw_type, HNSW_TYPES)
         _between("RAGSAGE_GRAPH_ROWS", self.graph_rows, 0, 2**62)
         _between("RAGSAGE_GRAPH_EF_SEARCH", self.graph_ef_search, 1, 1000)
+        if self.replica_max_lag <= 0:
+            raise ConfigurationError("RAGSAGE_REPLICA_MAX_LAG must be positive")
         if self.log_level.upper() not in LOG_LEVELS:
             raise ConfigurationError(
                 f"RAGSAGE_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}; got {self.log_level!r}"
@@ -309,6 +315,10 @@ class Settings:
             elif name in env and env[name] != "":
                 values[spec.name] = _parse(name, env[name], type(spec.default))
         return cls(**values)
+
+    def replica_urls(self) -> tuple[str, ...]:
+        """The replica URLs of RAGSAGE_REPLICA_DATABASE_URLS, in order."""
+        return tuple(u.strip() for u in self.replica_database_urls.split(",") if u.strip())
 
     def indexed_widths(self) -> tuple[int, ...]:
         """Every vector width with an HNSW index: the configured set and RAGSAGE_EMBEDDING_DIM.

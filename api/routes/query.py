@@ -20,7 +20,7 @@ from api.schemas import (
     SearchRequest,
     SourcesResponse,
 )
-from api.services import Services, services
+from api.services import Services, on_replicas, services
 from ragsage.adapters.postgres.keys import Role
 from ragsage.core.types import Turn
 from ragsage.query import (
@@ -58,7 +58,8 @@ def search() -> Any:
     async def found(engine: QueryEngine) -> RetrievalResult:
         return await engine.search(who.scope, body.query, options)
 
-    return convert.dump(convert.search(run_checked(here.runtime.with_engine(who.scope, found))))
+    searched = run_checked(on_replicas(here.runtime.with_engine(who.scope, found)))
+    return convert.dump(convert.search(searched))
 
 
 @blueprint.post("/v1/query")
@@ -91,7 +92,9 @@ def query() -> Any:
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
     with here.answers.held(who.holder):
-        answer = here.run(engine.answer(who.scope, body.question, history=history, options=options))
+        answer = here.run(
+            on_replicas(engine.answer(who.scope, body.question, history=history, options=options))
+        )
     return convert.dump(
         QueryResponse(
             answer=answer.text,

@@ -50,6 +50,8 @@ def build_database(settings: Settings) -> Database:
             graph_rows=settings.graph_rows,
             graph_ef_search=settings.graph_ef_search,
             hnsw_type=settings.hnsw_type,
+            replica_dsns=settings.replica_urls(),
+            replica_max_lag=settings.replica_max_lag,
         )
     )
 

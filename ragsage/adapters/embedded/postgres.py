@@ -9,6 +9,7 @@ Postgres refuses to run as root.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import time
@@ -112,6 +113,47 @@ class EmbeddedPostgres:
             if not exists:
                 connection.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
+
+    def standby(self, data_dir: Path) -> EmbeddedPostgres:
+        """A streaming replica of this server over a new ``data_dir``, started.
+
+        ``pg_basebackup`` copies the running server and writes the standby's
+        connection back to it (``-R``); the replica then streams the primary's
+        WAL and answers reads, as a hot standby does in production.  For tests
+        and trials on one machine: both listen on sockets in their own folders.
+        """
+        if self._server is None:
+            raise ConfigurationError("start the primary before making its standby")
+        target = Path(data_dir).resolve()
+        if target.exists():
+            raise ConfigurationError(f"{target} exists; a standby is made in a new folder")
+        target.mkdir(mode=0o700, parents=True)
+        user = self._server.system_user
+        if user is not None:  # run as root: the server's own user owns its files
+            import pwd
+
+            entry = pwd.getpwnam(user)
+            os.chown(target, entry.pw_uid, entry.pw_gid)
+        args = ("-D", str(target), "-R", "-X", "stream", "-c", "fast")
+        address = ("-h", self.socket_dir, "-U", "postgres")
+        try:
+            subprocess.run(
+                (str(self._server.bin_path / "pg_basebackup"), *args, *address),
+                check=True,
+                capture_output=True,
+                text=True,
+                timeout=START_SECONDS,
+                user=user,
+            )
+        except subprocess.CalledProcessError as exc:
+            raise ConfigurationError(f"pg_basebackup failed: {exc.stderr[-500:]}") from exc
+        # The copy holds the primary's socket lock and pgserver's handle list,
+        # which would keep the standby from starting or make it stop the primary.
+        for leftover in (".s.PGSQL.5432.lock", ".handle_pids.json", "postmaster.pid"):
+            (target / leftover).unlink(missing_ok=True)
+        replica = EmbeddedPostgres(target)
+        replica.start()
+        return replica
 
     def stop(self) -> None:
         """Stop the server; the data directory is kept for next time."""

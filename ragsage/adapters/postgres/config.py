@@ -113,6 +113,11 @@ class PostgresConfig:
     # nDCG@10 fell 0.005 and recall@20 0.02; with 160 both are back (0.571 and
     # 0.788 against 0.571 and 0.785), for about 0.3 ms more per dense search.
     # Storage migration 27 records the build parameters on indexes built earlier.
+    # Streaming replicas that may answer searches (ragsage.adapters.postgres.replicas):
+    # app-role URLs, each taken out of rotation while it lags more than
+    # replica_max_lag seconds behind the primary or does not answer.
+    replica_dsns: tuple[str, ...] = field(default=(), repr=False)
+    replica_max_lag: float = 5.0
     hnsw_m: int = 12
     hnsw_ef_construction: int = 40
     ef_search: int = 160
@@ -196,6 +201,15 @@ class PostgresConfig:
             raise ConfigurationError("give the owner's URL, the app role's URL, or both")
         if self.dsn:
             async_url(self.dsn)
+        for replica in self.replica_dsns:
+            async_url(replica)
+            if dsn_user(replica) != self.app_role:
+                raise ConfigurationError(
+                    f"a replica URL logs in as {dsn_user(replica)!r}; searches there run as "
+                    f"the app role, {self.app_role!r}"
+                )
+        if self.replica_max_lag <= 0:
+            raise ConfigurationError("replica_max_lag must be positive")
         if self.app_dsn is not None:
             async_url(self.app_dsn)
             user = dsn_user(self.app_dsn)

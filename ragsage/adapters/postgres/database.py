@@ -33,12 +33,20 @@ from ragsage.adapters.postgres.migrations import (
     width_index_name,
     width_indexes,
 )
-from ragsage.adapters.postgres.read_connections import ReadConnections
+from ragsage.adapters.postgres.read_connections import PoolTimeout, ReadConnections
+from ragsage.adapters.postgres.replicas import PRIMARY, Replicas, marked_reads
 from ragsage.core.errors import ConfigurationError
 from ragsage.core.types import Scope
 
 _log = logging.getLogger(__name__)
 CONNECT_TIMEOUT_SECONDS = 10
+# A replica that does not answer is skipped for the primary: wait for it briefly.
+REPLICA_CONNECT_TIMEOUT_SECONDS = 2
+
+
+def _recovery_conflict(exc: BaseException) -> bool:
+    """A standby cancelled the read to replay WAL: the replica itself is well."""
+    return "conflict with recovery" in str(exc)
 
 
 def create_engine(config: PostgresConfig, *, owner: bool = False) -> AsyncEngine:
@@ -99,6 +107,12 @@ class Database:
             limit=config.pool_size + config.max_overflow,
             connect_timeout=CONNECT_TIMEOUT_SECONDS,
         )
+        self.replicas = Replicas(
+            config.replica_dsns,
+            limit=config.pool_size + config.max_overflow,
+            connect_timeout=REPLICA_CONNECT_TIMEOUT_SECONDS,
+            max_lag=config.replica_max_lag,
+        )
 
     @property
     def config(self) -> PostgresConfig:
@@ -119,7 +133,29 @@ class Database:
         statement timeout for them.
         """
         timeout = self.read_timeouts.get(scope.namespace) if scope is not None else None
-        return await read_in_one_message(self._reads, self._config, scope, statements, timeout)
+        log = marked_reads()
+        if log is not None and self.replicas:
+            replica = await self.replicas.choose(self._reads)
+            if replica is not None:
+                try:
+                    rows = await read_in_one_message(
+                        replica.connections, self._config, scope, statements, timeout
+                    )
+                except psycopg.errors.QueryCanceled:
+                    raise  # the read's own timeout: the primary would take as long
+                except (psycopg.OperationalError, PoolTimeout, OSError) as exc:
+                    # Down, or a read cancelled by a conflict with recovery: the
+                    # primary answers instead, and the replica waits for a check.
+                    if not _recovery_conflict(exc):
+                        self.replicas.failed(replica, exc)
+                    _log.warning("replica %s failed a read: %s", replica.name, type(exc).__name__)
+                else:
+                    log.note(replica.name)
+                    return rows
+        rows = await read_in_one_message(self._reads, self._config, scope, statements, timeout)
+        if log is not None:
+            log.note(PRIMARY)
+        return rows
 
     async def write_at_once(
         self, scope: Scope | None, statements: Statements
@@ -258,6 +294,7 @@ class Database:
     async def dispose(self) -> None:
         """Close every pooled connection."""
         await self._reads.close()
+        await self.replicas.close()
         await self._engine.dispose()
         if self._owner_engine is not None and self._owner_engine is not self._engine:
             await self._owner_engine.dispose()

@@ -1,0 +1,190 @@
+"""Streaming replicas that answer searches, and which of them may answer now.
+
+A hot standby runs the same schema, roles and Row-Level Security as the
+primary, so a search sent there is as isolated as on the primary; since
+storage migration 29 a search only reads, so a standby can run it.  Only reads
+a caller marks with :func:`replica_reads` go to a replica (the API marks its
+searches and answers); everything else — writes, job and document reads after
+an upload, key checks — stays on the primary, so a client reads its own writes
+and a job never goes back in time.
+
+A replica is in rotation while it answers and has replayed the primary's WAL
+to within ``max_lag`` seconds: both are checked at most once a ``check_every``
+seconds, on the request path (a check is two small reads).  A replica whose
+read fails for a connection error is out until the next check finds it well;
+the read is sent to the primary instead, so an outage of a replica costs one
+failed attempt and never an error.  Which server answered each read of a
+marked call is recorded (:class:`ReadLog`), for the API's response header.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+
+from ragsage.adapters.postgres.read_connections import PoolTimeout, ReadConnections
+
+PRIMARY = "primary"
+
+
+@dataclass(slots=True)
+class ReadLog:
+    """The servers that answered the reads of one marked call, in order, once each."""
+
+    servers: list[str] = field(default_factory=list)
+
+    def note(self, server: str) -> None:
+        if server not in self.servers:
+            self.servers.append(server)
+
+
+_MARKED: ContextVar[ReadLog | None] = ContextVar("ragsage_replica_reads", default=None)
+
+
+@contextmanager
+def replica_reads(log: ReadLog | None = None) -> Iterator[ReadLog]:
+    """Let the reads in this block go to a replica, and log who answered them (in ``log``)."""
+    log = log if log is not None else ReadLog()
+    token = _MARKED.set(log)
+    try:
+        yield log
+    finally:
+        _MARKED.reset(token)
+
+
+def marked_reads() -> ReadLog | None:
+    """The current block's log, or None when its reads belong on the primary."""
+    return _MARKED.get()
+
+
+@dataclass(slots=True)
+class Replica:
+    """One standby: its connections and what the last check found."""
+
+    name: str
+    connections: ReadConnections
+    up: bool = False
+    lag_seconds: float | None = None
+    checked_at: float = float("-inf")
+    error: str = ""
+
+
+# A standby's recovery state and how far behind it is: no lag when it has
+# replayed everything it received and received what the primary has written
+# (compared by the caller), else the age of the last transaction it replayed.
+_STANDBY_STATE = (
+    "SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn()::text, "
+    "extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8"
+)
+_PRIMARY_POSITION = "SELECT pg_current_wal_lsn()::text"
+
+
+def _lsn(text_: str | None) -> int:
+    if not text_:
+        return 0
+    high, _, low = text_.partition("/")
+    return (int(high, 16) << 32) + int(low, 16)
+
+
+class Replicas:
+    """The configured standbys, checked now and then and used in turn."""
+
+    def __init__(
+        self,
+        dsns: tuple[str, ...],
+        *,
+        limit: int,
+        connect_timeout: int,
+        max_lag: float,
+        check_every: float = 1.0,
+    ) -> None:
+        self.max_lag, self.check_every = max_lag, check_every
+        self.replicas = [
+            Replica(
+                f"replica-{number}",
+                ReadConnections(
+                    dsn, limit=limit, connect_timeout=connect_timeout, wait_seconds=2.0
+                ),
+            )
+            for number, dsn in enumerate(dsns, start=1)
+        ]
+        self._turn = itertools.count()
+        self._checking: asyncio.Lock | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.replicas)
+
+    async def choose(self, primary: ReadConnections) -> Replica | None:
+        """A replica in rotation, taken in turn; None when none is (read the primary)."""
+        await self._check_if_due(primary)
+        ready = [r for r in self.replicas if r.up]
+        if not ready:
+            return None
+        return ready[next(self._turn) % len(ready)]
+
+    def failed(self, replica: Replica, error: BaseException) -> None:
+        """Take ``replica`` out of rotation until a check finds it well again."""
+        replica.up, replica.error = False, type(error).__name__
+
+    async def _check_if_due(self, primary: ReadConnections) -> None:
+        now = time.monotonic()
+        if all(now - r.checked_at < self.check_every for r in self.replicas):
+            return
+        loop = asyncio.get_running_loop()
+        if self._checking is None or self._loop is not loop:
+            self._loop, self._checking = loop, asyncio.Lock()
+        if self._checking.locked():
+            return  # another read is checking; this one uses what is known
+        async with self._checking:
+            await self.check(primary)
+
+    async def check(self, primary: ReadConnections) -> None:
+        """Ask the primary how far it has written and each replica how far it has replayed."""
+        try:
+            async with primary.connection() as connection:
+                position = _lsn(
+                    (await (await connection.execute(_PRIMARY_POSITION)).fetchone() or [None])[0]
+                )
+        except (psycopg.Error, PoolTimeout, OSError):
+            position = None  # the primary is down: judge the replicas by age alone
+        for replica in self.replicas:
+            await self._check_one(replica, position)
+
+    async def _check_one(self, replica: Replica, position: int | None) -> None:
+        replica.checked_at = time.monotonic()
+        try:
+            async with replica.connections.connection() as connection:
+                row: Any = await (await connection.execute(_STANDBY_STATE)).fetchone()
+        except (psycopg.Error, PoolTimeout, OSError) as exc:
+            replica.up, replica.lag_seconds, replica.error = False, None, type(exc).__name__
+            return
+        in_recovery, replayed, age = row
+        if not in_recovery:
+            # Promoted, or pointed at a primary by mistake: not a replica of ours.
+            replica.up, replica.lag_seconds, replica.error = False, None, "not in recovery"
+            return
+        caught_up = position is not None and _lsn(replayed) >= position
+        lag = 0.0 if caught_up else float(age) if age is not None else float("inf")
+        replica.lag_seconds = lag
+        replica.up = lag <= self.max_lag
+        replica.error = "" if replica.up else f"{lag:.1f} s behind"
+
+    def states(self) -> list[dict[str, Any]]:
+        """Each replica's name, whether it is in rotation, its lag and why it is out."""
+        return [
+            {"name": r.name, "up": r.up, "lag_seconds": r.lag_seconds, "error": r.error}
+            for r in self.replicas
+        ]
+
+    async def close(self) -> None:
+        for replica in self.replicas:
+            await replica.connections.close()

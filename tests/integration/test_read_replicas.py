@@ -1,0 +1,145 @@
+"""Searches answered by a real streaming replica, and the primary answering when it cannot."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import random
+import shutil
+import tempfile
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+
+from ragsage.adapters.embedded.postgres import EmbeddedPostgres
+from ragsage.adapters.postgres import Database, PgLexicalStore, PgVectorStore
+from ragsage.adapters.postgres.config import PostgresConfig
+from ragsage.adapters.postgres.replicas import replica_reads
+from ragsage.core.types import Scope
+
+from .conftest import PostgresServer, as_user
+from .test_search_completeness import DIM, MODEL, load, nearest, unit
+
+ACME, GLOBEX = Scope("acme"), Scope("globex")
+
+
+@pytest.fixture
+def standby(postgres_server: PostgresServer) -> Iterator[EmbeddedPostgres]:
+    """A streaming replica of the test server, made for this test alone."""
+    if postgres_server.embedded is None:
+        pytest.fail(
+            "the replica tests make a standby of the embedded Postgres; unset "
+            "RAGSAGE_DATABASE_URL to run them"
+        )
+    root = Path(tempfile.mkdtemp(prefix="ragsage-test-standby-"))
+    root.chmod(0o755)  # the server's own user makes its folder inside
+    replica = postgres_server.embedded.standby(root / "data")
+    try:
+        yield replica
+    finally:
+        replica.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def on_replica(standby: EmbeddedPostgres, database_url: str) -> str:
+    """The app role's URL for the test's database on ``standby``."""
+    name = urlsplit(database_url).path.lstrip("/")
+    url = standby.url(name, user="ragsage_app")
+    return urlunsplit(urlsplit(url)._replace(scheme="postgresql"))
+
+
+def wait_for_replay(database_url: str, replica_url: str, seconds: float = 30) -> None:
+    """Until the replica has replayed everything the primary has written so far."""
+    with psycopg.connect(database_url, autocommit=True) as primary:
+        written = primary.execute("SELECT pg_current_wal_lsn()").fetchone()
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with psycopg.connect(replica_url, autocommit=True) as replica:
+                done = replica.execute(
+                    "SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", written
+                ).fetchone()
+            if done and done[0]:
+                return
+        except psycopg.OperationalError:
+            pass  # the database is not there yet
+        time.sleep(0.1)
+    raise AssertionError("the replica did not catch up")
+
+
+@pytest.fixture
+async def replicated(
+    db: Database, pg_config: PostgresConfig, standby: EmbeddedPostgres, database_url: str
+) -> AsyncIterator[tuple[Database, str]]:
+    """A database whose searches may go to ``standby``, and the replica's URL."""
+    replica_url = on_replica(standby, database_url)
+    wait_for_replay(database_url, as_user(replica_url, "postgres"))
+    database = Database(dataclasses.replace(pg_config, replica_dsns=(replica_url,)))
+    yield database, replica_url
+    await database.dispose()
+
+
+async def test_a_search_served_by_the_replica_finds_what_the_primary_finds(
+    db: Database, replicated: tuple[Database, str], database_url: str
+) -> None:
+    database, replica_url = replicated
+    rng = random.Random(41)
+    vectors = await load(db, ACME, 300, rng)
+    await load(db, GLOBEX, 100, rng)
+    wait_for_replay(database_url, as_user(replica_url, "postgres"))
+    dense = PgVectorStore(database, embedding_model=MODEL, embedding_dim=DIM)
+    keyword = PgLexicalStore(database, text_search_config="english")
+    for _ in range(3):
+        query = unit(rng)
+        on_primary = [c.chunk.id for c in await dense.search(ACME, query, k=10)]
+        with replica_reads() as log:
+            found = [c.chunk.id for c in await dense.search(ACME, query, k=10)]
+            words = [c.chunk.id for c in await keyword.search(ACME, "row 17", k=5)]
+        assert log.servers == ["replica-1"]  # proven: every read answered there
+        assert found == on_primary == nearest(vectors, query, 10)
+        assert words and all(w.startswith("acme-") for w in words)
+        # The other tenant's search on the replica sees only its own rows.
+        with replica_reads() as log:
+            theirs = await dense.search(GLOBEX, query, k=500)
+        assert log.servers == ["replica-1"]
+        assert len(theirs) == 100 and all(c.chunk.id.startswith("globex-") for c in theirs)
+    # Unmarked reads stay on the primary.
+    assert [s["name"] for s in database.replicas.states() if s["up"]] == ["replica-1"]
+
+
+async def test_a_stopped_replica_sends_reads_to_the_primary_and_rejoins(
+    db: Database, replicated: tuple[Database, str], standby: EmbeddedPostgres, database_url: str
+) -> None:
+    database, replica_url = replicated
+    rng = random.Random(42)
+    vectors = await load(db, ACME, 200, rng)
+    wait_for_replay(database_url, as_user(replica_url, "postgres"))
+    dense = PgVectorStore(database, embedding_model=MODEL, embedding_dim=DIM)
+    query = unit(rng)
+    with replica_reads() as log:
+        await dense.search(ACME, query, k=5)
+    assert log.servers == ["replica-1"]
+
+    standby.stop()
+    for _ in range(3):  # every read answered, by the primary
+        with replica_reads() as log:
+            found = await dense.search(ACME, query, k=5)
+        assert [c.chunk.id for c in found] == nearest(vectors, query, 5)
+        assert log.servers[-1] == "primary"
+    [state] = database.replicas.states()
+    assert state["up"] is False and state["error"]
+
+    standby.start()
+    deadline = time.monotonic() + 30
+    while True:
+        await asyncio.sleep(database.replicas.check_every)
+        with replica_reads() as log:
+            found = await dense.search(ACME, query, k=5)
+        assert [c.chunk.id for c in found] == nearest(vectors, query, 5)
+        if log.servers == ["replica-1"]:
+            break
+        assert time.monotonic() < deadline, "the replica never rejoined"
