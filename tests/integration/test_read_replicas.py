@@ -18,11 +18,14 @@ import pytest
 from ragsage.adapters.embedded.postgres import EmbeddedPostgres
 from ragsage.adapters.postgres import Database, PgLexicalStore, PgVectorStore
 from ragsage.adapters.postgres.config import PostgresConfig
+from ragsage.adapters.postgres.keys import revoke_key
 from ragsage.adapters.postgres.replicas import replica_reads
 from ragsage.core.types import Scope
 
+from .api_harness import ApiServer, ingested, make_key, serve, with_database
 from .conftest import PostgresServer, as_user
 from .test_search_completeness import DIM, MODEL, load, nearest, unit
+from .worker_harness import Deployment
 
 ACME, GLOBEX = Scope("acme"), Scope("globex")
 
@@ -143,3 +146,75 @@ async def test_a_stopped_replica_sends_reads_to_the_primary_and_rejoins(
         if log.servers == ["replica-1"]:
             break
         assert time.monotonic() < deadline, "the replica never rejoined"
+
+
+@pytest.fixture
+def replicated_api(
+    running: Deployment, standby: EmbeddedPostgres, database_url: str
+) -> Iterator[ApiServer]:
+    """The API over HTTP with ``standby`` as its replica, beside a running worker."""
+    replica_url = on_replica(standby, database_url)
+    wait_for_replay(database_url, as_user(replica_url, "postgres"))
+    settings = dataclasses.replace(running.settings, replica_database_urls=replica_url)
+    yield from serve(dataclasses.replace(running, settings=settings))
+
+
+MANUAL = (
+    b"# Field guide\n\n## Anchors\n\nA zirconium anchor holds the buoy in a strong tide.\n\n"
+    b"## Ropes\n\nBraided ropes resist abrasion better than twisted ones.\n"
+)
+
+
+def test_over_http_searches_come_from_the_replica_and_an_upload_reads_back_at_once(
+    running: Deployment, replicated_api: ApiServer, standby: EmbeddedPostgres
+) -> None:
+    key = make_key(running.settings, "acme")
+    client = replicated_api.client(key)
+    ingested(client, "guide.md", MANUAL)
+    # An upload is read back at once (documents and jobs come from the primary):
+    # never a 404, and the job's state only moves forward.
+    reply = client.post("/v1/documents", files={"file": ("second.md", MANUAL + b"\nMore.\n")})
+    assert reply.status_code == 202, reply.text
+    job_id, document_id = reply.json()["job_id"], reply.json()["document_id"]
+    order = ["queued", "running", "succeeded"]
+    seen = 0
+    deadline = time.monotonic() + 60
+    while True:
+        job = client.get(f"/v1/jobs/{job_id}")
+        document = client.get(f"/v1/documents/{document_id}")
+        assert job.status_code == 200 and document.status_code == 200
+        state = order.index(job.json()["state"])
+        assert state >= seen, "a job went back in time"
+        seen = state
+        if job.json()["state"] == "succeeded" or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert job.json()["state"] == "succeeded"
+
+    # The search is answered by the replica once it has replayed the ingestion.
+    deadline = time.monotonic() + 30
+    while True:
+        found = client.post("/v1/search", json={"query": "zirconium anchor", "top_k": 3})
+        assert found.status_code == 200, found.text
+        if found.headers.get("X-Ragsage-Read-Server") == "replica-1" and found.json()["results"]:
+            break
+        assert time.monotonic() < deadline, found.headers.get("X-Ragsage-Read-Server")
+        time.sleep(0.2)
+    assert "zirconium anchor" in found.json()["results"][0]["chunk"]["text"]
+
+    # A revoked key is refused on its very next request (keys are checked on the primary).
+    async def revoke(database: Database) -> bool:
+        async with database.session(ACME) as session:
+            return await revoke_key(session, key.split("_")[1])
+
+    assert with_database(running.settings, revoke)
+    assert client.post("/v1/search", json={"query": "anchor"}).status_code == 401
+
+    # With the replica stopped, searches are answered by the primary: no 5xx.
+    other = replicated_api.client(make_key(running.settings, "acme"))
+    standby.stop()
+    for _ in range(3):
+        found = other.post("/v1/search", json={"query": "zirconium anchor", "top_k": 3})
+        assert found.status_code == 200, found.text
+        assert found.headers["X-Ragsage-Read-Server"].endswith("primary")
+        assert found.json()["results"]
