@@ -55,7 +55,12 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     loop = LoopThread("ragsage-api")
     built = runtime or build_runtime(chosen, **adapter_overrides(chosen))
     probes = Probes(chosen, loop, built)
-    metrics = Metrics(probes.queue_depth, probes.job_counts, probes.webhook_backlog)
+    metrics = Metrics(
+        probes.queue_depth,
+        probes.job_counts,
+        probes.webhook_backlog,
+        probes.replicas if chosen.replica_urls() else list,
+    )
     limits = RequestLimits(
         chosen,
         on_unavailable=metrics.limits_unavailable.inc,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
@@ -22,9 +23,10 @@ class _LiveGauges(Collector):
         queue_depth: Callable[[], dict[str, int]],
         job_counts: Callable[[], dict[str, int]],
         webhook_backlog: Callable[[], tuple[int, float] | None],
+        replicas: Callable[[], list[dict[str, Any]]],
     ) -> None:
         self.queue_depth, self.job_counts = queue_depth, job_counts
-        self.webhook_backlog = webhook_backlog
+        self.webhook_backlog, self.replicas = webhook_backlog, replicas
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         depth = GaugeMetricFamily(
@@ -37,6 +39,24 @@ class _LiveGauges(Collector):
         for state, count in self.job_counts().items():
             jobs.add_metric([state], count)
         yield jobs
+        replicas = self.replicas()
+        if replicas:
+            up = GaugeMetricFamily(
+                "ragsage_replica_up",
+                "1 while a read replica answers searches (in rotation), else 0",
+                labels=["replica"],
+            )
+            lag = GaugeMetricFamily(
+                "ragsage_replica_lag_seconds",
+                "How far each read replica's replay is behind the primary",
+                labels=["replica"],
+            )
+            for replica in replicas:
+                up.add_metric([replica["name"]], 1.0 if replica["up"] else 0.0)
+                if replica["lag_seconds"] is not None:
+                    lag.add_metric([replica["name"]], replica["lag_seconds"])
+            yield up
+            yield lag
         backlog = self.webhook_backlog()
         if backlog is not None:
             pending, age = backlog
@@ -65,6 +85,7 @@ class Metrics:
         queue_depth: Callable[[], dict[str, int]],
         job_counts: Callable[[], dict[str, int]],
         webhook_backlog: Callable[[], tuple[int, float] | None] = lambda: None,
+        replicas: Callable[[], list[dict[str, Any]]] = list,
     ) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter(
@@ -93,7 +114,7 @@ class Metrics:
             "Requests let through unchecked because the rate limits' Redis was unreachable",
             registry=self.registry,
         )
-        self._live = _LiveGauges(queue_depth, job_counts, webhook_backlog)
+        self._live = _LiveGauges(queue_depth, job_counts, webhook_backlog, replicas)
         self.registry.register(self._live)
 
     def observe(self, endpoint: str, method: str, status: int, seconds: float) -> None:

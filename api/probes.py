@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import redis
 from sqlalchemy import text
@@ -67,6 +67,14 @@ class Probes:
     def webhook_backlog(self) -> tuple[int, float] | None:
         """Deliveries waiting to be sent, and the age in seconds of the oldest one's event."""
         return self._system_read(backlog, None, "webhook backlog")
+
+    def replicas(self) -> list[dict[str, Any]]:
+        """Each read replica's state, checked now (empty without replicas)."""
+        try:
+            return self.loop.run(self.runtime.database.check_replicas(), timeout=5)
+        except Exception as exc:  # noqa: BLE001 - a probe reports, never fails
+            _log.warning("checking the replicas failed: %s", type(exc).__name__)
+            return [{"name": "replicas", "up": False, "lag_seconds": None, "error": "unchecked"}]
 
     def _system_read(
         self, read: Callable[[AsyncSession], Awaitable[_T]], fallback: _F, what: str

@@ -31,7 +31,7 @@ def healthz() -> Any:
     errors=(),
 )
 def readyz() -> Any:
-    """Postgres and the broker reachable; a missing parse cache only degrades."""
+    """Postgres and the broker reachable; a missing parse cache or replica only degrades."""
     here = services()
     checks = {
         "database": "ok" if here.run(here.runtime.database.ping()) else "unreachable",
@@ -39,9 +39,19 @@ def readyz() -> Any:
     }
     if here.settings.cache_redis_url:
         checks["cache"] = "ok" if here.probes.cache() else "unreachable (ingestion slower)"
+    replicas_out = False
+    for replica in here.probes.replicas() if here.settings.replica_urls() else []:
+        lag = replica["lag_seconds"]
+        if replica["up"]:
+            checks[replica["name"]] = f"ok (lag {lag:.1f} s)"
+        else:
+            checks[replica["name"]] = (
+                f"out of rotation ({replica['error']}): reads go to the primary"
+            )
+            replicas_out = True
     if checks["database"] != "ok" or checks["broker"] != "ok":
         status, code = "unavailable", 503
-    elif checks.get("cache", "ok") != "ok":
+    elif checks.get("cache", "ok") != "ok" or replicas_out:
         status, code = "degraded", 200
     else:
         status, code = "ok", 200

@@ -210,6 +210,12 @@ def test_over_http_searches_come_from_the_replica_and_an_upload_reads_back_at_on
     assert with_database(running.settings, revoke)
     assert client.post("/v1/search", json={"query": "anchor"}).status_code == 401
 
+    # The probes show the replica in rotation ...
+    ready = replicated_api.client().get("/readyz")
+    assert ready.status_code == 200 and ready.json()["checks"]["replica-1"].startswith("ok")
+    scraped = replicated_api.client().get("/metrics").text
+    assert 'ragsage_replica_up{replica="replica-1"} 1.0' in scraped
+
     # With the replica stopped, searches are answered by the primary: no 5xx.
     other = replicated_api.client(make_key(running.settings, "acme"))
     standby.stop()
@@ -218,3 +224,9 @@ def test_over_http_searches_come_from_the_replica_and_an_upload_reads_back_at_on
         assert found.status_code == 200, found.text
         assert found.headers["X-Ragsage-Read-Server"].endswith("primary")
         assert found.json()["results"]
+    # ... and out of it, the service still ready (degraded), reads on the primary.
+    ready = replicated_api.client().get("/readyz")
+    assert ready.status_code == 200 and ready.json()["status"] == "degraded"
+    assert ready.json()["checks"]["replica-1"].startswith("out of rotation")
+    scraped = replicated_api.client().get("/metrics").text
+    assert 'ragsage_replica_up{replica="replica-1"} 0.0' in scraped

@@ -157,6 +157,12 @@ class Database:
             log.note(PRIMARY)
         return rows
 
+    async def check_replicas(self) -> list[dict[str, Any]]:
+        """Check every replica now; each one's name, rotation, lag and why it is out."""
+        if self.replicas:
+            await self.replicas.check(self._reads)
+        return self.replicas.states()
+
     async def write_at_once(
         self, scope: Scope | None, statements: Statements
     ) -> list[tuple[Any, ...]]:
