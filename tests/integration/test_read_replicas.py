@@ -18,6 +18,7 @@ import pytest
 from ragsage.adapters.embedded.postgres import EmbeddedPostgres
 from ragsage.adapters.postgres import Database, PgLexicalStore, PgVectorStore
 from ragsage.adapters.postgres.config import PostgresConfig
+from ragsage.adapters.postgres.jobs.documents import set_access
 from ragsage.adapters.postgres.keys import revoke_key
 from ragsage.adapters.postgres.replicas import replica_reads
 from ragsage.core.types import Scope
@@ -230,3 +231,46 @@ def test_over_http_searches_come_from_the_replica_and_an_upload_reads_back_at_on
     assert ready.json()["checks"]["replica-1"].startswith("out of rotation")
     scraped = replicated_api.client().get("/metrics").text
     assert 'ragsage_replica_up{replica="replica-1"} 0.0' in scraped
+
+
+async def test_an_access_change_is_never_missed_by_a_search_on_a_replica(
+    db: Database, pg_config: PostgresConfig, standby: EmbeddedPostgres, database_url: str
+) -> None:
+    replica_url = on_replica(standby, database_url)
+    superuser_on_replica = as_user(replica_url, "postgres")
+    rng = random.Random(43)
+    await load(db, ACME, 300, rng)
+    wait_for_replay(database_url, superuser_on_replica)
+    config = dataclasses.replace(pg_config, replica_dsns=(replica_url,), replica_max_lag=1.0)
+    database = Database(config)
+    sales = Scope("acme", frozenset({"group:sales"}))
+    dense = PgVectorStore(database, embedding_model=MODEL, embedding_dim=DIM)
+
+    async def readable_documents() -> tuple[set[str], list[str]]:
+        with replica_reads() as log:
+            found = await dense.search(sales, unit(rng), k=500)
+        return {c.chunk.document_id for c in found}, log.servers
+
+    assert await readable_documents() == ({"acme-0", "acme-100", "acme-200"}, ["replica-1"])
+    try:
+        # The change returns once the replica has replayed it: the very next
+        # search there sees the new list.
+        async with database.session(ACME) as session:
+            assert await set_access(session, "acme-0", ["group:hr"])
+        assert await readable_documents() == ({"acme-100", "acme-200"}, ["replica-1"])
+
+        # A replica that cannot replay in time (replay paused) is taken out of
+        # rotation before the change returns: the next search reads the primary.
+        with psycopg.connect(superuser_on_replica, autocommit=True) as replica:
+            replica.execute("SELECT pg_wal_replay_pause()")
+        started = time.monotonic()
+        async with database.session(ACME) as session:
+            assert await set_access(session, "acme-100", ["group:hr"])
+        assert time.monotonic() - started < 5  # bounded: max_lag plus a check
+        assert await readable_documents() == ({"acme-200"}, ["primary"])
+        [state] = database.replicas.states()
+        assert state["up"] is False
+    finally:
+        with psycopg.connect(superuser_on_replica, autocommit=True) as replica:
+            replica.execute("SELECT pg_wal_replay_resume()")
+        await database.dispose()

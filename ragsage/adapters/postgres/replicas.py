@@ -65,6 +65,26 @@ def marked_reads() -> ReadLog | None:
     return _MARKED.get()
 
 
+# Set on a session whose transaction changes what a search may see.
+_REPLAY = "ragsage_replicas_must_replay"
+
+
+def replicas_must_replay(session: Any) -> None:
+    """Mark ``session``: once it commits, wait for the replicas to replay it.
+
+    A change to who may read a document, or to which generation a namespace
+    searches, must not be missed by a search on a replica after the request
+    that made it has returned.  :meth:`Database.session` sees the mark and,
+    after the commit, waits (a bounded time) until every replica answering has
+    replayed it; one that has not by then is taken out of rotation.
+    """
+    session.info[_REPLAY] = True
+
+
+def must_replay(session: Any) -> bool:
+    return bool(session.info.get(_REPLAY))
+
+
 @dataclass(slots=True)
 class Replica:
     """One standby: its connections and what the last check found."""
@@ -177,6 +197,44 @@ class Replicas:
         replica.lag_seconds = lag
         replica.up = lag <= self.max_lag
         replica.error = "" if replica.up else f"{lag:.1f} s behind"
+
+    async def wait_for(self, primary: ReadConnections) -> list[str]:
+        """Wait until every replica that answers has replayed what the primary has written.
+
+        At most ``max_lag`` plus one check interval: a replica still behind is
+        out of rotation (here at once, in other processes at their next check,
+        as it is then further behind than ``max_lag``).  Returns those it
+        stopped waiting for.
+        """
+        try:
+            async with primary.connection() as connection:
+                row = await (await connection.execute(_PRIMARY_POSITION)).fetchone()
+        except (psycopg.Error, PoolTimeout, OSError):
+            return []  # the primary is gone: nothing more can be written for them to miss
+        written = _lsn(row[0] if row else None)
+        deadline = time.monotonic() + self.max_lag + self.check_every
+        pending = list(self.replicas)
+        while pending:
+            for replica in list(pending):
+                try:
+                    async with replica.connections.connection() as connection:
+                        got = await (
+                            await connection.execute("SELECT pg_last_wal_replay_lsn()::text")
+                        ).fetchone()
+                except (psycopg.Error, PoolTimeout, OSError) as exc:
+                    self.failed(replica, exc)  # not answering: it serves nobody now
+                    pending.remove(replica)
+                    continue
+                if _lsn(got[0] if got else None) >= written:
+                    pending.remove(replica)
+            if pending and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            elif pending:
+                break
+        for replica in pending:
+            replica.up, replica.error = False, "did not replay a change in time"
+            replica.checked_at = time.monotonic()
+        return [r.name for r in pending]
 
     def states(self) -> list[dict[str, Any]]:
         """Each replica's name, whether it is in rotation, its lag and why it is out."""

@@ -12,6 +12,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.postgres.jobs import document_rows, page_store
+from ragsage.adapters.postgres.replicas import replicas_must_replay
 from ragsage.adapters.postgres.sessions import namespace_of
 
 _COLUMNS = (
@@ -167,6 +168,7 @@ async def set_access(session: AsyncSession, document_id: str, access: Collection
     write of the document in progress (it holds the row ``FOR SHARE``), so the
     chunks it writes are updated here too.
     """
+    replicas_must_replay(session)  # a search on a replica must see the new list
     found = (
         await session.execute(
             text(
