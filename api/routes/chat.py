@@ -26,7 +26,7 @@ from api.auth import narrowed, require
 from api.documented import documented, ok
 from api.errors import ApiError
 from api.routes.common import json_body
-from api.services import Services, services
+from api.services import Services, on_replicas, services
 from ragsage.adapters.parsing.tokens import TokenTally, make_token_counter
 from ragsage.adapters.postgres.keys import Principal, Role
 from ragsage.core.types import Turn
@@ -245,7 +245,7 @@ class _Chat:
     def complete(self) -> Response:
         reply = _Reply()
         with self.here.answers.held(self.who.holder):
-            self.here.run(self._collect(reply))
+            self.here.run(on_replicas(self._collect(reply)))
         reply.add(self._sources(reply))
         return convert.dump(
             shapes.ChatCompletion(
