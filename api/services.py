@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import AsyncGenerator, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -21,6 +21,7 @@ from ragsage.runtime.loop import LoopThread
 from ragsage.settings import Settings
 
 _T = TypeVar("_T")
+_E = TypeVar("_E")
 EXTENSION = "ragsage"
 
 
@@ -79,6 +80,31 @@ def on_replicas(coroutine: Coroutine[Any, Any, _T]) -> Coroutine[Any, Any, _T]:
             return await coroutine
 
     return reading()
+
+
+def stream_on_replicas(events: AsyncGenerator[_E, None]) -> AsyncGenerator[_E, None]:
+    """``events`` with the reads behind each one free to go to a replica.
+
+    A stream is read one event per loop task, so each step is marked on its
+    own; the retrieval happens before the first event, which the views take
+    before they send the headers, so :data:`READ_SERVER_HEADER` names its server.
+    """
+    log = ReadLog()
+    g.read_log = log
+
+    async def marked() -> AsyncGenerator[_E, None]:
+        try:
+            while True:
+                with replica_reads(log):
+                    try:
+                        event = await anext(events)
+                    except StopAsyncIteration:
+                        return
+                yield event
+        finally:
+            await events.aclose()
+
+    return marked()
 
 
 def name_read_servers(response: Response) -> None:

@@ -26,7 +26,7 @@ from api.auth import narrowed, require
 from api.documented import documented, ok
 from api.errors import ApiError
 from api.routes.common import json_body
-from api.services import Services, on_replicas, services
+from api.services import Services, on_replicas, services, stream_on_replicas
 from ragsage.adapters.parsing.tokens import TokenTally, make_token_counter
 from ragsage.adapters.postgres.keys import Principal, Role
 from ragsage.core.types import Turn
@@ -275,7 +275,7 @@ class _Chat:
 
     def stream(self) -> Response:
         slot = self.here.answers.take(self.who.holder)
-        events = self._events()
+        events = stream_on_replicas(self._events())
         first = answer_stream.opened(self.here, events, slot)
         return Response(
             self._chunks(events, first, slot),

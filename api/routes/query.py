@@ -20,7 +20,7 @@ from api.schemas import (
     SearchRequest,
     SourcesResponse,
 )
-from api.services import Services, on_replicas, services
+from api.services import Services, on_replicas, services, stream_on_replicas
 from ragsage.adapters.postgres.keys import Role
 from ragsage.core.types import Turn
 from ragsage.query import (
@@ -84,7 +84,9 @@ def query() -> Any:
     engine = here.run(here.runtime.query_engine_for(who.scope))
     if body.stream or request.accept_mimetypes.best == "text/event-stream":
         slot = here.answers.take(who.holder)
-        events = engine.stream_answer(who.scope, body.question, history=history, options=options)
+        events = stream_on_replicas(
+            engine.stream_answer(who.scope, body.question, history=history, options=options)
+        )
         first = answer_stream.opened(here, events, slot)
         return Response(
             _sse(here, events, first, slot),

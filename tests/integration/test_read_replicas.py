@@ -111,8 +111,17 @@ async def test_a_search_served_by_the_replica_finds_what_the_primary_finds(
             theirs = await dense.search(GLOBEX, query, k=500)
         assert log.servers == ["replica-1"]
         assert len(theirs) == 100 and all(c.chunk.id.startswith("globex-") for c in theirs)
-    # Unmarked reads stay on the primary.
-    assert [s["name"] for s in database.replicas.states() if s["up"]] == ["replica-1"]
+    # A key bound to a group reads there only what its group may read.
+    async with db.session(ACME) as session:
+        assert await set_access(session, "acme-0", ["group:hr"])
+    wait_for_replay(database_url, as_user(replica_url, "postgres"))
+    sales = Scope("acme", frozenset({"group:sales"}))
+    with replica_reads() as log:
+        readable = await dense.search(sales, unit(rng), k=500)
+        worded = await keyword.search(sales, "row", k=500)
+    assert log.servers == ["replica-1"]
+    assert {c.chunk.document_id for c in readable} == {"acme-100", "acme-200"}
+    assert worded and {c.chunk.document_id for c in worded} <= {"acme-100", "acme-200"}
 
 
 async def test_a_stopped_replica_sends_reads_to_the_primary_and_rejoins(
@@ -202,6 +211,22 @@ def test_over_http_searches_come_from_the_replica_and_an_upload_reads_back_at_on
         assert time.monotonic() < deadline, found.headers.get("X-Ragsage-Read-Server")
         time.sleep(0.2)
     assert "zirconium anchor" in found.json()["results"][0]["chunk"]["text"]
+
+    # Answers, streamed or not, and the OpenAI-compatible endpoint read there too.
+    answered = client.post("/v1/query", json={"question": "What holds the buoy?"})
+    assert answered.status_code == 200 and "zirconium" in answered.json()["answer"]
+    assert answered.headers["X-Ragsage-Read-Server"] == "replica-1"
+    with client.stream(
+        "POST", "/v1/query", json={"question": "What holds the buoy?", "stream": True}
+    ) as streamed:
+        body = "".join(streamed.iter_text())
+    assert streamed.headers["X-Ragsage-Read-Server"] == "replica-1" and "zirconium" in body
+    chat = {"model": "ragsage", "messages": [{"role": "user", "content": "What holds the buoy?"}]}
+    for stream in (False, True):
+        with client.stream("POST", "/v1/chat/completions", json={**chat, "stream": stream}) as r:
+            body = "".join(r.iter_text())
+        assert r.status_code == 200 and "zirconium" in body
+        assert r.headers["X-Ragsage-Read-Server"] == "replica-1"
 
     # A revoked key is refused on its very next request (keys are checked on the primary).
     async def revoke(database: Database) -> bool:
