@@ -56,10 +56,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     built = runtime or build_runtime(chosen, **adapter_overrides(chosen))
     probes = Probes(chosen, loop, built)
     metrics = Metrics(
-        probes.queue_depth,
-        probes.job_counts,
-        probes.webhook_backlog,
-        probes.replicas if chosen.replica_urls() else list,
+        probes.queue_depth, probes.job_counts, probes.webhook_backlog, probes.replicas
     )
     limits = RequestLimits(
         chosen,

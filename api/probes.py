@@ -70,6 +70,8 @@ class Probes:
 
     def replicas(self) -> list[dict[str, Any]]:
         """Each read replica's state, checked now (empty without replicas)."""
+        if not self.runtime.database.replicas:
+            return []
         try:
             return self.loop.run(self.runtime.database.check_replicas(), timeout=5)
         except Exception as exc:  # noqa: BLE001 - a probe reports, never fails

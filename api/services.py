@@ -64,6 +64,13 @@ class Services:
 READ_SERVER_HEADER = "X-Ragsage-Read-Server"
 
 
+def _request_log() -> ReadLog:
+    """The log of who answered this request's marked reads, read by :func:`name_read_servers`."""
+    log = ReadLog()
+    g.read_log = log
+    return log
+
+
 def on_replicas(coroutine: Coroutine[Any, Any, _T]) -> Coroutine[Any, Any, _T]:
     """``coroutine`` with its reads free to go to a replica (searches and answers only).
 
@@ -72,8 +79,7 @@ def on_replicas(coroutine: Coroutine[Any, Any, _T]) -> Coroutine[Any, Any, _T]:
     check that runs beside it (``run_checked``) stays on the primary, so a
     revoked key is refused on its next request whatever a replica has replayed.
     """
-    log = ReadLog()
-    g.read_log = log
+    log = _request_log()
 
     async def reading() -> _T:
         with replica_reads(log):
@@ -89,8 +95,7 @@ def stream_on_replicas(events: AsyncGenerator[_E, None]) -> AsyncGenerator[_E, N
     own; the retrieval happens before the first event, which the views take
     before they send the headers, so :data:`READ_SERVER_HEADER` names its server.
     """
-    log = ReadLog()
-    g.read_log = log
+    log = _request_log()
 
     async def marked() -> AsyncGenerator[_E, None]:
         try:

@@ -40,7 +40,7 @@ def readyz() -> Any:
     if here.settings.cache_redis_url:
         checks["cache"] = "ok" if here.probes.cache() else "unreachable (ingestion slower)"
     replicas_out = False
-    for replica in here.probes.replicas() if here.settings.replica_urls() else []:
+    for replica in here.probes.replicas():
         lag = replica["lag_seconds"]
         if replica["up"]:
             checks[replica["name"]] = f"ok (lag {lag:.1f} s)"

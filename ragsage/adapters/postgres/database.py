@@ -45,8 +45,11 @@ REPLICA_CONNECT_TIMEOUT_SECONDS = 2
 
 
 def _recovery_conflict(exc: BaseException) -> bool:
-    """A standby cancelled the read to replay WAL: the replica itself is well."""
-    return "conflict with recovery" in str(exc)
+    """A standby cancelled the read to replay WAL (SQLSTATE 40001): the replica is well.
+
+    A read-only statement in autocommit meets no other serialization failure.
+    """
+    return isinstance(exc, psycopg.errors.SerializationFailure)
 
 
 def create_engine(config: PostgresConfig, *, owner: bool = False) -> AsyncEngine:

@@ -20,17 +20,19 @@ from __future__ import annotations
 from ragsage.adapters.postgres.config import HNSW_TYPES
 
 
-def shared_key(dim: int, hnsw_type: str, column: str = "embedding") -> str:
-    """The expression a width's shared graph is built on (``vector`` or ``halfvec``)."""
+def _checked(hnsw_type: str) -> str:
     if hnsw_type not in HNSW_TYPES:
         raise ValueError(f"not a graph type: {hnsw_type!r}")
-    return f"{column}::{hnsw_type}({int(dim)})"
+    return hnsw_type
+
+
+def shared_key(dim: int, hnsw_type: str, column: str = "embedding") -> str:
+    """The expression a width's shared graph is built on (``vector`` or ``halfvec``)."""
+    return f"{column}::{_checked(hnsw_type)}({int(dim)})"
 
 
 def shared_opclass(hnsw_type: str) -> str:
-    if hnsw_type not in HNSW_TYPES:
-        raise ValueError(f"not a graph type: {hnsw_type!r}")
-    return f"{hnsw_type}_cosine_ops"
+    return f"{_checked(hnsw_type)}_cosine_ops"
 
 
 # The function an own graph's key applies, which tells such a graph's definition.
@@ -49,6 +51,4 @@ def walk_limit(k: str, key_type: str) -> str:
     such a walk takes twice as many (at most 40 more) and the caller keeps the
     nearest ``k`` by full-precision similarity.
     """
-    if key_type not in HNSW_TYPES:
-        raise ValueError(f"not a graph type: {key_type!r}")
-    return k if key_type == "vector" else f"least({k} * 2, {k} + 40)"
+    return k if _checked(key_type) == "vector" else f"least({k} * 2, {k} + 40)"

@@ -114,6 +114,16 @@ def _lsn(text_: str | None) -> int:
     return (int(high, 16) << 32) + int(low, 16)
 
 
+async def _written(primary: ReadConnections) -> int | None:
+    """How far the primary has written its WAL, or None when it does not answer."""
+    try:
+        async with primary.connection() as connection:
+            row = await (await connection.execute(_PRIMARY_POSITION)).fetchone()
+    except (psycopg.Error, PoolTimeout, OSError):
+        return None
+    return _lsn(row[0] if row else None)
+
+
 class Replicas:
     """The configured standbys, checked now and then and used in turn."""
 
@@ -169,13 +179,7 @@ class Replicas:
 
     async def check(self, primary: ReadConnections) -> None:
         """Ask the primary how far it has written and each replica how far it has replayed."""
-        try:
-            async with primary.connection() as connection:
-                position = _lsn(
-                    (await (await connection.execute(_PRIMARY_POSITION)).fetchone() or [None])[0]
-                )
-        except (psycopg.Error, PoolTimeout, OSError):
-            position = None  # the primary is down: judge the replicas by age alone
+        position = await _written(primary)  # None: judge the replicas by age alone
         for replica in self.replicas:
             await self._check_one(replica, position)
 
@@ -206,12 +210,9 @@ class Replicas:
         as it is then further behind than ``max_lag``).  Returns those it
         stopped waiting for.
         """
-        try:
-            async with primary.connection() as connection:
-                row = await (await connection.execute(_PRIMARY_POSITION)).fetchone()
-        except (psycopg.Error, PoolTimeout, OSError):
+        written = await _written(primary)
+        if written is None:
             return []  # the primary is gone: nothing more can be written for them to miss
-        written = _lsn(row[0] if row else None)
         deadline = time.monotonic() + self.max_lag + self.check_every
         pending = list(self.replicas)
         while pending:
