@@ -125,7 +125,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
             response.headers["WWW-Authenticate"] = challenge_header()
         if "request_id" in g:
             response.headers["X-Request-Id"] = g.request_id
-        name_read_servers(response)
+        name_read_servers(response, here.metrics)
         return response
 
     @app.teardown_request

@@ -114,6 +114,14 @@ class Metrics:
             "Requests let through unchecked because the rate limits' Redis was unreachable",
             registry=self.registry,
         )
+        # Which server answered the reads a replica may take (X-Ragsage-Read-Server):
+        # the share "primary" keeps is what more replicas, or a closer one, would take.
+        self.read_servers = Counter(
+            "ragsage_read_server_requests",
+            "Requests whose reads a replica could take, by the server that answered them",
+            ["server"],
+            registry=self.registry,
+        )
         self._live = _LiveGauges(queue_depth, job_counts, webhook_backlog, replicas)
         self.registry.register(self._live)
 

@@ -112,11 +112,13 @@ def stream_on_replicas(events: AsyncGenerator[_E, None]) -> AsyncGenerator[_E, N
     return marked()
 
 
-def name_read_servers(response: Response) -> None:
-    """Name in ``response`` the servers that answered its request's marked reads."""
+def name_read_servers(response: Response, metrics: Metrics) -> None:
+    """Name in ``response`` the servers that answered its request's marked reads, and count them."""
     log: ReadLog | None = g.get("read_log")
     if log is not None and log.servers:
         response.headers[READ_SERVER_HEADER] = ",".join(log.servers)
+        for server in log.servers:
+            metrics.read_servers.labels(server).inc()
 
 
 def services() -> Services:

@@ -23,10 +23,11 @@ from api.schemas import (
     UploadFields,
     UploadResponse,
 )
-from api.services import services
+from api.services import on_replicas, services
 from ragsage.adapters.postgres.jobs import documents
 from ragsage.adapters.postgres.jobs.uploads import upload_access
 from ragsage.adapters.postgres.keys import Role
+from ragsage.adapters.postgres.sessions import ScopedReads
 from ragsage.core.types import MAX_PRINCIPALS, PRINCIPAL_PATTERN
 
 blueprint = Blueprint("documents", __name__)
@@ -154,11 +155,10 @@ def list_all() -> Any:
     )
     here = services()
 
-    async def read() -> list[documents.DocumentRecord]:
-        async with here.runtime.database.session(who.scope) as session:
-            return await documents.list_documents(session, limit=limit + 1, after=cursor, name=name)
-
-    found = here.run(read())
+    reads = ScopedReads(here.runtime.database, who.scope)
+    found = here.run(
+        on_replicas(documents.list_documents(reads, limit=limit + 1, after=cursor, name=name))
+    )
     page, more = found[:limit], len(found) > limit
     return convert.dump(
         DocumentList(
@@ -174,11 +174,8 @@ def get_one(document_id: str) -> Any:
     who = require(Role.READ)
     here = services()
 
-    async def read() -> documents.DocumentRecord | None:
-        async with here.runtime.database.session(who.scope) as session:
-            return await documents.get_document(session, document_id)
-
-    record = here.run(read())
+    reads = ScopedReads(here.runtime.database, who.scope)
+    record = here.run(on_replicas(documents.get_document(reads, document_id)))
     if record is None:
         raise ApiError(404, "not_found", f"no document {document_id!r}")
     return convert.dump(DocumentOut(**record.to_dict()))

@@ -15,9 +15,10 @@ from api.documented import cursor, documented, ok, query_int, query_text
 from api.errors import ApiError
 from api.routes.common import int_arg
 from api.schemas import JobList, JobOut
-from api.services import services
+from api.services import on_replicas, services
 from ragsage.adapters.postgres.jobs import documents, store
 from ragsage.adapters.postgres.keys import Role
+from ragsage.adapters.postgres.sessions import ScopedReads
 from ragsage.core.jobs import Job, JobState
 
 blueprint = Blueprint("jobs", __name__)
@@ -53,11 +54,10 @@ def list_all() -> Any:
     cursor = _job_id(request.args["cursor"]) if request.args.get("cursor") else None
     here = services()
 
-    async def read() -> list[Job]:
-        async with here.runtime.database.session(who.scope) as session:
-            return await store.list_jobs(session, state=state, limit=limit + 1, before=cursor)
-
-    found = here.run(read())
+    reads = ScopedReads(here.runtime.database, who.scope)
+    found = here.run(
+        on_replicas(store.list_jobs(reads, state=state, limit=limit + 1, before=cursor))
+    )
     page, more = found[:limit], len(found) > limit
     return convert.dump(
         JobList(jobs=[_out(j) for j in page], next_cursor=str(page[-1].id) if more else None)
@@ -71,11 +71,8 @@ def get_one(job_id: str) -> Any:
     identifier = _job_id(job_id)
     here = services()
 
-    async def read() -> Job | None:
-        async with here.runtime.database.session(who.scope) as session:
-            return await store.get_job(session, identifier)
-
-    job = here.run(read())
+    reads = ScopedReads(here.runtime.database, who.scope)
+    job = here.run(on_replicas(store.get_job(reads, identifier)))
     if job is None:
         raise ApiError(404, "not_found", f"no job {job_id!r}")
     return convert.dump(_out(job))

@@ -159,8 +159,10 @@ def fetch_chunk(chunk_id: str) -> Any:
     below = int_arg("below", 0, 0, MAX_EXPANSION)
     here = services()
     found = here.run(
-        here.runtime.query_engine().fetch_chunk(
-            who.scope, chunk_id, chunks_above=above, chunks_below=below, filters=who.filters
+        on_replicas(
+            here.runtime.query_engine().fetch_chunk(
+                who.scope, chunk_id, chunks_above=above, chunks_below=below, filters=who.filters
+            )
         )
     )
     if found is None:
@@ -179,5 +181,5 @@ def fetch_chunk(chunk_id: str) -> Any:
 def sources() -> Any:
     who = require(Role.READ)
     here = services()
-    listed = here.run(here.runtime.query_engine().list_sources(who.scope, who.filters))
+    listed = here.run(on_replicas(here.runtime.query_engine().list_sources(who.scope, who.filters)))
     return convert.dump(SourcesResponse(sources=listed))

@@ -236,7 +236,12 @@ class PostgresBackend:
             return await set_access(session, document_id, checked)
 
     async def query(self, call: Callable[[QueryEngine], Awaitable[_T]]) -> _T:
-        return await self.runtime.with_engine(self.scope, call)
+        # Searches only read, and a replica answers one only once it has replayed
+        # every commit before it, so they may go to a replica when there are some.
+        from ragsage.adapters.postgres.replicas import replica_reads
+
+        with replica_reads():
+            return await self.runtime.with_engine(self.scope, call)
 
     async def aclose(self) -> None:
         await self.runtime.aclose()

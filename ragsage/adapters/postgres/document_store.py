@@ -9,13 +9,14 @@ from psycopg.types.json import Jsonb
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ragsage.adapters.postgres.isolation import to_driver_style
 from ragsage.adapters.postgres.migrations import STATISTICS_TABLES
 from ragsage.adapters.postgres.rows import (
     CHUNK_COLUMNS,
     NAMESPACE_ACTIVE_GENERATION,
     chunk_from_row,
 )
-from ragsage.adapters.postgres.sessions import scoped
+from ragsage.adapters.postgres.sessions import read_rows, scoped
 from ragsage.core.types import Chunk, Document, Scope, split_chunk_id
 
 if TYPE_CHECKING:
@@ -98,22 +99,21 @@ class PgDocumentStore:
         )
 
     async def _one(self, scope: Scope, sql: str, value: str) -> Document | None:
-        async with scoped(self._target, scope) as session:
-            row = (
-                await session.execute(text(sql), {"namespace": scope.namespace, "value": value})
-            ).first()
-        return _document(row) if row else None
+        rows = await self._read(scope, sql, {"namespace": scope.namespace, "value": value})
+        return _document(rows[0]) if rows else None
+
+    async def _read(self, scope: Scope, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        # In one message when bound to a Database, so a replica may answer it.
+        return await read_rows(self._target, scope, [(to_driver_style(sql), params)])
 
     async def list(self, scope: Scope) -> Sequence[Document]:
-        async with scoped(self._target, scope) as session:
-            rows = await session.execute(
-                text(
-                    f"SELECT {_DOCUMENT_COLUMNS} FROM ragsage_documents "
-                    "WHERE namespace = :namespace AND status = 'ready' ORDER BY source, id"
-                ),
-                {"namespace": scope.namespace},
-            )
-            return [_document(row) for row in rows]
+        rows = await self._read(
+            scope,
+            f"SELECT {_DOCUMENT_COLUMNS} FROM ragsage_documents "
+            "WHERE namespace = :namespace AND status = 'ready' ORDER BY source, id",
+            {"namespace": scope.namespace},
+        )
+        return [_document(row) for row in rows]
 
     async def delete(self, scope: Scope, document_id: str) -> None:
         """Delete the document; its chunks in every generation go with it (cascade)."""
@@ -134,34 +134,30 @@ class PgDocumentStore:
     async def chunks(
         self, scope: Scope, document_id: str, *, first: int = 0, last: int | None = None
     ) -> Sequence[Chunk]:
-        async with scoped(self._target, scope) as session:
-            rows = await session.execute(
-                text(
-                    f"SELECT {CHUNK_COLUMNS} FROM ragsage_chunks c WHERE c.namespace = :namespace "
-                    f"AND c.generation = {NAMESPACE_ACTIVE_GENERATION} "
-                    "AND c.document_id = :document_id "
-                    "AND c.ordinal >= :first AND (CAST(:last AS integer) IS NULL "
-                    "OR c.ordinal <= :last) ORDER BY c.ordinal"
-                ),
-                {
-                    "namespace": scope.namespace,
-                    "document_id": document_id,
-                    "first": first,
-                    "last": last,
-                },
-            )
-            return [chunk_from_row(row) for row in rows]
+        rows = await self._read(
+            scope,
+            f"SELECT {CHUNK_COLUMNS} FROM ragsage_chunks c WHERE c.namespace = :namespace "
+            f"AND c.generation = {NAMESPACE_ACTIVE_GENERATION} "
+            "AND c.document_id = :document_id "
+            "AND c.ordinal >= :first AND (CAST(:last AS integer) IS NULL "
+            "OR c.ordinal <= :last) ORDER BY c.ordinal",
+            {
+                "namespace": scope.namespace,
+                "document_id": document_id,
+                "first": first,
+                "last": last,
+            },
+        )
+        return [chunk_from_row(row) for row in rows]
 
     async def count_chunks(self, scope: Scope) -> int:
-        async with scoped(self._target, scope) as session:
-            count = await session.scalar(
-                text(
-                    "SELECT count(*) FROM ragsage_chunks c WHERE c.namespace = :namespace "
-                    f"AND c.generation = {NAMESPACE_ACTIVE_GENERATION}"
-                ),
-                {"namespace": scope.namespace},
-            )
-        return int(count or 0)
+        rows = await self._read(
+            scope,
+            "SELECT count(*) FROM ragsage_chunks c WHERE c.namespace = :namespace "
+            f"AND c.generation = {NAMESPACE_ACTIVE_GENERATION}",
+            {"namespace": scope.namespace},
+        )
+        return int(rows[0][0]) if rows else 0
 
 
 async def purge_namespace(session: AsyncSession) -> None:

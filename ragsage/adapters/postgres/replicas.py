@@ -1,20 +1,29 @@
-"""Streaming replicas that answer searches, and which of them may answer now.
+"""Streaming replicas that answer reads, and which of them may answer one now.
 
 A hot standby runs the same schema, roles and Row-Level Security as the
-primary, so a search sent there is as isolated as on the primary; since
-storage migration 29 a search only reads, so a standby can run it.  Only reads
-a caller marks with :func:`replica_reads` go to a replica (the API marks its
-searches and answers); everything else — writes, job and document reads after
-an upload, key checks — stays on the primary, so a client reads its own writes
-and a job never goes back in time.
+primary, so a read sent there is as isolated as on the primary; since storage
+migration 29 a search only reads, so a standby can run it.  Only reads a caller
+marks with :func:`replica_reads` go to a replica (the API marks its searches,
+answers, and its reads of documents, jobs and chunks); writes and key checks
+stay on the primary.
+
+**A replica read never goes back in time.**  Before it reads, the replica must
+have replayed everything the primary had flushed when the read began — every
+commit acknowledged to anyone by then — waiting a short bound (``catch_up``)
+for it, else the primary serves the read.  So a client reads its own upload at
+once, a job it saw ``succeeded`` is never ``running`` again, and a changed
+access list, a switched generation or a deleted document is never missed,
+whichever replica answers.  The price is one small read of the primary's WAL
+position and one of the replica's replay position per marked read.
 
 A replica is in rotation while it answers and has replayed the primary's WAL
 to within ``max_lag`` seconds: both are checked at most once a ``check_every``
-seconds, on the request path (a check is two small reads).  A replica whose
-read fails for a connection error is out until the next check finds it well;
-the read is sent to the primary instead, so an outage of a replica costs one
-failed attempt and never an error.  Which server answered each read of a
-marked call is recorded (:class:`ReadLog`), for the API's response header.
+seconds, on the request path.  A replica whose read fails for a connection
+error, or that cannot catch up within ``catch_up``, is out until the next check
+finds it well; the read is sent to the primary instead, so an outage of a
+replica costs one failed attempt and never an error.  Which server answered
+each read of a marked call is recorded (:class:`ReadLog`), for the API's
+response header.
 """
 
 from __future__ import annotations
@@ -65,26 +74,6 @@ def marked_reads() -> ReadLog | None:
     return _MARKED.get()
 
 
-# Set on a session whose transaction changes what a search may see.
-_REPLAY = "ragsage_replicas_must_replay"
-
-
-def replicas_must_replay(session: Any) -> None:
-    """Mark ``session``: once it commits, wait for the replicas to replay it.
-
-    A change to who may read a document, or to which generation a namespace
-    searches, must not be missed by a search on a replica after the request
-    that made it has returned.  :meth:`Database.session` sees the mark and,
-    after the commit, waits (a bounded time) until every replica answering has
-    replayed it; one that has not by then is taken out of rotation.
-    """
-    session.info[_REPLAY] = True
-
-
-def must_replay(session: Any) -> bool:
-    return bool(session.info.get(_REPLAY))
-
-
 @dataclass(slots=True)
 class Replica:
     """One standby: its connections and what the last check found."""
@@ -104,7 +93,12 @@ _STANDBY_STATE = (
     "SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn()::text, "
     "extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8"
 )
-_PRIMARY_POSITION = "SELECT pg_current_wal_lsn()::text"
+# Flushed, not merely written: a committed transaction is flushed, and a
+# standby is only ever sent flushed WAL, so this is a position it can reach.
+_PRIMARY_POSITION = "SELECT pg_current_wal_flush_lsn()::text"
+_REPLAYED = "SELECT pg_last_wal_replay_lsn()::text"
+# How often a read waiting for a replica to catch up asks it again.
+_POLL_SECONDS = 0.002
 
 
 def _lsn(text_: str | None) -> int:
@@ -134,9 +128,10 @@ class Replicas:
         limit: int,
         connect_timeout: int,
         max_lag: float,
+        catch_up: float,
         check_every: float = 1.0,
     ) -> None:
-        self.max_lag, self.check_every = max_lag, check_every
+        self.max_lag, self.catch_up, self.check_every = max_lag, catch_up, check_every
         self.replicas = [
             Replica(
                 f"replica-{number}",
@@ -154,12 +149,52 @@ class Replicas:
         return bool(self.replicas)
 
     async def choose(self, primary: ReadConnections) -> Replica | None:
-        """A replica in rotation, taken in turn; None when none is (read the primary)."""
+        """A replica that has replayed all the primary had committed when asked; else None.
+
+        Replicas in rotation are asked in turn how far they have replayed,
+        every couple of milliseconds for at most ``catch_up`` seconds; the first
+        one past the primary's position serves the read, which therefore sees
+        every commit acknowledged before it began: the caller's own upload, the
+        job states it saw before, an access list changed a moment ago.  None
+        (the primary serves) when no replica is in rotation, the primary cannot
+        say where it is, or none catches up in time; those that did not are out
+        of rotation until the next check, so a stuck replica costs one read per
+        check interval its wait, not every read.
+        """
         await self._check_if_due(primary)
         ready = [r for r in self.replicas if r.up]
         if not ready:
             return None
-        return ready[next(self._turn) % len(ready)]
+        position = await _written(primary)
+        if position is None:
+            return None  # the primary is down: it cannot serve the read either
+        first = next(self._turn) % len(ready)
+        waiting = ready[first:] + ready[:first]
+        deadline = time.monotonic() + self.catch_up
+        while waiting:
+            for replica in list(waiting):
+                replayed = await self._replayed(replica)
+                if replayed is None:
+                    waiting.remove(replica)  # out of rotation: it did not answer
+                elif replayed >= position:
+                    return replica
+            if time.monotonic() >= deadline:
+                break
+            await asyncio.sleep(_POLL_SECONDS)
+        for replica in waiting:
+            replica.up, replica.error = False, "did not replay a recent commit in time"
+            replica.checked_at = time.monotonic()
+        return None
+
+    async def _replayed(self, replica: Replica) -> int | None:
+        """How far ``replica`` has replayed; None (and out of rotation) when it fails."""
+        try:
+            async with replica.connections.connection() as connection:
+                row = await (await connection.execute(_REPLAYED)).fetchone()
+        except (psycopg.Error, PoolTimeout, OSError) as exc:
+            self.failed(replica, exc)
+            return None
+        return _lsn(row[0] if row else None)
 
     def failed(self, replica: Replica, error: BaseException) -> None:
         """Take ``replica`` out of rotation until a check finds it well again."""
@@ -201,41 +236,6 @@ class Replicas:
         replica.lag_seconds = lag
         replica.up = lag <= self.max_lag
         replica.error = "" if replica.up else f"{lag:.1f} s behind"
-
-    async def wait_for(self, primary: ReadConnections) -> list[str]:
-        """Wait until every replica that answers has replayed what the primary has written.
-
-        At most ``max_lag`` plus one check interval: a replica still behind is
-        out of rotation (here at once, in other processes at their next check,
-        as it is then further behind than ``max_lag``).  Returns those it
-        stopped waiting for.
-        """
-        written = await _written(primary)
-        if written is None:
-            return []  # the primary is gone: nothing more can be written for them to miss
-        deadline = time.monotonic() + self.max_lag + self.check_every
-        pending = list(self.replicas)
-        while pending:
-            for replica in list(pending):
-                try:
-                    async with replica.connections.connection() as connection:
-                        got = await (
-                            await connection.execute("SELECT pg_last_wal_replay_lsn()::text")
-                        ).fetchone()
-                except (psycopg.Error, PoolTimeout, OSError) as exc:
-                    self.failed(replica, exc)  # not answering: it serves nobody now
-                    pending.remove(replica)
-                    continue
-                if _lsn(got[0] if got else None) >= written:
-                    pending.remove(replica)
-            if pending and time.monotonic() < deadline:
-                await asyncio.sleep(0.01)
-            elif pending:
-                break
-        for replica in pending:
-            replica.up, replica.error = False, "did not replay a change in time"
-            replica.checked_at = time.monotonic()
-        return [r.name for r in pending]
 
     def states(self) -> list[dict[str, Any]]:
         """Each replica's name, whether it is in rotation, its lag and why it is out."""

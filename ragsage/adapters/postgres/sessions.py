@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import psycopg
@@ -109,3 +110,34 @@ async def read_rows(
         return await target.read(scope, statements)
     except (SQLAlchemyError, psycopg.Error) as exc:
         raise translate(exc) from exc
+
+
+@dataclass(frozen=True, slots=True)
+class ScopedReads:
+    """A scope's reads of ``database`` outside any transaction of the caller's.
+
+    Each is one message (:meth:`Database.read`), so inside
+    :func:`~ragsage.adapters.postgres.replicas.replica_reads` a replica that has
+    caught up may answer it.  The document and job readers take one in place of
+    a session.
+    """
+
+    database: Database
+    scope: Scope
+
+
+def reads_namespace(source: AsyncSession | ScopedReads) -> str:
+    """The namespace a reader reads: the session's pin, or the reads' scope."""
+    if isinstance(source, ScopedReads):
+        return source.scope.namespace
+    return namespace_of(source)
+
+
+async def read_from(
+    source: AsyncSession | ScopedReads, sql: str, params: Mapping[str, Any]
+) -> list[tuple[Any, ...]]:
+    """The rows of one read (psycopg-style parameters) in a session or on its own."""
+    if isinstance(source, ScopedReads):
+        return await read_rows(source.database, source.scope, [(sql, dict(params))])
+    result = await (await source.connection()).exec_driver_sql(sql, dict(params))
+    return [tuple(row) for row in result]

@@ -12,8 +12,12 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.postgres.jobs import document_rows, page_store
-from ragsage.adapters.postgres.replicas import replicas_must_replay
-from ragsage.adapters.postgres.sessions import namespace_of
+from ragsage.adapters.postgres.sessions import (
+    ScopedReads,
+    namespace_of,
+    read_from,
+    reads_namespace,
+)
 
 _COLUMNS = (
     "id, external_id, filename, title, media_type, size_bytes, status, error, content_hash, "
@@ -76,21 +80,23 @@ def _record(row: Sequence[Any]) -> DocumentRecord:
     )
 
 
-async def get_document(session: AsyncSession, document_id: str) -> DocumentRecord | None:
-    row = (
-        await session.execute(
-            text(
-                f"SELECT {_COLUMNS} FROM ragsage_documents "
-                "WHERE namespace = :namespace AND id = :id"
-            ),
-            {"namespace": namespace_of(session), "id": document_id},
-        )
-    ).first()
-    return _record(row) if row else None
+async def get_document(
+    source: AsyncSession | ScopedReads, document_id: str
+) -> DocumentRecord | None:
+    rows = await read_from(
+        source,
+        f"SELECT {_COLUMNS} FROM ragsage_documents WHERE namespace = %(namespace)s AND id = %(id)s",
+        {"namespace": reads_namespace(source), "id": document_id},
+    )
+    return _record(rows[0]) if rows else None
 
 
 async def list_documents(
-    session: AsyncSession, *, limit: int = 50, after: str | None = None, name: str | None = None
+    source: AsyncSession | ScopedReads,
+    *,
+    limit: int = 50,
+    after: str | None = None,
+    name: str | None = None,
 ) -> list[DocumentRecord]:
     """Newest first; ``after`` continues from a document id of the previous page.
 
@@ -98,23 +104,24 @@ async def list_documents(
     case (``%`` and ``_`` in it are plain characters).
     """
     conditions: list[str] = []
-    params: dict[str, Any] = {"namespace": namespace_of(session), "limit": limit}
+    params: dict[str, Any] = {"namespace": reads_namespace(source), "limit": limit}
     if after is not None:
         conditions.append(
             "(created_at, id) < (SELECT created_at, id FROM ragsage_documents "
-            "WHERE namespace = :namespace AND id = :after)"
+            "WHERE namespace = %(namespace)s AND id = %(after)s)"
         )
         params["after"] = after
     if name:
-        conditions.append("(filename ILIKE :name ESCAPE '\\' OR title ILIKE :name ESCAPE '\\')")
+        conditions.append(
+            "(filename ILIKE %(name)s ESCAPE '\\' OR title ILIKE %(name)s ESCAPE '\\')"
+        )
         escaped = name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         params["name"] = f"%{escaped}%"
-    rows = await session.execute(
-        text(
-            f"SELECT {_COLUMNS} FROM ragsage_documents WHERE namespace = :namespace"
-            f"{''.join(f' AND {condition}' for condition in conditions)} "
-            "ORDER BY created_at DESC, id DESC LIMIT :limit"
-        ),
+    rows = await read_from(
+        source,
+        f"SELECT {_COLUMNS} FROM ragsage_documents WHERE namespace = %(namespace)s"
+        f"{''.join(f' AND {condition}' for condition in conditions)} "
+        "ORDER BY created_at DESC, id DESC LIMIT %(limit)s",
         params,
     )
     return [_record(row) for row in rows]
@@ -168,7 +175,6 @@ async def set_access(session: AsyncSession, document_id: str, access: Collection
     write of the document in progress (it holds the row ``FOR SHARE``), so the
     chunks it writes are updated here too.
     """
-    replicas_must_replay(session)  # a search on a replica must see the new list
     found = (
         await session.execute(
             text(

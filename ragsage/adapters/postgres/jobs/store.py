@@ -12,7 +12,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.postgres.jobs.document_rows import set_pending_status
 from ragsage.adapters.postgres.jobs.page_store import delete_unreferenced
-from ragsage.adapters.postgres.sessions import namespace_of
+from ragsage.adapters.postgres.sessions import (
+    ScopedReads,
+    namespace_of,
+    read_from,
+    reads_namespace,
+)
 from ragsage.core.jobs import Job, JobState
 from ragsage.core.types import Scope
 
@@ -59,20 +64,17 @@ def _job(row: Sequence[Any]) -> Job:
     )
 
 
-async def get_job(session: AsyncSession, job_id: UUID) -> Job | None:
-    row = (
-        await session.execute(
-            text(
-                f"SELECT {_JOB_COLUMNS} FROM ragsage_jobs WHERE namespace = :namespace AND id = :id"
-            ),
-            {"namespace": namespace_of(session), "id": job_id},
-        )
-    ).first()
-    return _job(row) if row else None
+async def get_job(source: AsyncSession | ScopedReads, job_id: UUID) -> Job | None:
+    rows = await read_from(
+        source,
+        f"SELECT {_JOB_COLUMNS} FROM ragsage_jobs WHERE namespace = %(namespace)s AND id = %(id)s",
+        {"namespace": reads_namespace(source), "id": job_id},
+    )
+    return _job(rows[0]) if rows else None
 
 
 async def list_jobs(
-    session: AsyncSession,
+    source: AsyncSession | ScopedReads,
     *,
     state: JobState | None = None,
     document_id: str | None = None,
@@ -81,25 +83,24 @@ async def list_jobs(
 ) -> list[Job]:
     """Newest first; ``before`` pages past a job id from the previous page."""
     clauses: list[str] = []
-    params: dict[str, Any] = {"namespace": namespace_of(session), "limit": limit}
+    params: dict[str, Any] = {"namespace": reads_namespace(source), "limit": limit}
     if state is not None:
-        clauses.append("state = :state")
+        clauses.append("state = %(state)s")
         params["state"] = state.value
     if document_id is not None:
-        clauses.append("document_id = :document_id")
+        clauses.append("document_id = %(document_id)s")
         params["document_id"] = document_id
     if before is not None:
         clauses.append(
             "(created_at, id) < (SELECT created_at, id FROM ragsage_jobs "
-            "WHERE namespace = :namespace AND id = :before)"
+            "WHERE namespace = %(namespace)s AND id = %(before)s)"
         )
         params["before"] = before
-    rows = await session.execute(
-        text(
-            f"SELECT {_JOB_COLUMNS} FROM ragsage_jobs WHERE namespace = :namespace"
-            f"{''.join(f' AND {clause}' for clause in clauses)} "
-            "ORDER BY created_at DESC, id DESC LIMIT :limit"
-        ),
+    rows = await read_from(
+        source,
+        f"SELECT {_JOB_COLUMNS} FROM ragsage_jobs WHERE namespace = %(namespace)s"
+        f"{''.join(f' AND {clause}' for clause in clauses)} "
+        "ORDER BY created_at DESC, id DESC LIMIT %(limit)s",
         params,
     )
     return [_job(row) for row in rows]
