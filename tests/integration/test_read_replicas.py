@@ -15,6 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 import pytest
 
+from ragsage import RAG
 from ragsage.adapters.embedded.postgres import EmbeddedPostgres
 from ragsage.adapters.postgres import Database, PgLexicalStore, PgVectorStore
 from ragsage.adapters.postgres.config import PostgresConfig
@@ -23,9 +24,10 @@ from ragsage.adapters.postgres.keys import revoke_key
 from ragsage.adapters.postgres.replicas import replica_reads
 from ragsage.adapters.postgres.sessions import ScopedReads
 from ragsage.core.types import Scope
+from ragsage.settings import Settings
 
 from .api_harness import ApiServer, ingested, make_key, serve, with_database
-from .conftest import PostgresServer, as_user
+from .conftest import TEST_DIM, PostgresServer, as_user
 from .test_search_completeness import DIM, MODEL, load, nearest, unit
 from .worker_harness import Deployment
 
@@ -344,3 +346,40 @@ async def test_a_change_is_never_missed_by_a_read_on_a_replica(
         assert found[0] == {"acme-0", "acme-200"}
     finally:
         await database.dispose()
+
+
+# Scans of ragsage's tables a server has counted (a standby counts its own).
+SCANS = (
+    "SELECT coalesce(sum(seq_scan), 0) + coalesce(sum(idx_scan), 0) "
+    "FROM pg_stat_user_tables WHERE relname LIKE 'ragsage%'"
+)
+
+
+def scans(url: str) -> int:
+    with psycopg.connect(url, autocommit=True) as connection:
+        row = connection.execute(SCANS).fetchone()
+    return int(row[0]) if row else 0
+
+
+def test_the_library_searches_on_the_replica_and_reads_what_it_just_indexed(
+    pg_config: PostgresConfig, standby: EmbeddedPostgres, database_url: str
+) -> None:
+    replica_url = on_replica(standby, database_url)
+    superuser_on_replica = as_user(replica_url, "postgres")
+    settings = Settings.from_env(
+        {},
+        database_url=pg_config.dsn,
+        app_database_url=pg_config.app_dsn,
+        embedding_dim=TEST_DIM,
+        replica_database_urls=replica_url,
+        replica_catch_up_ms=1000,
+    )
+    with RAG.from_settings(settings, namespace="acme", migrate=True) as rag:
+        rag.index_text(MANUAL.decode(), document_id="guide", source="guide.md")
+        before = scans(superuser_on_replica)
+        # No wait for replay here: the search waits for the replica itself.
+        found = rag.search("zirconium anchor", top_k=3)
+        assert "zirconium anchor" in found.results[0].chunk.text
+        assert rag.list_sources() == ["guide.md"]
+    # The facade's connections are closed, so the replica has counted their scans.
+    assert scans(superuser_on_replica) > before
