@@ -31,6 +31,7 @@ class Stack:
     settings: Settings
     owner_url: str  # the database owner's URL, for reading across namespaces
     directory: Path
+    postgres: EmbeddedPostgres | None = None  # the server itself (to make a standby of it)
 
 
 @contextmanager
@@ -52,7 +53,7 @@ def local_stack(database: str, **overrides: Any) -> Iterator[Stack]:
                 # too: the figures compare the engines, not the embedding models.
                 **{"embedding_dim": 384, "embedder": "hashing", **overrides},
             )
-            yield Stack(settings, owner, base)
+            yield Stack(settings, owner, base, postgres)
         finally:
             redis.stop()
             postgres.stop()

@@ -54,13 +54,10 @@ class Settings:
     # Services
     database_url: str = field(default="", repr=False)
     app_database_url: str = field(default="", repr=False)
-    # Streaming replicas (app-role URLs, comma-separated) that answer the API's
-    # reads while within replica_max_lag seconds of the primary; empty: none.  A
-    # read waits up to replica_catch_up_ms for one to replay the primary's latest
-    # commits, else the primary answers it.
+    # Streaming replicas (app-role URLs, comma-separated) that answer searches and
+    # answers while within replica_max_lag seconds of the primary; empty: none.
     replica_database_urls: str = field(default="", repr=False)
     replica_max_lag: float = 5.0
-    replica_catch_up_ms: int = 50
     redis_url: str = field(default="redis://127.0.0.1:6379/0", repr=False)
     cache_redis_url: str = field(default="", repr=False)
     # Where request rates are counted (shared by every API process); empty: the
@@ -220,7 +217,6 @@ class Settings:
         _between("RAGSAGE_GRAPH_EF_SEARCH", self.graph_ef_search, 1, 1000)
         if self.replica_max_lag <= 0:
             raise ConfigurationError("RAGSAGE_REPLICA_MAX_LAG must be positive")
-        _between("RAGSAGE_REPLICA_CATCH_UP_MS", self.replica_catch_up_ms, 0, 60_000)
         if self.log_level.upper() not in LOG_LEVELS:
             raise ConfigurationError(
                 f"RAGSAGE_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}; got {self.log_level!r}"

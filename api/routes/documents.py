@@ -23,7 +23,7 @@ from api.schemas import (
     UploadFields,
     UploadResponse,
 )
-from api.services import on_replicas, services
+from api.services import services
 from ragsage.adapters.postgres.jobs import documents
 from ragsage.adapters.postgres.jobs.uploads import upload_access
 from ragsage.adapters.postgres.keys import Role
@@ -155,10 +155,10 @@ def list_all() -> Any:
     )
     here = services()
 
+    # On the primary, never a replica: a client reads its own upload at once and
+    # never sees a job go back in time (docs/scaling.md, read replicas).
     reads = ScopedReads(here.runtime.database, who.scope)
-    found = here.run(
-        on_replicas(documents.list_documents(reads, limit=limit + 1, after=cursor, name=name))
-    )
+    found = here.run(documents.list_documents(reads, limit=limit + 1, after=cursor, name=name))
     page, more = found[:limit], len(found) > limit
     return convert.dump(
         DocumentList(
@@ -175,7 +175,7 @@ def get_one(document_id: str) -> Any:
     here = services()
 
     reads = ScopedReads(here.runtime.database, who.scope)
-    record = here.run(on_replicas(documents.get_document(reads, document_id)))
+    record = here.run(documents.get_document(reads, document_id))
     if record is None:
         raise ApiError(404, "not_found", f"no document {document_id!r}")
     return convert.dump(DocumentOut(**record.to_dict()))

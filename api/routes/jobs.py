@@ -15,7 +15,7 @@ from api.documented import cursor, documented, ok, query_int, query_text
 from api.errors import ApiError
 from api.routes.common import int_arg
 from api.schemas import JobList, JobOut
-from api.services import on_replicas, services
+from api.services import services
 from ragsage.adapters.postgres.jobs import documents, store
 from ragsage.adapters.postgres.keys import Role
 from ragsage.adapters.postgres.sessions import ScopedReads
@@ -54,10 +54,10 @@ def list_all() -> Any:
     cursor = _job_id(request.args["cursor"]) if request.args.get("cursor") else None
     here = services()
 
+    # On the primary, never a replica: a client reads its own upload at once and
+    # never sees a job go back in time (docs/scaling.md, read replicas).
     reads = ScopedReads(here.runtime.database, who.scope)
-    found = here.run(
-        on_replicas(store.list_jobs(reads, state=state, limit=limit + 1, before=cursor))
-    )
+    found = here.run(store.list_jobs(reads, state=state, limit=limit + 1, before=cursor))
     page, more = found[:limit], len(found) > limit
     return convert.dump(
         JobList(jobs=[_out(j) for j in page], next_cursor=str(page[-1].id) if more else None)
@@ -72,7 +72,7 @@ def get_one(job_id: str) -> Any:
     here = services()
 
     reads = ScopedReads(here.runtime.database, who.scope)
-    job = here.run(on_replicas(store.get_job(reads, identifier)))
+    job = here.run(store.get_job(reads, identifier))
     if job is None:
         raise ApiError(404, "not_found", f"no job {job_id!r}")
     return convert.dump(_out(job))

@@ -183,10 +183,13 @@ class PostgresBackend:
 
     async def write(self, pipeline: IngestionPipeline, prepared: PreparedDocument) -> None:
         from ragsage.adapters.postgres.jobs import document_rows, page_store, reindex
+        from ragsage.adapters.postgres.replicas import replicas_must_replay
         from ragsage.jobs.versions import write_version
 
         document = prepared.document
         async with self.runtime.database.session(self.scope) as session:
+            # The caller searches for what it indexed next, maybe on a replica.
+            replicas_must_replay(session)
             previous = await document_rows.current_hash(session, document.id)
             await write_version(session, self.runtime, self.scope, pipeline, prepared)
             if previous is not None and previous != document.content_hash:
@@ -236,8 +239,8 @@ class PostgresBackend:
             return await set_access(session, document_id, checked)
 
     async def query(self, call: Callable[[QueryEngine], Awaitable[_T]]) -> _T:
-        # Searches only read, and a replica answers one only once it has replayed
-        # every commit before it, so they may go to a replica when there are some.
+        # Searches only read, and this backend's own writes return once the
+        # replicas have them, so its searches may go to a replica.
         from ragsage.adapters.postgres.replicas import replica_reads
 
         with replica_reads():

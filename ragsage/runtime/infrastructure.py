@@ -52,7 +52,6 @@ def build_database(settings: Settings) -> Database:
             hnsw_type=settings.hnsw_type,
             replica_dsns=settings.replica_urls(),
             replica_max_lag=settings.replica_max_lag,
-            replica_catch_up=settings.replica_catch_up_ms / 1000,
         )
     )
 

@@ -113,13 +113,11 @@ class PostgresConfig:
     # nDCG@10 fell 0.005 and recall@20 0.02; with 160 both are back (0.571 and
     # 0.788 against 0.571 and 0.785), for about 0.3 ms more per dense search.
     # Storage migration 27 records the build parameters on indexes built earlier.
-    # Streaming replicas that may answer reads (ragsage.adapters.postgres.replicas):
+    # Streaming replicas that may answer searches (ragsage.adapters.postgres.replicas):
     # app-role URLs, each taken out of rotation while it lags more than
-    # replica_max_lag seconds behind the primary or does not answer; a read waits
-    # up to replica_catch_up seconds for one to replay the primary's last commits.
+    # replica_max_lag seconds behind the primary or does not answer.
     replica_dsns: tuple[str, ...] = field(default=(), repr=False)
     replica_max_lag: float = 5.0
-    replica_catch_up: float = 0.05
     hnsw_m: int = 12
     hnsw_ef_construction: int = 40
     ef_search: int = 160
@@ -212,8 +210,6 @@ class PostgresConfig:
                 )
         if self.replica_max_lag <= 0:
             raise ConfigurationError("replica_max_lag must be positive")
-        if self.replica_catch_up < 0:
-            raise ConfigurationError("replica_catch_up must not be negative")
         if self.app_dsn is not None:
             async_url(self.app_dsn)
             user = dsn_user(self.app_dsn)

@@ -34,7 +34,7 @@ from ragsage.adapters.postgres.migrations import (
     width_indexes,
 )
 from ragsage.adapters.postgres.read_connections import PoolTimeout, ReadConnections
-from ragsage.adapters.postgres.replicas import PRIMARY, Replicas, marked_reads
+from ragsage.adapters.postgres.replicas import PRIMARY, Replicas, marked_reads, must_replay
 from ragsage.core.errors import ConfigurationError
 from ragsage.core.types import Scope
 
@@ -115,7 +115,6 @@ class Database:
             limit=config.pool_size + config.max_overflow,
             connect_timeout=REPLICA_CONNECT_TIMEOUT_SECONDS,
             max_lag=config.replica_max_lag,
-            catch_up=config.replica_catch_up,
         )
 
     @property
@@ -126,16 +125,26 @@ class Database:
     def engine(self) -> AsyncEngine:
         return self._engine
 
-    def session(self, scope: Scope) -> AbstractAsyncContextManager[AsyncSession]:
-        """One transaction pinned to ``scope`` with Row-Level Security enforced."""
-        return open_scoped_session(self._sessions, self._config, scope)
+    @asynccontextmanager
+    async def session(self, scope: Scope) -> AsyncIterator[AsyncSession]:
+        """One transaction pinned to ``scope`` with Row-Level Security enforced.
+
+        A transaction marked with :func:`replicas_must_replay` returns only
+        once the replicas have replayed it (bounded; see :class:`Replicas`).
+        """
+        async with open_scoped_session(self._sessions, self._config, scope) as session:
+            yield session
+        if self.replicas and must_replay(session):
+            late = await self.replicas.wait_for(self._reads)
+            if late:
+                _log.warning("replicas out of rotation until they catch up: %s", late)
 
     async def read(self, scope: Scope | None, statements: Statements) -> list[tuple[Any, ...]]:
         """The rows of the last statement, all sent in one message pinned to ``scope``.
 
         Searches read this way; a namespace in :attr:`read_timeouts` gets its own
-        statement timeout for them.  Inside :func:`replica_reads` a replica that
-        has replayed the primary's latest commits answers, when one can.
+        statement timeout for them.  Inside :func:`replica_reads` a replica in
+        rotation answers, when there is one.
         """
         timeout = self.read_timeouts.get(scope.namespace) if scope is not None else None
         log = marked_reads()

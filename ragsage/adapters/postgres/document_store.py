@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.postgres.isolation import to_driver_style
 from ragsage.adapters.postgres.migrations import STATISTICS_TABLES
+from ragsage.adapters.postgres.replicas import replicas_must_replay
 from ragsage.adapters.postgres.rows import (
     CHUNK_COLUMNS,
     NAMESPACE_ACTIVE_GENERATION,
@@ -167,6 +168,7 @@ async def purge_namespace(session: AsyncSession) -> None:
     session's namespace, and a hand-written predicate would be a second, weaker
     copy of that guarantee.
     """
+    replicas_must_replay(session)  # an erased namespace must not be found on a replica
     for table in (
         # Generations before chunks: the chunk trigger then counts no row it deletes.
         "ragsage_generations",

@@ -1,29 +1,36 @@
-"""Streaming replicas that answer reads, and which of them may answer one now.
+"""Streaming replicas that answer searches, and which of them may answer one now.
 
 A hot standby runs the same schema, roles and Row-Level Security as the
-primary, so a read sent there is as isolated as on the primary; since storage
-migration 29 a search only reads, so a standby can run it.  Only reads a caller
-marks with :func:`replica_reads` go to a replica (the API marks its searches,
-answers, and its reads of documents, jobs and chunks); writes and key checks
-stay on the primary.
+primary, so a search sent there is as isolated as on the primary; since
+storage migration 29 a search only reads, so a standby can run it.  Only reads
+a caller marks with :func:`replica_reads` go to a replica (the API marks its
+searches, answers, chunk reads and source lists; the library its searches);
+writes, key checks, and the job and document reads a client makes after an
+upload stay on the primary, so a client reads its own writes and a job never
+goes back in time.
 
-**A replica read never goes back in time.**  Before it reads, the replica must
-have replayed everything the primary had flushed when the read began — every
-commit acknowledged to anyone by then — waiting a short bound (``catch_up``)
-for it, else the primary serves the read.  So a client reads its own upload at
-once, a job it saw ``succeeded`` is never ``running`` again, and a changed
-access list, a switched generation or a deleted document is never missed,
-whichever replica answers.  The price is one small read of the primary's WAL
-position and one of the replica's replay position per marked read.
+**Staleness is bounded, and some changes are never missed.**  A replica is in
+rotation while it answers, replays, and was last seen holding everything the
+primary had flushed at most ``max_lag`` seconds ago (checked at most once a
+``check_every`` seconds, on the request path).  A change a search must not
+miss — an access list, the searched generation, a deleted document, a
+library write its caller will search for next — is marked with
+:func:`replicas_must_replay`: the transaction returns only once every replica
+in rotation has replayed it, and one that cannot in time leaves rotation first.
 
-A replica is in rotation while it answers and has replayed the primary's WAL
-to within ``max_lag`` seconds: both are checked at most once a ``check_every``
-seconds, on the request path.  A replica whose read fails for a connection
-error, or that cannot catch up within ``catch_up``, is out until the next check
-finds it well; the read is sent to the primary instead, so an outage of a
-replica costs one failed attempt and never an error.  Which server answered
-each read of a marked call is recorded (:class:`ReadLog`), for the API's
-response header.
+Why a read does not simply wait for the primary's current position: a flush
+position that falls on a WAL page boundary may cut a record in two, whose rest
+stays in the primary's buffers until its WAL writer wakes (up to seconds when
+idle).  Searches that set hint bits on freshly written rows write such records
+all the time, so a replica would seem behind while holding every commit.  A
+position that is not on a page boundary ends a record, and the primary's
+position right after a commit is that commit's end: those are what the checks
+and the waits compare with.
+
+A replica whose read fails for a connection error is out until a check finds
+it well; the read goes to the primary, so an outage of a replica costs one
+failed attempt and never an error.  Which server answered each read of a
+marked call is recorded (:class:`ReadLog`), for the API's response header.
 """
 
 from __future__ import annotations
@@ -42,6 +49,12 @@ import psycopg
 from ragsage.adapters.postgres.read_connections import PoolTimeout, ReadConnections
 
 PRIMARY = "primary"
+# Postgres's WAL page size (XLOG_BLCKSZ), fixed when the server was built.
+WAL_PAGE_BYTES = 8192
+# How long a check waits for a replica to replay the primary's position, and
+# how often it asks meanwhile.
+_CHECK_PATIENCE_SECONDS = 0.05
+_POLL_SECONDS = 0.002
 
 
 @dataclass(slots=True)
@@ -74,6 +87,26 @@ def marked_reads() -> ReadLog | None:
     return _MARKED.get()
 
 
+# Set on a session whose transaction changes what a search may see.
+_REPLAY = "ragsage_replicas_must_replay"
+
+
+def replicas_must_replay(session: Any) -> None:
+    """Mark ``session``: once it commits, wait for the replicas to replay it.
+
+    A search on a replica must not miss a change to who may read a document,
+    to which generation a namespace searches, or a deletion, once the request
+    that made it has returned.  :meth:`Database.session` sees the mark and,
+    after the commit, waits (a bounded time) until every replica in rotation
+    has replayed it; one that has not by then is taken out of rotation.
+    """
+    session.info[_REPLAY] = True
+
+
+def must_replay(session: Any) -> bool:
+    return bool(session.info.get(_REPLAY))
+
+
 @dataclass(slots=True)
 class Replica:
     """One standby: its connections and what the last check found."""
@@ -84,21 +117,17 @@ class Replica:
     lag_seconds: float | None = None
     checked_at: float = float("-inf")
     error: str = ""
+    # When the replica was last seen holding everything the primary had flushed
+    # (monotonic time at which the primary was asked its position).
+    fresh_at: float = float("-inf")
 
 
-# A standby's recovery state and how far behind it is: no lag when it has
-# replayed everything it received and received what the primary has written
-# (compared by the caller), else the age of the last transaction it replayed.
-_STANDBY_STATE = (
-    "SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn()::text, "
-    "extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8"
-)
-# Flushed, not merely written: a committed transaction is flushed, and a
-# standby is only ever sent flushed WAL, so this is a position it can reach.
-_PRIMARY_POSITION = "SELECT pg_current_wal_flush_lsn()::text"
-_REPLAYED = "SELECT pg_last_wal_replay_lsn()::text"
-# How often a read waiting for a replica to catch up asks it again.
-_POLL_SECONDS = 0.002
+@dataclass(frozen=True, slots=True)
+class Position:
+    """How far the primary has flushed its WAL, and whether that point ends a record."""
+
+    flushed: int
+    ends_record: bool
 
 
 def _lsn(text_: str | None) -> int:
@@ -108,14 +137,31 @@ def _lsn(text_: str | None) -> int:
     return (int(high, 16) << 32) + int(low, 16)
 
 
-async def _written(primary: ReadConnections) -> int | None:
-    """How far the primary has written its WAL, or None when it does not answer."""
+# Everything inserted is flushed, or the flush point is off a page boundary:
+# either way it is the end of a record a standby can replay up to.
+_PRIMARY_POSITION = (
+    "SELECT pg_current_wal_flush_lsn()::text, "
+    "pg_current_wal_insert_lsn() = pg_current_wal_flush_lsn()"
+)
+# A standby's state: in recovery, replay paused, how far replayed and received.
+_STANDBY_STATE = (
+    "SELECT pg_is_in_recovery(), pg_is_in_recovery() AND pg_is_wal_replay_paused(), "
+    "pg_last_wal_replay_lsn()::text, pg_last_wal_receive_lsn()::text"
+)
+_REPLAYED = "SELECT pg_last_wal_replay_lsn()::text"
+
+
+async def _position(primary: ReadConnections) -> Position | None:
+    """The primary's flush position, or None when it does not answer."""
     try:
         async with primary.connection() as connection:
             row = await (await connection.execute(_PRIMARY_POSITION)).fetchone()
     except (psycopg.Error, PoolTimeout, OSError):
         return None
-    return _lsn(row[0] if row else None)
+    if row is None:
+        return None
+    flushed = _lsn(row[0])
+    return Position(flushed, bool(row[1]) or flushed % WAL_PAGE_BYTES != 0)
 
 
 class Replicas:
@@ -128,10 +174,9 @@ class Replicas:
         limit: int,
         connect_timeout: int,
         max_lag: float,
-        catch_up: float,
         check_every: float = 1.0,
     ) -> None:
-        self.max_lag, self.catch_up, self.check_every = max_lag, catch_up, check_every
+        self.max_lag, self.check_every = max_lag, check_every
         self.replicas = [
             Replica(
                 f"replica-{number}",
@@ -149,52 +194,12 @@ class Replicas:
         return bool(self.replicas)
 
     async def choose(self, primary: ReadConnections) -> Replica | None:
-        """A replica that has replayed all the primary had committed when asked; else None.
-
-        Replicas in rotation are asked in turn how far they have replayed,
-        every couple of milliseconds for at most ``catch_up`` seconds; the first
-        one past the primary's position serves the read, which therefore sees
-        every commit acknowledged before it began: the caller's own upload, the
-        job states it saw before, an access list changed a moment ago.  None
-        (the primary serves) when no replica is in rotation, the primary cannot
-        say where it is, or none catches up in time; those that did not are out
-        of rotation until the next check, so a stuck replica costs one read per
-        check interval its wait, not every read.
-        """
+        """A replica in rotation, taken in turn; None when none is (read the primary)."""
         await self._check_if_due(primary)
         ready = [r for r in self.replicas if r.up]
         if not ready:
             return None
-        position = await _written(primary)
-        if position is None:
-            return None  # the primary is down: it cannot serve the read either
-        first = next(self._turn) % len(ready)
-        waiting = ready[first:] + ready[:first]
-        deadline = time.monotonic() + self.catch_up
-        while waiting:
-            for replica in list(waiting):
-                replayed = await self._replayed(replica)
-                if replayed is None:
-                    waiting.remove(replica)  # out of rotation: it did not answer
-                elif replayed >= position:
-                    return replica
-            if time.monotonic() >= deadline:
-                break
-            await asyncio.sleep(_POLL_SECONDS)
-        for replica in waiting:
-            replica.up, replica.error = False, "did not replay a recent commit in time"
-            replica.checked_at = time.monotonic()
-        return None
-
-    async def _replayed(self, replica: Replica) -> int | None:
-        """How far ``replica`` has replayed; None (and out of rotation) when it fails."""
-        try:
-            async with replica.connections.connection() as connection:
-                row = await (await connection.execute(_REPLAYED)).fetchone()
-        except (psycopg.Error, PoolTimeout, OSError) as exc:
-            self.failed(replica, exc)
-            return None
-        return _lsn(row[0] if row else None)
+        return ready[next(self._turn) % len(ready)]
 
     def failed(self, replica: Replica, error: BaseException) -> None:
         """Take ``replica`` out of rotation until a check finds it well again."""
@@ -213,29 +218,99 @@ class Replicas:
             await self.check(primary)
 
     async def check(self, primary: ReadConnections) -> None:
-        """Ask the primary how far it has written and each replica how far it has replayed."""
-        position = await _written(primary)  # None: judge the replicas by age alone
-        for replica in self.replicas:
-            await self._check_one(replica, position)
+        """Find which replicas answer and replay, and how stale each may be.
 
-    async def _check_one(self, replica: Replica, position: int | None) -> None:
-        replica.checked_at = time.monotonic()
+        A replica's lag is the time since it was last seen holding everything
+        the primary had flushed: zero when it replays the primary's position
+        now (within a short wait), which bounds how old its data can be
+        whatever the primary is doing.  When that position may cut a record
+        (see the module's notes), having received it is enough.
+        """
+        asked_at = time.monotonic()
+        position = await _position(primary)
+        for replica in self.replicas:
+            await self._check_one(replica, position, asked_at)
+
+    async def _check_one(
+        self, replica: Replica, position: Position | None, asked_at: float
+    ) -> None:
+        deadline = time.monotonic() + _CHECK_PATIENCE_SECONDS
         try:
             async with replica.connections.connection() as connection:
                 row: Any = await (await connection.execute(_STANDBY_STATE)).fetchone()
+                in_recovery, paused = row[0], row[1]
+                replayed, received = _lsn(row[2]), _lsn(row[3])
+                while (
+                    in_recovery
+                    and position is not None
+                    and position.ends_record
+                    and replayed < position.flushed
+                    and time.monotonic() < deadline
+                ):
+                    await asyncio.sleep(_POLL_SECONDS)
+                    got = await (await connection.execute(_REPLAYED)).fetchone()
+                    replayed = _lsn(got[0] if got else None)
         except (psycopg.Error, PoolTimeout, OSError) as exc:
             replica.up, replica.lag_seconds, replica.error = False, None, type(exc).__name__
+            replica.checked_at = time.monotonic()
             return
-        in_recovery, replayed, age = row
+        replica.checked_at = time.monotonic()
         if not in_recovery:
             # Promoted, or pointed at a primary by mistake: not a replica of ours.
             replica.up, replica.lag_seconds, replica.error = False, None, "not in recovery"
             return
-        caught_up = position is not None and _lsn(replayed) >= position
-        lag = 0.0 if caught_up else float(age) if age is not None else float("inf")
-        replica.lag_seconds = lag
+        if position is not None and not paused:
+            reached = replayed if position.ends_record else received
+            if reached >= position.flushed:
+                replica.fresh_at = asked_at
+        lag = replica.checked_at - replica.fresh_at
+        replica.lag_seconds = lag if lag != float("inf") else None
         replica.up = lag <= self.max_lag
-        replica.error = "" if replica.up else f"{lag:.1f} s behind"
+        if replica.up:
+            replica.error = ""
+        elif paused:
+            replica.error = "replay is paused"
+        elif lag == float("inf"):
+            replica.error = "has not caught up yet"
+        else:
+            replica.error = f"{lag:.1f} s behind"
+
+    async def wait_for(self, primary: ReadConnections) -> list[str]:
+        """Wait until every replica another process may read from has replayed the last commit.
+
+        Called right after a commit, when the primary's flush position is that
+        commit's end.  Waited for: each replica seen fresh within ``max_lag``
+        plus a check interval (any process may still have it in rotation).  At
+        most that long again: a replica still behind is then out of rotation
+        here, and in every other process by its next check, which finds it
+        further behind than ``max_lag``.  Returns those it stopped waiting for.
+        """
+        position = await _position(primary)
+        if position is None:
+            return []  # the primary is gone: nothing more can be written for them to miss
+        window = self.max_lag + self.check_every + _CHECK_PATIENCE_SECONDS
+        now = time.monotonic()
+        deadline = now + window
+        pending = [r for r in self.replicas if now - r.fresh_at <= window]
+        while pending:
+            for replica in list(pending):
+                try:
+                    async with replica.connections.connection() as connection:
+                        got = await (await connection.execute(_REPLAYED)).fetchone()
+                except (psycopg.Error, PoolTimeout, OSError) as exc:
+                    self.failed(replica, exc)  # not answering: it serves nobody now
+                    pending.remove(replica)
+                    continue
+                if _lsn(got[0] if got else None) >= position.flushed:
+                    pending.remove(replica)
+            if pending and time.monotonic() < deadline:
+                await asyncio.sleep(_POLL_SECONDS)
+            elif pending:
+                break
+        for replica in pending:
+            replica.up, replica.error = False, "did not replay a change in time"
+            replica.checked_at = time.monotonic()
+        return [r.name for r in pending]
 
     def states(self) -> list[dict[str, Any]]:
         """Each replica's name, whether it is in rotation, its lag and why it is out."""

@@ -116,10 +116,10 @@ async def read_rows(
 class ScopedReads:
     """A scope's reads of ``database`` outside any transaction of the caller's.
 
-    Each is one message (:meth:`Database.read`), so inside
-    :func:`~ragsage.adapters.postgres.replicas.replica_reads` a replica that has
-    caught up may answer it.  The document and job readers take one in place of
-    a session.
+    Each is one message (:meth:`Database.read`): one round trip where a session
+    takes three, and inside :func:`~ragsage.adapters.postgres.replicas.replica_reads`
+    a replica may answer it.  The document and job readers take one in place
+    of a session.
     """
 
     database: Database

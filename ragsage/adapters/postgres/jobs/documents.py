@@ -12,6 +12,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.postgres.jobs import document_rows, page_store
+from ragsage.adapters.postgres.replicas import replicas_must_replay
 from ragsage.adapters.postgres.sessions import (
     ScopedReads,
     namespace_of,
@@ -133,6 +134,7 @@ async def delete_document(session: AsyncSession, document_id: str) -> bool:
     Open jobs disappear with their rows, which a running job's heartbeat and
     final write both notice: it stops and writes nothing.
     """
+    replicas_must_replay(session)  # a search on a replica must not find it after this
     params = {"namespace": namespace_of(session), "id": document_id}
     hashes = list(
         await session.scalars(
@@ -175,6 +177,7 @@ async def set_access(session: AsyncSession, document_id: str, access: Collection
     write of the document in progress (it holds the row ``FOR SHARE``), so the
     chunks it writes are updated here too.
     """
+    replicas_must_replay(session)  # a search on a replica must see the new list
     found = (
         await session.execute(
             text(

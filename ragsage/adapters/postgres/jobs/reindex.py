@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ragsage.adapters.postgres.generations import Generation, live_generations
 from ragsage.adapters.postgres.jobs import store
 from ragsage.adapters.postgres.migrations import STATISTICS_TABLES
+from ragsage.adapters.postgres.replicas import replicas_must_replay
 from ragsage.adapters.postgres.sessions import namespace_of
 from ragsage.core.errors import Conflict
 from ragsage.core.types import Scope
@@ -257,6 +258,7 @@ async def _switch(session: AsyncSession, generation_id: int) -> None:
     held) and a rollback (a retired one): activation clears both marks.
     """
     namespace = namespace_of(session)
+    replicas_must_replay(session)  # searches must not keep reading the old generation
     await session.execute(
         text(
             "UPDATE ragsage_generations SET state = 'retired', retired_at = now() "
