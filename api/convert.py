@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Response
 from pydantic import BaseModel
 
-from api.schemas import ChunkOut, CitationOut, SearchResponse, SearchResultOut
+from api.schemas import ChunkOut, ChunkSectionOut, CitationOut, SearchResponse, SearchResultOut
 from ragsage.core.types import Chunk
 from ragsage.query import Citation, RetrievalResult
 
@@ -24,6 +24,7 @@ def chunk(value: Chunk) -> ChunkOut:
         created_at=value.created_at,
         start_char=value.start_char,
         end_char=value.end_char,
+        sections=[ChunkSectionOut(**section.to_dict()) for section in value.sections],
     )
 
 

@@ -118,6 +118,15 @@ class AccessChange(Strict):
     )
 
 
+class ChunkSectionOut(BaseModel):
+    heading_path: list[str]
+    start: int = Field(description="Where the section's part starts in the chunk's text")
+    end: int
+    page: int
+    page_start: int = Field(description="Where the same words start in the page's text")
+    page_end: int
+
+
 class ChunkOut(BaseModel):
     id: str
     document_id: str
@@ -131,6 +140,9 @@ class ChunkOut(BaseModel):
     created_at: datetime | None
     start_char: int
     end_char: int
+    sections: list[ChunkSectionOut] = Field(
+        description="The sections a chunk that joined small ones holds; empty: one section"
+    )
 
 
 class SearchResultOut(BaseModel):
@@ -156,9 +168,17 @@ class CitationOut(BaseModel):
     document_id: str
     source: str
     title: str
-    heading_path: list[str]
+    heading_path: list[str] = Field(description="The section of the cited words")
     page_numbers: list[int]
     text: str
+    quote: str = Field(description="The passage's words the answer used; empty when none aligned")
+    start: int = Field(description="Where the quote starts in text")
+    end: int
+    page_start: int = Field(description="Where the quote starts in its page's text")
+    page_end: int
+    located: Literal["sentence", "passage"] = Field(
+        description="sentence: the answer's words were found; passage: its first section is named"
+    )
 
 
 class QueryResponse(BaseModel):

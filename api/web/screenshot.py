@@ -2,9 +2,9 @@
 
 Starts ``ragsage up`` on a free port with a throwaway data folder (the
 samples ingested), opens the one-click sign-in link in Debian's headless
-Chromium, asks the sample question, waits for the cited answer and saves
-``docs/web-page.png``.  Needs the ``chromium`` and ``chromium-driver`` packages
-and the dev extra (Selenium).
+Chromium, asks the sample question, opens its citation (the quoted sentence
+marked, its section named) and saves ``docs/web-page.png``.  Needs the
+``chromium`` and ``chromium-driver`` packages and the dev extra (Selenium).
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = ROOT / "docs" / "web-page.png"
-QUESTION = "How do I roll back a bad deployment?"
+# The passage that answers it joins small sections: the citation names the one
+# holding the quoted sentence, which the page marks.
+QUESTION = "How does row-level security isolate namespaces?"
 
 
 def free_port() -> int:
@@ -78,6 +80,7 @@ def capture(link: str, target: Path) -> None:
             wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#conversation .answer button"))
             driver.find_element(By.CSS_SELECTOR, "#conversation .answer button").click()
             wait.until(lambda d: d.find_element(By.ID, "chunk-view").is_displayed())
+            wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#chunk-body mark.quote"))
             time.sleep(0.5)
             target.parent.mkdir(parents=True, exist_ok=True)
             driver.save_screenshot(str(target))

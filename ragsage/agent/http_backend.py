@@ -109,6 +109,7 @@ class HttpToolBackend:
             "source": chunk["source"],
             "title": chunk["title"],
             "heading_path": chunk["heading_path"],
+            "sections": _section_names(chunk),
             "text": chunk["text"],
             "context_above": [_neighbour(c) for c in body["above"]],
             "context_below": [_neighbour(c) for c in body["below"]],
@@ -162,9 +163,14 @@ def _search_result(number: int, hit: dict[str, Any]) -> dict[str, Any]:
         "source": chunk["source"],
         "title": chunk["title"],
         "heading_path": chunk["heading_path"],
+        "sections": _section_names(chunk),
         "score": hit["score"],
         "text": chunk["text"],
     }
+
+
+def _section_names(chunk: dict[str, Any]) -> list[str]:
+    return [" > ".join(section["heading_path"]) for section in chunk.get("sections") or ()]
 
 
 def _neighbour(chunk: dict[str, Any]) -> dict[str, Any]:

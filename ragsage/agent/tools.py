@@ -223,7 +223,8 @@ def _error(message: str) -> str:
 _SEARCH_DESCRIPTION = (
     "Search the user's document collection for passages relevant to a question. Use it"
     " before answering anything the documents might cover. Returns ranked passages, each"
-    " with a `citation` number to cite as [n], its chunk_id, source, title and text; an"
+    " with a `citation` number to cite as [n], its chunk_id, source, title and text (and,"
+    " for a passage holding several sections, their names in `sections`); an"
     " empty result list means nothing relevant was found."
 )
 _FETCH_DESCRIPTION = (

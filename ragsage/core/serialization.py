@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ragsage.core.types import Chunk, Document
+from ragsage.core.types import Chunk, ChunkSection, Document
 
 
 def iso_or_none(value: datetime | None) -> str | None:
@@ -53,6 +53,7 @@ def chunk_to_dict(chunk: Chunk) -> dict[str, Any]:
         "created_at": iso_or_none(chunk.created_at),
         "start_char": chunk.start_char,
         "end_char": chunk.end_char,
+        "sections": [section.to_dict() for section in chunk.sections],
     }
 
 
@@ -70,4 +71,5 @@ def chunk_from_dict(data: dict[str, Any]) -> Chunk:
         created_at=_time_from_str(data.get("created_at")),
         start_char=int(data.get("start_char") or 0),
         end_char=int(data.get("end_char") or 0),
+        sections=tuple(ChunkSection.from_dict(item) for item in data.get("sections") or ()),
     )

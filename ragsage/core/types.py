@@ -158,6 +158,45 @@ class Document:
 
 
 @dataclass(frozen=True, slots=True)
+class ChunkSection:
+    """The part of a chunk that one section of its document holds.
+
+    ``start``/``end`` are offsets in the chunk's text; ``page_start``/``page_end``
+    the same words' span in the text of page ``page``.  A chunk that joined
+    small sections lists each, in order, so a citation can name the section a
+    quoted sentence sits in rather than the chunk's first.
+    """
+
+    heading_path: tuple[str, ...]
+    start: int
+    end: int
+    page: int = 0
+    page_start: int = 0
+    page_end: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "heading_path": list(self.heading_path),
+            "start": self.start,
+            "end": self.end,
+            "page": self.page,
+            "page_start": self.page_start,
+            "page_end": self.page_end,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ChunkSection:
+        return cls(
+            heading_path=tuple(str(part) for part in data.get("heading_path") or ()),
+            start=int(data.get("start") or 0),
+            end=int(data.get("end") or 0),
+            page=int(data.get("page") or 0),
+            page_start=int(data.get("page_start") or 0),
+            page_end=int(data.get("page_end") or 0),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Chunk:
     """A retrievable passage of a document.
 
@@ -167,7 +206,8 @@ class Chunk:
     recency bias without a join.  ``start_char``/``end_char`` are the span of the
     page text (of the chunk's first page) the chunk was cut from; a chunk that
     repeats a table header, or merges sections, covers that span without being a
-    verbatim slice of it.
+    verbatim slice of it.  ``sections`` lists the sections a joined chunk holds
+    (empty: all of it is ``heading_path``'s); :meth:`section_at` reads it.
     """
 
     id: str
@@ -182,6 +222,21 @@ class Chunk:
     created_at: datetime | None = None
     start_char: int = 0
     end_char: int = 0
+    sections: tuple[ChunkSection, ...] = ()
+
+    def section_at(self, offset: int) -> ChunkSection:
+        """The section holding the chunk text's character at ``offset``."""
+        for section in self.sections:
+            if section.start <= offset < section.end:
+                return section
+        if self.sections and offset >= self.sections[-1].start:
+            return self.sections[-1]
+        if self.sections and offset < self.sections[0].start:
+            return self.sections[0]
+        page = self.page_numbers[0] if self.page_numbers else 0
+        return ChunkSection(
+            self.heading_path, 0, len(self.text), page, self.start_char, self.end_char
+        )
 
 
 def chunk_id(document_id: str, ordinal: int) -> str:
@@ -340,6 +395,7 @@ def make_chunk(
     metadata: Mapping[str, Any] | None = None,
     start_char: int = 0,
     end_char: int = 0,
+    sections: tuple[ChunkSection, ...] = (),
 ) -> Chunk:
     """A chunk of ``document`` carrying the document's source, time and metadata.
 
@@ -362,4 +418,5 @@ def make_chunk(
         created_at=document.created_at,
         start_char=start_char,
         end_char=end_char,
+        sections=sections,
     )

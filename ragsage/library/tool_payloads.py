@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragsage.core.types import Chunk
 from ragsage.library.context import RAGContext
 from ragsage.library.tracking import chunk_title
 from ragsage.query.results import ChunkContext
@@ -22,6 +23,7 @@ def search_payload(context: RAGContext) -> dict[str, Any]:
                 "source": hit.chunk.source,
                 "title": chunk_title(hit.chunk),
                 "heading_path": list(hit.chunk.heading_path),
+                "sections": section_names(hit.chunk),
                 "score": hit.score,
                 "text": hit.context_text,
             }
@@ -38,7 +40,16 @@ def chunk_payload(found: ChunkContext) -> dict[str, Any]:
         "document_id": chunk.document_id,
         "source": chunk.source,
         "title": chunk_title(chunk),
+        "sections": section_names(chunk),
         "text": chunk.text,
         "context_above": [{"chunk_id": c.id, "text": c.text} for c in found.above],
         "context_below": [{"chunk_id": c.id, "text": c.text} for c in found.below],
     }
+
+
+def section_names(chunk: Chunk) -> list[str]:
+    """The sections a passage that joined small ones holds, in order; empty for one section.
+
+    An agent quoting such a passage can then name the section of its sentence.
+    """
+    return [" > ".join(section.heading_path) for section in chunk.sections]

@@ -25,6 +25,7 @@ from ragsage.core.prompts import PromptSource, cited_numbers, grounded_prompt, s
 from ragsage.core.text import clean
 from ragsage.core.tracing import NullTracer, elapsed_ms, timed_stage
 from ragsage.core.types import Chunk, Scope, SearchFilters, Turn
+from ragsage.query.citing import attributed_text, locate
 from ragsage.query.options import QueryConfig, RetrievalOptions
 from ragsage.query.results import (
     Answer,
@@ -169,7 +170,7 @@ class QueryEngine:
         return [
             PromptSource(
                 number=number,
-                title=_title(hit.chunk),
+                title=_title(hit.chunk, hit.chunk.heading_path),
                 text=hit.context_text[:limit],
             )
             for number, hit in enumerate(hits, start=1)
@@ -178,20 +179,29 @@ class QueryEngine:
     @staticmethod
     def _citations(answer: str, hits: Sequence[SearchHit]) -> tuple[Citation, ...]:
         cited = []
+        claims = attributed_text(answer)
         for number in cited_numbers(answer):
             if not 1 <= number <= len(hits):
                 continue  # a model inventing [7] of five sources cites nothing
             chunk = hits[number - 1].chunk
+            where = locate(chunk, claims.get(number, ""))
+            path = where.section.heading_path
             cited.append(
                 Citation(
                     number=number,
                     chunk_id=chunk.id,
                     document_id=chunk.document_id,
                     source=chunk.source,
-                    title=_title(chunk),
-                    heading_path=chunk.heading_path,
-                    page_numbers=chunk.page_numbers,
+                    title=_title(chunk, path),
+                    heading_path=path,
+                    page_numbers=(where.section.page,) if chunk.sections else chunk.page_numbers,
                     text=chunk.text,
+                    quote=where.quote,
+                    start=where.start,
+                    end=where.end,
+                    page_start=where.page_start,
+                    page_end=where.page_end,
+                    located=where.located,
                 )
             )
         return tuple(cited)
@@ -233,9 +243,9 @@ class QueryEngine:
         return await self.document_store.count_chunks(scope)
 
 
-def _title(chunk: Chunk) -> str:
+def _title(chunk: Chunk, heading_path: tuple[str, ...]) -> str:
     title = str(chunk.metadata.get("title") or chunk.source)
-    path = list(chunk.heading_path)
+    path = list(heading_path)
     if path and path[0] == title:
         path.pop(0)  # a Markdown file's first heading is usually its title too
     return " > ".join((title, *path))

@@ -62,7 +62,16 @@ class RetrievalResult:
 
 @dataclass(frozen=True, slots=True)
 class Citation:
-    """A source the answer cited as ``[number]``."""
+    """A source the answer cited as ``[number]``, and where in it the cited words are.
+
+    ``heading_path``, ``title`` and ``page_numbers`` name the section and page
+    of the cited words (:mod:`ragsage.query.citing`), which in a passage that
+    joined small sections need not be its first.  ``quote`` is the passage's
+    text the answer used, at ``start``/``end`` in ``text`` and at
+    ``page_start``/``page_end`` in its page's text; ``located`` says whether it
+    was found (``"sentence"``) or the answer's words matched no sentence and
+    the citation names the passage's first section (``"passage"``).
+    """
 
     number: int
     chunk_id: str
@@ -72,6 +81,12 @@ class Citation:
     heading_path: tuple[str, ...]
     page_numbers: tuple[int, ...]
     text: str
+    quote: str = ""
+    start: int = 0
+    end: int = 0
+    page_start: int = 0
+    page_end: int = 0
+    located: str = "passage"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -83,6 +98,12 @@ class Citation:
             "heading_path": list(self.heading_path),
             "page_numbers": list(self.page_numbers),
             "text": self.text,
+            "quote": self.quote,
+            "start": self.start,
+            "end": self.end,
+            "page_start": self.page_start,
+            "page_end": self.page_end,
+            "located": self.located,
         }
 
 

@@ -110,6 +110,9 @@ def _exercise(
         key = re.search(r"(rsk_[a-z0-9]{10}_[A-Za-z0-9_-]{43})", text)
         assert key, text
         assert "[1]" in text and "Sources:" in text  # the example answer was cited
+        # ... in prose, citing the section its sentence comes from.
+        assert "## Tenancy" not in text and "Every row carries the namespace" in text
+        assert "ragsage-overview.md — ragsage overview > Tenancy" in text
         # The page's one-click sign-in link carries the key in the fragment only.
         assert f"http://127.0.0.1:{port}/#key={key.group(1)}" in text
         page = httpx.get(f"http://127.0.0.1:{port}/", timeout=30)

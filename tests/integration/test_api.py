@@ -53,9 +53,18 @@ def test_upload_then_query_cites_the_document(running: Deployment, api: ApiServe
     assert answer.status_code == 200, answer.text
     result = answer.json()
     assert "180 euros" in result["answer"] and not result["not_found"]
-    assert result["citations"][0]["source"] == "travel.md"
-    # The two one-paragraph sections form one chunk, cited under the first one's heading.
-    assert result["citations"][0]["heading_path"] == ["Travel policy", "Hotels"]
+    cited = result["citations"][0]
+    assert cited["source"] == "travel.md"
+    # The two one-paragraph sections form one chunk; the citation names the quoted one.
+    assert cited["heading_path"] == ["Travel policy", "Hotels"]
+    assert cited["located"] == "sentence" and "180 euros per night" in cited["quote"]
+    assert cited["text"][cited["start"] : cited["end"]] == cited["quote"]
+    chunk = client.get(f"/v1/chunks/{cited['chunk_id']}").json()["chunk"]
+    assert [s["heading_path"] for s in chunk["sections"]] == [
+        ["Travel policy", "Hotels"],
+        ["Travel policy", "Trains"],
+    ]
+    assert "## Trains" in chunk["text"][chunk["sections"][1]["start"] :]
 
     missing = client.post("/v1/query", json={"question": "What is the wifi password?"}).json()
     assert missing["not_found"] and missing["citations"] == []
@@ -99,7 +108,12 @@ def test_streaming_answers_arrive_event_by_event(running: Deployment, api: ApiSe
     assert len(kinds) > 4  # one event per token, not one lump
     text = "".join(data["text"] for kind, data in events if kind == "token")
     assert "four hours" in text and text.strip() == events[-1][1]["answer"]
-    assert events[-2][1][0]["source"] == "travel.md"
+    [cited] = events[-2][1]
+    assert cited["source"] == "travel.md"
+    # The sentence sits in the chunk's second section, which the citation names.
+    assert cited["heading_path"] == ["Travel policy", "Trains"]
+    assert cited["title"] == "Travel policy > Trains"
+    assert cited["quote"] == "First class is allowed for journeys over four hours."
 
 
 def test_search_reports_stage_scores_and_honours_options(

@@ -41,6 +41,10 @@ def test_answers_whole_streamed_followed_up_and_not_found(chat: openai.OpenAI) -
     citations: list[dict[str, Any]] = (whole.model_extra or {})["citations"]
     assert citations[0]["number"] == 1 and citations[0]["source"] == "security-policy.md"
     assert "35 days" in citations[0]["text"]
+    # The citation names the section of the quoted sentence and where it is in the text.
+    assert citations[0]["located"] == "sentence" and "35 days" in citations[0]["quote"]
+    assert citations[0]["heading_path"][-1] == "Data retention"
+    assert "Data retention" in text.split("Sources:")[1]
     assert whole.usage is not None and whole.usage.completion_tokens > 0
     assert whole.usage.total_tokens == whole.usage.prompt_tokens + whole.usage.completion_tokens
 
@@ -53,8 +57,8 @@ def test_answers_whole_streamed_followed_up_and_not_found(chat: openai.OpenAI) -
         last = chunk
     assert last is not None and last.choices[0].finish_reason == "stop"
     assert "".join(pieces) == text
-    assert [c["source"] for c in (last.model_extra or {})["citations"]] == [
-        c["source"] for c in citations
+    assert [(c["source"], c["quote"]) for c in (last.model_extra or {})["citations"]] == [
+        (c["source"], c["quote"]) for c in citations
     ]
     # Without the Sources list, the citations still come as data.
     bare = chat.chat.completions.create(

@@ -24,9 +24,11 @@ QUERY = "valve7 gasket7 inspection"
 
 
 def _document(number: int, extra: str = "") -> bytes:
+    # Two small sections: they join into one chunk, which records both.
     return (
         f"# Report {number}\n\n## Findings\n\nInspection {number} found the valve{number} "
-        f"assembly sealed. The gasket{number} was replaced on day {number}. {extra}\n"
+        f"assembly sealed. The gasket{number} was replaced on day {number}. {extra}\n\n"
+        f"## Follow-up\n\nTicket {number} was closed.\n"
     ).encode()
 
 
@@ -180,9 +182,16 @@ def test_reindex_serves_the_old_model_until_the_switch_then_rolls_back_and_drops
         "USING (document_id, ordinal) WHERE a.text IS NULL OR b.text IS NULL "
         "OR a.text <> b.text OR a.embed_text <> b.embed_text OR a.lexical <> b.lexical "
         "OR a.heading_path <> b.heading_path OR a.access <> b.access "
-        "OR vector_dims(b.embedding) <> 128",
+        "OR a.metadata <> b.metadata OR vector_dims(b.embedding) <> 128",
     )
     assert differing == [(0,)]  # the same rows, keyword column included, B's vectors
+    # A joined chunk's sections (kept in its metadata) are copied with it.
+    joined = _sql(
+        deployment,
+        "SELECT count(*) FROM ragsage_chunks "
+        f"WHERE generation = {generation} AND metadata ? 'ragsage:sections'",
+    )
+    assert joined[0][0] > 0
 
     _rollback(deployment)
     _wait_active(deployment, MODEL_A, timeout=5)

@@ -519,7 +519,7 @@ function citationLinks(target, text, citations) {
     const cited = byNumber.get(Number(match[1]));
     if (!cited) continue;
     target.append(document.createTextNode(text.slice(last, match.index)));
-    const link = button(`[${cited.number}]`, () => openChunk(cited.chunk_id), "link");
+    const link = button(`[${cited.number}]`, () => openChunk(cited.chunk_id, cited), "link");
     link.setAttribute("aria-label", `Source ${cited.number}: ${cited.title || cited.source}`);
     target.append(link);
     last = match.index + match[0].length;
@@ -612,7 +612,21 @@ function newConversation() {
 
 let opener = null;
 
-async function openChunk(chunkId) {
+// The chunk's text with the cited words marked, built from text nodes (never HTML).
+function citedText(text, citation) {
+  const paragraph = element("p", "", "cited");
+  const { start, end } = citation || {};
+  if (!citation || citation.located !== "sentence" || !(end > start) || end > text.length) {
+    paragraph.textContent = text;
+    return paragraph;
+  }
+  const quote = element("mark", text.slice(start, end), "quote");
+  paragraph.append(document.createTextNode(text.slice(0, start)), quote);
+  paragraph.append(document.createTextNode(text.slice(end)));
+  return paragraph;
+}
+
+async function openChunk(chunkId, citation = null) {
   opener = document.activeElement;
   const view = $("chunk-view");
   const body = $("chunk-body");
@@ -624,14 +638,20 @@ async function openChunk(chunkId) {
     const chunk = found.chunk;
     $("chunk-title").textContent = chunk.title || chunk.source;
     const pages = chunk.page_numbers.length ? ` · page ${chunk.page_numbers.join(", ")}` : "";
-    const heading = chunk.heading_path.length ? ` · ${chunk.heading_path.join(" › ")}` : "";
+    // A citation names the section of the words it cites, which in a passage
+    // joining small sections need not be the passage's first.
+    const path = citation ? citation.heading_path : chunk.heading_path;
+    const heading = path.length ? ` · ${path.join(" › ")}` : "";
     $("chunk-where").textContent = `${chunk.source}${pages}${heading}`;
+    const cited = citedText(chunk.text, citation);
     body.replaceChildren(
       ...found.above.map((c) => element("p", c.text, "context")),
-      element("p", chunk.text, "cited"),
+      cited,
       ...found.below.map((c) => element("p", c.text, "context")),
     );
     body.dataset.chunk = chunk.id;
+    const mark = cited.querySelector("mark");
+    if (mark) mark.scrollIntoView({ block: "center" });
   } catch (error) {
     if (refused(error)) return;
     body.replaceChildren(element("p", refusal(error), "message bad"));

@@ -10,6 +10,69 @@ from ragsage.core.prompts import PromptSource, parse_grounded_prompt, parse_smal
 from ragsage.core.types import PageImage
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_FENCE = re.compile(r"\s*(```|~~~)")
+_HEADING = re.compile(r"\s{0,3}#{1,6}(\s|$)")
+_BULLET = re.compile(r"\s*(?:[-*+]|\d{1,3}[.)])\s+")
+_TABLE_RULE = re.compile(r"\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+
+
+def quotable(text: str) -> list[str]:
+    """The sentences of a Markdown passage as prose, in order, code blocks whole.
+
+    A quote reads as prose: heading lines are left out (a citation names the
+    section), list bullets and table pipes are dropped and the words kept (a
+    table row becomes its cells separated by semicolons), and fence lines go.
+    A code block stays one unit, quoted as code on lines of its own.
+    """
+    quotes = _Quotes()
+    for line in text.splitlines():
+        quotes.read(line)
+    quotes.end_code()
+    quotes.end_paragraph()
+    return [unit for unit in quotes.units if unit.strip()]
+
+
+class _Quotes:
+    """The units :func:`quotable` has read so far, and the paragraph or code block open."""
+
+    def __init__(self) -> None:
+        self.units: list[str] = []
+        self.prose: list[str] = []
+        self.code: list[str] | None = None
+
+    def read(self, line: str) -> None:
+        if _FENCE.match(line):
+            if self.code is None:
+                self.end_paragraph()
+                self.code = []
+            else:
+                self.end_code()
+        elif self.code is not None:
+            self.code.append(line)
+        elif not line.strip() or _HEADING.match(line):
+            self.end_paragraph()
+        elif _TABLE_RULE.match(line):
+            pass
+        elif line.lstrip().startswith("|"):
+            self.end_paragraph()
+            cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+            self.units.append("; ".join(cell for cell in cells if cell))
+        elif _BULLET.match(line):
+            self.end_paragraph()
+            self.prose.append(_BULLET.sub("", line, count=1))
+        else:
+            self.prose.append(line)
+
+    def end_paragraph(self) -> None:
+        if self.prose:
+            joined = " ".join(" ".join(self.prose).split())
+            self.units.extend(s for s in _SENTENCE_END.split(joined) if s)
+            self.prose.clear()
+
+    def end_code(self) -> None:
+        if self.code is not None and any(part.strip() for part in self.code):
+            self.units.append("```\n" + "\n".join(self.code) + "\n```")
+        self.code = None
 
 
 class ExtractiveReader:
@@ -17,7 +80,8 @@ class ExtractiveReader:
 
     ``generate`` reads the numbered sources back out of the grounded prompt,
     keeps those sharing terms with the question, and streams the best one's most
-    relevant sentences followed by a ``[n]`` marker for each relevant source.
+    relevant sentences, as prose (:func:`quotable`), followed by a ``[n]``
+    marker for each relevant source.
     ``transcribe`` reads an "image" whose bytes are UTF-8 text as its content,
     so a scanned page is exercisable end to end; real image bytes read as blank.
     """
@@ -58,7 +122,7 @@ class ExtractiveReader:
 
     @staticmethod
     def _sentences(question: str, source: PromptSource) -> list[tuple[float, str]]:
-        sentences = [s for s in _SENTENCE_END.split(" ".join(source.text.split())) if s]
+        sentences = quotable(source.text) or [" ".join(source.text.split())]
         return [(overlap_score(question, sentence), sentence) for sentence in sentences]
 
     def _extract(self, question: str, source: PromptSource) -> str:

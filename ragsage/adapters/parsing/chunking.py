@@ -12,7 +12,8 @@ section it came from.  Asked to (``join_below``), a chunk still small takes in
 the sibling or deeper section that follows, its heading line written into the
 text, so a page of one-line sections does not become a heap of tiny chunks
 (source code aside, where every definition stays its own unit); the joined
-chunk keeps the first section's path, whose heading is not in its text.  A page break
+chunk keeps the first section's path, whose heading is not in its text, and
+lists every section it holds with its span (``Chunk.sections``).  A page break
 always closes a chunk, so every chunk cites exactly one page.  Heading lines
 otherwise live in ``heading_path``, not in the text, except for a heading with
 no body of its own, which becomes a chunk so that no words of the page are lost.
@@ -31,7 +32,7 @@ from ragsage.adapters.parsing.prose import Piece, TokenCounter, fit_text, split_
 from ragsage.adapters.parsing.splitting import split_code, split_list, split_table
 from ragsage.adapters.parsing.tokens import count_within
 from ragsage.core.errors import InvalidRequest
-from ragsage.core.types import Chunk, Document, Page, make_chunk
+from ragsage.core.types import Chunk, ChunkSection, Document, Page, make_chunk
 
 _SEPARATOR = "\n\n"
 # Formats whose headings are definitions (a function, a class): each is a unit
@@ -79,8 +80,10 @@ class _Packer:
     count: TokenCounter
     merge_below: int
     chunks: list[Chunk] = field(default_factory=list)
-    # Parts of the open chunk, their running token estimate, and where they sit.
+    # Parts of the open chunk, the section each belongs to, their running token
+    # estimate, and where they sit.
     parts: list[Piece] = field(default_factory=list)
+    part_paths: list[tuple[str, ...]] = field(default_factory=list)
     tokens: int = 0
     path: tuple[str, ...] = ()
     page: int = 0
@@ -114,19 +117,20 @@ class _Packer:
         if not self.parts:
             self.path, self.page, self.level = block.heading_path, page, self.section_level
         self.parts.append(part)
+        self.part_paths.append(block.heading_path)
         self.tokens += tokens + (1 if len(self.parts) > 1 else 0)
 
     def flush(self) -> None:
         # Token counts are not exactly additive across a join, so the open
         # chunk is re-counted whole and shortened by parts if it overflows.
-        parts = self.parts
-        self.parts, self.tokens = [], 0
+        parts, paths = self.parts, self.part_paths
+        self.parts, self.part_paths, self.tokens = [], [], 0
         while parts:
             take = len(parts)
             while take > 1 and self._over(_joined(parts[:take])):
                 take -= 1
-            self._emit(parts[:take], self.path, self.page)
-            parts = parts[take:]
+            self._emit(parts[:take], self.path, self.page, paths=paths[:take])
+            parts, paths = parts[take:], paths[take:]
         joining, self.joining, self.joining_tokens = self.joining, [], 0
         for heading, page in joining:
             self._open_heading(heading, page)
@@ -213,6 +217,7 @@ class _Packer:
         page: int,
         *,
         covers_headings: bool = True,
+        paths: Sequence[tuple[str, ...]] = (),
     ) -> None:
         if covers_headings:
             self.pending = []
@@ -225,8 +230,28 @@ class _Packer:
                 page_numbers=(page,),
                 start_char=parts[0].start,
                 end_char=parts[-1].end,
+                sections=_sections(parts, paths, path, page),
             )
         )
+
+
+def _sections(
+    parts: Sequence[Piece], paths: Sequence[tuple[str, ...]], path: tuple[str, ...], page: int
+) -> tuple[ChunkSection, ...]:
+    """Where each section's parts sit in the joined text; empty when all are ``path``'s."""
+    if all(each == path for each in paths):
+        return ()
+    sections: list[ChunkSection] = []
+    offset = 0
+    for part, path in zip(parts, paths, strict=True):
+        end = offset + len(part.text)
+        last = sections[-1] if sections else None
+        if last is not None and last.heading_path == path:
+            sections[-1] = ChunkSection(path, last.start, end, page, last.page_start, part.end)
+        else:
+            sections.append(ChunkSection(path, offset, end, page, part.start, part.end))
+        offset = end + len(_SEPARATOR)
+    return tuple(sections)
 
 
 def _joined(parts: Sequence[Piece]) -> str:

@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ragsage.core.types import Chunk, SearchFilters, chunk_id
+from ragsage.core.types import Chunk, ChunkSection, SearchFilters, chunk_id
 
 CHUNK_COLUMNS = (
     "c.document_id, c.ordinal, c.text, c.embed_text, c.heading_path, c.page_numbers, "
@@ -20,9 +20,26 @@ NAMESPACE_ACTIVE_GENERATION = (
 )
 
 
+# The key of a chunk row's metadata that holds its sections (``Chunk.sections``):
+# kept in the metadata document so every statement that reads, copies or moves
+# chunk rows carries them without a column of their own.  Read back into
+# ``sections``, never shown as metadata.
+SECTIONS_KEY = "ragsage:sections"
+
+
+def stored_metadata(chunk: Chunk) -> dict[str, Any]:
+    """The metadata document a chunk row stores: its metadata and its sections."""
+    stored = {key: value for key, value in chunk.metadata.items() if key != SECTIONS_KEY}
+    if chunk.sections:
+        stored[SECTIONS_KEY] = [section.to_dict() for section in chunk.sections]
+    return stored
+
+
 def chunk_from_row(row: Sequence[Any]) -> Chunk:
     """A :class:`Chunk` from the first :data:`CHUNK_COLUMN_COUNT` columns of a row."""
     document_id, ordinal = str(row[0]), int(row[1])
+    metadata = dict(row[6] or {})
+    sections = metadata.pop(SECTIONS_KEY, None) or ()
     return Chunk(
         id=chunk_id(document_id, ordinal),
         document_id=document_id,
@@ -31,11 +48,12 @@ def chunk_from_row(row: Sequence[Any]) -> Chunk:
         embed_text=row[3],
         heading_path=tuple(row[4] or ()),
         page_numbers=tuple(row[5] or ()),
-        metadata=dict(row[6] or {}),
+        metadata=metadata,
         source=row[7],
         created_at=row[8],
         start_char=int(row[9] or 0),
         end_char=int(row[10] or 0),
+        sections=tuple(ChunkSection.from_dict(item) for item in sections),
     )
 
 

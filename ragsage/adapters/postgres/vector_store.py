@@ -37,6 +37,7 @@ from ragsage.adapters.postgres.rows import (
     NAMESPACE_ACTIVE_GENERATION,
     chunk_from_row,
     filter_arguments,
+    stored_metadata,
 )
 from ragsage.adapters.postgres.sessions import read_rows, scoped, translate
 from ragsage.core.errors import InvalidRequest
@@ -227,7 +228,7 @@ class PgVectorStore:
                             list(chunk.heading_path),
                             headings,
                             list(chunk.page_numbers),
-                            Jsonb(dict(chunk.metadata)),
+                            Jsonb(stored_metadata(chunk)),
                             chunk.source,
                             chunk.created_at,
                             self.embedding_model,

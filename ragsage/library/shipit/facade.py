@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 # Texts embedded per call while indexing.
 EMBED_BATCH = 64
 # Chunk metadata the chunker adds, not the document's own.
-_DERIVED = frozenset({"title", "heading_path", "page_numbers"})
+_DERIVED = frozenset({"title", "heading_path", "page_numbers", "sections"})
 
 
 class RAG:

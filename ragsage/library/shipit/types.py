@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ragsage.core.types import Chunk as EngineChunk
-from ragsage.core.types import SearchFilters, chunk_id
+from ragsage.core.types import ChunkSection, SearchFilters, chunk_id
 from ragsage.library.context import RAGContext as EngineContext
 from ragsage.library.tracking import RAGSource as EngineSource
 from ragsage.query.results import ChunkContext, SearchHit
@@ -134,6 +134,8 @@ def from_engine_chunk(chunk: EngineChunk, *, embedding: list[float] | None = Non
         metadata.setdefault("heading_path", list(chunk.heading_path))
     if chunk.page_numbers:
         metadata.setdefault("page_numbers", list(chunk.page_numbers))
+    if chunk.sections:
+        metadata.setdefault("sections", [section.to_dict() for section in chunk.sections])
     return Chunk(
         id=chunk.id,
         document_id=chunk.document_id,
@@ -153,6 +155,7 @@ def to_engine_chunk(chunk: Chunk) -> EngineChunk:
     """ragsage's chunk for one of the page's; a chunk id need not follow ragsage's form."""
     heading = chunk.metadata.get("heading_path")
     pages = chunk.metadata.get("page_numbers")
+    sections = chunk.metadata.get("sections")
     return EngineChunk(
         id=chunk.id or chunk_id(chunk.document_id, chunk.chunk_index),
         document_id=chunk.document_id,
@@ -166,6 +169,9 @@ def to_engine_chunk(chunk: Chunk) -> EngineChunk:
         created_at=_aware(chunk.created_at),
         start_char=chunk.start_char,
         end_char=chunk.end_char,
+        sections=tuple(ChunkSection.from_dict(item) for item in sections if isinstance(item, dict))
+        if isinstance(sections, list)
+        else (),
     )
 
 

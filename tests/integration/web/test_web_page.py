@@ -121,7 +121,11 @@ def test_sign_in_upload_ask_cite_search_and_delete(
     wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#chunk-body .cited"), "source")
     cited = browser.find_element(By.CSS_SELECTOR, "#chunk-body .cited").text
     assert "180 euros a night" in cited
-    assert "travel.md" in browser.find_element(By.ID, "chunk-where").text
+    # The sentence the answer quoted is marked, and its section named.
+    quoted = browser.find_element(By.CSS_SELECTOR, "#chunk-body .cited mark.quote").text
+    assert quoted.startswith("Hotels in Paris are booked") and quoted in answer
+    where = browser.find_element(By.ID, "chunk-where").text
+    assert "travel.md" in where and "Hotels" in where
     # With a conversation and the passage open, at desktop and at phone width.
     assert accessibility_problems(browser) == []
     browser.set_window_size(390, 844)

@@ -1,0 +1,117 @@
+"""Where in a cited passage the answer's words come from.
+
+An answer cites whole passages (``[n]``), but a passage may join several small
+sections, and a reader following a citation wants the sentence, not the
+passage's first heading.  So each cited passage's sentences are aligned with
+the words the answer attributes to it: the text before each group of markers
+belongs to every source the group names.  A sentence of the passage counts as
+used when at least half of its content words appear in that text (an
+extractive answer quotes it whole, a generated one paraphrases it); the best
+one, with the used sentences next to it, is the cited span, and the section
+holding it is the citation's section.  When no sentence is used, the citation
+falls back to the passage's first section and says so (``located="passage"``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ragsage.core.types import Chunk, ChunkSection
+
+# [3] or [1, 2], as the prompts ask models to cite.
+_MARKERS = re.compile(r"(?:\s*\[\d+(?:\s*,\s*\d+)*\])+")
+_NUMBER = re.compile(r"\d+")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# A sentence ends at . ! or ? followed by space; a line on its own (a heading,
+# a list item, a table row, a code line) is a unit too.
+_SENTENCE = re.compile(r"[^\n.!?]*(?:[.!?]+(?=\s|$)|\n|$)")
+_HEADING_LINE = re.compile(r"#{1,6}\s")
+_STOP_WORDS = frozenset(
+    "a an and are as at be but by can for from has have how in is it its of on or "
+    "that the their this to was were what when where which who why will with".split()
+)
+# A sentence is used when this share of its content words is in the answer's text.
+USED_SHARE = 0.5
+# Sentences beside the best one join the span while they are used too, up to this many.
+MAX_SENTENCES = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """Where a citation's words are: a span of the passage and the section holding it."""
+
+    section: ChunkSection
+    start: int
+    end: int
+    quote: str
+    located: str  # "sentence": aligned with the answer; "passage": nothing aligned
+
+    @property
+    def page_start(self) -> int:
+        """The span's start in the section's page text (exact when the section is verbatim)."""
+        return self.section.page_start + max(0, self.start - self.section.start)
+
+    @property
+    def page_end(self) -> int:
+        return min(self.section.page_end, self.page_start + (self.end - self.start))
+
+
+def attributed_text(answer: str) -> dict[int, str]:
+    """The answer's text before each group of ``[n]`` markers, by the numbers it names."""
+    claims: dict[int, list[str]] = {}
+    previous = 0
+    for match in _MARKERS.finditer(answer):
+        claim = answer[previous : match.start()]
+        for number in {int(n) for n in _NUMBER.findall(match.group(0))}:
+            claims.setdefault(number, []).append(claim)
+        previous = match.end()
+    return {number: " ".join(parts) for number, parts in claims.items()}
+
+
+def content_words(text: str) -> set[str]:
+    return {
+        word
+        for word in (w.lower() for w in _WORD.findall(text))
+        if len(word) > 2 and word not in _STOP_WORDS
+    }
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Each sentence or line of ``text`` as (start, end), blank ones and headings left out."""
+    spans: list[tuple[int, int]] = []
+    for match in _SENTENCE.finditer(text):
+        start, end = match.start(), match.end()
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        if start < end and not _HEADING_LINE.match(text, start):
+            spans.append((start, end))
+    return spans
+
+
+def locate(chunk: Chunk, claim: str) -> Located:
+    """Where ``chunk``'s text holds the words of ``claim`` (the text citing it)."""
+    wanted = content_words(claim)
+    spans = sentence_spans(chunk.text)
+    shares: list[float] = []
+    for start, end in spans:
+        words = content_words(chunk.text[start:end])
+        shared = len(words & wanted)
+        shares.append(shared / len(words) if words and shared >= 2 else 0.0)
+    used = [i for i, share in enumerate(shares) if share >= USED_SHARE]
+    if not used:
+        section = chunk.section_at(0)
+        return Located(section, 0, len(chunk.text), "", "passage")
+    best = max(used, key=lambda i: (shares[i], -i))
+    first = last = best
+    while last - first + 1 < MAX_SENTENCES:
+        if last + 1 < len(spans) and shares[last + 1] >= USED_SHARE:
+            last += 1
+        elif first > 0 and shares[first - 1] >= USED_SHARE:
+            first -= 1
+        else:
+            break
+    start, end = spans[first][0], spans[last][1]
+    return Located(chunk.section_at(start), start, end, chunk.text[start:end], "sentence")
