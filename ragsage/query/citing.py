@@ -23,10 +23,14 @@ from ragsage.core.types import Chunk, ChunkSection
 _MARKERS = re.compile(r"(?:\s*\[\d+(?:\s*,\s*\d+)*\])+")
 _NUMBER = re.compile(r"\d+")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-# A sentence ends at . ! or ? followed by space; a line on its own (a heading,
-# a list item, a table row, a code line) is a unit too.
-_SENTENCE = re.compile(r"[^\n.!?]*(?:[.!?]+(?=\s|$)|\n|$)")
-_HEADING_LINE = re.compile(r"#{1,6}\s")
+# Paragraphs are separated by blank lines.  In prose a sentence ends at . ! or ?
+# followed by space (a line break inside a paragraph is only a wrap); in a
+# paragraph of list items, table rows, headings or code, each line is a unit.
+_PARAGRAPH = re.compile(r"(?:[^\n]|\n(?![ \t]*\n))+")
+_LINE = re.compile(r"[^\n]+")
+_SENTENCE = re.compile(r"[^.!?]+(?:[.!?]+(?=\s|$)|$)")
+_STRUCTURED_LINE = re.compile(r"[ \t]*(?:[-*+][ \t]|\d{1,3}[.)][ \t]|\||#{1,6}[ \t]|```|~~~)")
+_HEADING_LINE = re.compile(r"[ \t]*(?:#{1,6}[ \t]|```|~~~)")
 _STOP_WORDS = frozenset(
     "a an and are as at be but by can for from has have how in is it its of on or "
     "that the their this to was were what when where which who why will with".split()
@@ -78,16 +82,22 @@ def content_words(text: str) -> set[str]:
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Each sentence or line of ``text`` as (start, end), blank ones and headings left out."""
+    """Each sentence or structured line of ``text`` as (start, end), headings and fences out."""
     spans: list[tuple[int, int]] = []
-    for match in _SENTENCE.finditer(text):
-        start, end = match.start(), match.end()
-        while start < end and text[start].isspace():
-            start += 1
-        while end > start and text[end - 1].isspace():
-            end -= 1
-        if start < end and not _HEADING_LINE.match(text, start):
-            spans.append((start, end))
+    for paragraph in _PARAGRAPH.finditer(text):
+        base, body = paragraph.start(), paragraph.group(0)
+        lines = list(_LINE.finditer(body))
+        structured = any(_STRUCTURED_LINE.match(line.group(0)) for line in lines)
+        for unit in lines if structured else _SENTENCE.finditer(body):
+            if structured and _HEADING_LINE.match(unit.group(0)):
+                continue
+            start, end = base + unit.start(), base + unit.end()
+            while start < end and text[start].isspace():
+                start += 1
+            while end > start and text[end - 1].isspace():
+                end -= 1
+            if start < end:
+                spans.append((start, end))
     return spans
 
 

@@ -650,13 +650,15 @@ async function openChunk(chunkId, citation = null) {
       ...found.below.map((c) => element("p", c.text, "context")),
     );
     body.dataset.chunk = chunk.id;
-    const mark = cited.querySelector("mark");
-    if (mark) mark.scrollIntoView({ block: "center" });
   } catch (error) {
     if (refused(error)) return;
     body.replaceChildren(element("p", refusal(error), "message bad"));
   }
+  // Focus moves to the title for keyboard and screen-reader users; the view
+  // then scrolls to the cited words, without moving the focus.
   $("chunk-title").focus();
+  const mark = body.querySelector("mark.quote");
+  if (mark) mark.scrollIntoView({ block: "center" });
 }
 
 function closeChunk() {

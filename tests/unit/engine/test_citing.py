@@ -71,6 +71,9 @@ def test_the_sample_question_is_answered_in_prose_and_cites_its_section() -> Non
     assert first.located == "sentence"
     assert first.quote.startswith("Every row carries the namespace")
     assert first.text[first.start : first.end] == first.quote
+    # The whole quote is marked: every sentence the answer used, wraps and all.
+    assert " ".join(first.quote.split()) in found.text
+    assert first.quote.endswith("never from the request body.")
 
 
 @pytest.mark.parametrize(
@@ -94,10 +97,10 @@ def test_each_citation_names_the_section_of_the_quoted_sentence(name: str) -> No
                 continue  # the reader preferred another passage: nothing to check here
             citation = cited[0]
             page_text = pages[citation.page_numbers[0]]
-            where = page_text.find(sentence)
-            assert where >= 0, sentence
+            where = _find(page_text, sentence)
             assert citation.heading_path == section_above(page_text, where), sentence
-            assert citation.located == "sentence" and sentence in citation.quote
+            assert citation.located == "sentence"
+            assert sentence in " ".join(citation.quote.split())
             checked += 1
     assert checked >= 2, f"{name}: too few sections were checked ({checked})"
 
@@ -142,7 +145,7 @@ def test_a_generated_answer_is_aligned_with_the_sentence_it_restates(name: str) 
                 continue  # the sentence is held by another retrieved passage too
             page_text = pages[citation.page_numbers[0]]
             assert citation.located == "sentence", found.text
-            assert citation.heading_path == section_above(page_text, page_text.find(sentence))
+            assert citation.heading_path == section_above(page_text, _find(page_text, sentence))
             checked += 1
     assert checked >= 2, f"{name}: too few sections were checked ({checked})"
 
@@ -152,8 +155,15 @@ def _a_sentence(chunk: Chunk, section: ChunkSection) -> str | None:
     for start, end in sentence_spans(chunk.text[section.start : section.end]):
         text = _BULLET.sub("", chunk.text[section.start + start : section.start + end])
         if len(text.split()) >= 4 and text[0].isalpha() and "|" not in text:
-            return text
+            return " ".join(text.split())  # as a reader writes it: line wraps are spaces
     return None
+
+
+def _find(page_text: str, sentence: str) -> int:
+    """Where ``sentence`` starts in ``page_text``, whatever line wraps it has there."""
+    found = re.search(r"\s+".join(map(re.escape, sentence.split())), page_text)
+    assert found is not None, sentence
+    return found.start()
 
 
 _BULLET = re.compile(r"^(?:[-*+]|\d{1,3}[.)])\s+")
