@@ -60,3 +60,25 @@ def test_prompt_section_names_the_tools_and_the_citation_rule(rag: RAG) -> None:
     for name in ("rag_search", "rag_fetch_chunk", "rag_list_sources"):
         assert name in text
     assert "[1]" in text
+
+
+GUIDE = (
+    "# Guide\n\n## Keys\n\nKeys are hashed with SHA-256 before storage.\n\n"
+    "## Leases\n\nA job lease expires after one minute without a heartbeat.\n"
+)
+
+
+def test_a_passage_holding_several_sections_names_them(rag: RAG) -> None:
+    """The library's hits and the tools say which sections a joined passage holds."""
+    rag.index_text(GUIDE, document_id="guide", source="guide.md")
+    [hit] = [
+        h
+        for h in rag.search("job lease heartbeat", top_k=5).results
+        if h.chunk.source == "guide.md"
+    ]
+    assert [s.heading_path for s in hit.chunk.sections] == [("Guide", "Keys"), ("Guide", "Leases")]
+    search, fetch, _ = rag.as_tools()
+    found = json.loads(search('{"query": "job lease heartbeat", "top_k": 5}'))
+    [guide] = [r for r in found["results"] if r["source"] == "guide.md"]
+    assert guide["sections"] == ["Guide > Keys", "Guide > Leases"]
+    assert json.loads(fetch({"chunk_id": guide["chunk_id"]}))["sections"] == guide["sections"]
