@@ -17,6 +17,7 @@ import pytest
 from ragsage.adapters.offline.reading import quotable
 from ragsage.cli.local import local_kit
 from ragsage.core.prompts import parse_grounded_prompt
+from ragsage.core.serialization import chunk_from_dict, chunk_to_dict
 from ragsage.core.types import Chunk, ChunkSection, Document, Page, RawSource, Scope
 from ragsage.query import Answer
 from ragsage.query.citing import attributed_text, content_words, locate, sentence_spans
@@ -231,3 +232,16 @@ def test_a_page_of_small_sections_records_each_section_where_it_sits() -> None:
     for section in chunk.sections:
         on_page = page.text[section.page_start : section.page_end]
         assert chunk.text[section.start : section.end] == on_page
+
+
+def test_the_wire_form_and_the_offline_state_keep_a_chunks_sections() -> None:
+    """The CLI's saved corpus and the JSON results carry the sections, as the stores do."""
+    kit = local_kit()
+    [joined] = [c for c in ingested(kit, "ragsage-overview.md") if c.sections][:1]
+    assert chunk_from_dict(chunk_to_dict(joined)) == joined
+    restored = local_kit()
+    restored.restore(kit.snapshot())
+    again = asyncio.run(restored.document_store.chunks(SCOPE, joined.document_id))
+    assert [c.sections for c in again] == [
+        c.sections for c in asyncio.run(kit.document_store.chunks(SCOPE, joined.document_id))
+    ]
