@@ -271,8 +271,12 @@ async def test_an_endpoint_that_keeps_failing_is_disabled_then_replayed_once_fix
     await _until(lambda: len(receiver.delivered("/flaky")) == 2)
     got = {r["event"]["data"]["id"] for r in receiver.delivered("/flaky")}
     assert got == {str(first.id), str(second.id)}
-    replayed = await admin.deliveries(ACME, hook, state="delivered")
-    assert replayed is not None and len(replayed) == 2
+    # The receiver has both before the dispatcher records the second as delivered.
+    deadline = time.monotonic() + 30
+    while len(await admin.deliveries(ACME, hook, state="delivered") or []) < 2:
+        assert time.monotonic() < deadline, "the replayed deliveries were never recorded"
+        await asyncio.sleep(0.1)
+    assert len(await admin.deliveries(ACME, hook, state="delivered") or []) == 2
 
 
 async def test_a_hanging_endpoint_does_not_hold_back_another_namespace(
