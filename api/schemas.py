@@ -162,6 +162,16 @@ class SearchResponse(BaseModel):
     timing_ms: dict[str, float]
 
 
+class PageBoxOut(BaseModel):
+    page: int
+    left: float = Field(description="Points from the page's left edge")
+    top: float = Field(description="Points from the page's top edge")
+    right: float
+    bottom: float
+    page_width: float
+    page_height: float
+
+
 class CitationOut(BaseModel):
     number: int
     chunk_id: str
@@ -178,6 +188,9 @@ class CitationOut(BaseModel):
     page_end: int
     located: Literal["sentence", "passage"] = Field(
         description="sentence: the answer's words were found; passage: its first section is named"
+    )
+    boxes: list[PageBoxOut] = Field(
+        description="Where the quote is drawn on its page (PDF pages); empty elsewhere"
     )
 
 

@@ -18,6 +18,7 @@ from ragsage.core.types import (
     EmbeddedChunk,
     Page,
     PageImage,
+    PagePositions,
     PageRoute,
     ParsedDocument,
     Ranked,
@@ -231,6 +232,21 @@ class DocumentStore(Protocol):
         ...
 
     async def count_chunks(self, scope: Scope) -> int: ...
+
+
+@runtime_checkable
+class PagePositionsReader(Protocol):
+    """A document store that kept where its pages' lines are (optional to implement).
+
+    Citations read it to draw the cited sentence on its page; a store without
+    it (the in-memory one) gives citations no boxes.
+    """
+
+    async def page_positions(
+        self, scope: Scope, pages: Sequence[tuple[str, int]]
+    ) -> dict[tuple[str, int], PagePositions]:
+        """The positions kept for each (document id, page number) asked, where there are some."""
+        ...
 
 
 @runtime_checkable

@@ -19,9 +19,17 @@ import json
 import math
 from typing import Any
 
-from ragsage.core.types import Page, PageImage, PageLayout, PageRoute, ParsedDocument
+from ragsage.core.types import (
+    Page,
+    PageImage,
+    PageLayout,
+    PagePositions,
+    PageRoute,
+    ParsedDocument,
+)
 
-PARSE_CACHE_VERSION = 1
+# 2: pages carry the positions of their lines (born-digital PDFs).
+PARSE_CACHE_VERSION = 2
 """Bumped whenever the encoding below changes shape, so old entries miss."""
 
 
@@ -69,6 +77,8 @@ def _encode_page(page: Page) -> dict[str, Any]:
         }
     if page.route is not None:
         encoded["route"] = page.route.value
+    if page.positions is not None:
+        encoded["positions"] = page.positions.to_dict()
     return encoded
 
 
@@ -127,7 +137,10 @@ def _decode_page(raw: Any) -> Page:
             height=height,
         )
     route = PageRoute(raw["route"]) if "route" in raw else None
-    return Page(number=number, text=text, layout=layout, image=image, route=route)
+    positions = PagePositions.from_dict(raw["positions"]) if "positions" in raw else None
+    return Page(
+        number=number, text=text, layout=layout, image=image, route=route, positions=positions
+    )
 
 
 def decode_parsed(payload: str) -> ParsedDocument | None:
@@ -141,7 +154,7 @@ def decode_parsed(payload: str) -> ParsedDocument | None:
         if (title is not None and not isinstance(title, str)) or not isinstance(metadata, dict):
             return None
         pages = tuple(_decode_page(page) for page in raw["pages"])
-    except (ValueError, KeyError, TypeError, binascii.Error, RecursionError):
+    except (ValueError, KeyError, IndexError, TypeError, binascii.Error, RecursionError):
         # json.JSONDecodeError is a ValueError; every shape error lands here too.
         return None
     if not pages:

@@ -408,8 +408,12 @@ class IngestionPipeline:
         resolved = []
         for page in parsed.pages:
             if page.number in transcripts:
+                # A transcript is new text: the text layer's positions no longer fit it.
+                transcript = transcripts[page.number]
                 resolved.append(
-                    replace(page, text=transcripts[page.number], image=None, route=PageRoute.VISION)
+                    replace(
+                        page, text=transcript, image=None, route=PageRoute.VISION, positions=None
+                    )
                 )
             else:
                 resolved.append(replace(page, image=None, route=PageRoute.TEXT))

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncGenerator, Sequence
+from dataclasses import replace
 
 from ragsage.core.ports import (
     DocumentStore,
     Embedder,
     LexicalStore,
     LLMClient,
+    PagePositionsReader,
     QueryRewriter,
     Reranker,
     Tracer,
@@ -34,6 +36,7 @@ from ragsage.query.results import (
     Citation,
     CitationsEvent,
     DoneEvent,
+    PageBox,
     RetrievalResult,
     SearchHit,
     TokenEvent,
@@ -137,6 +140,7 @@ class QueryEngine:
                     yield TokenEvent(token)
                 citations = self._citations(text, result.hits)
                 span.set(cited=len(citations))
+            citations = await self._drawn(scope, citations)
             yield CitationsEvent(citations)
             timing["total_ms"] = elapsed_ms(started)
             yield DoneEvent(text.strip(), False, False, result.query, timing)
@@ -205,6 +209,37 @@ class QueryEngine:
                 )
             )
         return tuple(cited)
+
+    async def _drawn(self, scope: Scope, citations: tuple[Citation, ...]) -> tuple[Citation, ...]:
+        """The citations with the boxes of their quoted words, where their pages were placed.
+
+        One read for all of them, and only from a store that kept positions
+        (:class:`PagePositionsReader`); a citation that aligned with nothing
+        gets none.
+        """
+        store = self.document_store
+        wanted = sorted(
+            {(c.document_id, c.page_numbers[0]) for c in citations if c.quote and c.page_numbers}
+        )
+        if not wanted or not isinstance(store, PagePositionsReader):
+            return citations
+        placed = await store.page_positions(scope, wanted)
+        drawn = []
+        for citation in citations:
+            where = (
+                placed.get((citation.document_id, citation.page_numbers[0]))
+                if citation.quote and citation.page_numbers
+                else None
+            )
+            if where is None:
+                drawn.append(citation)
+                continue
+            boxes = tuple(
+                PageBox.on(citation.page_numbers[0], box, where)
+                for box in where.boxes(citation.page_start, citation.page_end)
+            )
+            drawn.append(replace(citation, boxes=boxes))
+        return tuple(drawn)
 
     # ------------------------------------------------------------------ browsing
 

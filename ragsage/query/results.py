@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragsage.core.serialization import chunk_to_dict
-from ragsage.core.types import Chunk
+from ragsage.core.types import Box, Chunk, PagePositions
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +61,36 @@ class RetrievalResult:
 
 
 @dataclass(frozen=True, slots=True)
+class PageBox:
+    """Where cited words are drawn on their page, in points from its top-left corner."""
+
+    page: int
+    left: float
+    top: float
+    right: float
+    bottom: float
+    page_width: float
+    page_height: float
+
+    @classmethod
+    def on(cls, page: int, box: Box, positions: PagePositions) -> PageBox:
+        return cls(
+            page, box.left, box.top, box.right, box.bottom, positions.width, positions.height
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "page": self.page,
+            "left": round(self.left, 2),
+            "top": round(self.top, 2),
+            "right": round(self.right, 2),
+            "bottom": round(self.bottom, 2),
+            "page_width": round(self.page_width, 2),
+            "page_height": round(self.page_height, 2),
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Citation:
     """A source the answer cited as ``[number]``, and where in it the cited words are.
 
@@ -70,7 +100,8 @@ class Citation:
     text the answer used, at ``start``/``end`` in ``text`` and at
     ``page_start``/``page_end`` in its page's text; ``located`` says whether it
     was found (``"sentence"``) or the answer's words matched no sentence and
-    the citation names the passage's first section (``"passage"``).
+    the citation names the passage's first section (``"passage"``).  ``boxes``
+    draw the quote on its page, for pages whose lines were placed (PDFs).
     """
 
     number: int
@@ -87,6 +118,7 @@ class Citation:
     page_start: int = 0
     page_end: int = 0
     located: str = "passage"
+    boxes: tuple[PageBox, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -104,6 +136,7 @@ class Citation:
             "page_start": self.page_start,
             "page_end": self.page_end,
             "located": self.located,
+            "boxes": [box.to_dict() for box in self.boxes],
         }
 
 

@@ -16,6 +16,8 @@ from ragsage.adapters.postgres import (
     PgVectorStore,
 )
 from ragsage.adapters.postgres.graphs import maintain_graphs
+from ragsage.adapters.postgres.jobs import page_store
+from ragsage.core.types import Box, Page, PagePositions, TextLine
 
 from . import helpers
 from .upgrade_checks_keyword import (
@@ -678,6 +680,31 @@ async def _check_v32(database: Database) -> None:
     assert store.paths.path(ACME.namespace, None) == "own"
 
 
+async def _seed_v32(database: Database) -> None:
+    await _seed_v3(database)
+    async with database.session(ACME) as session:
+        await session.execute(
+            text(
+                "INSERT INTO ragsage_pages (namespace, content_hash, number, text, route) "
+                "VALUES ('acme', 'hash-v3', 1, 'zirconium ledger', 'text')"
+            )
+        )
+
+
+async def _check_v33(database: Database) -> None:
+    # A page stored before 33 reads back without positions; a new one keeps them.
+    await database.migrate()
+    positions = PagePositions(595.0, 842.0, (TextLine(0, 9, Box(72.0, 60.0, 140.0, 72.0)),))
+    async with database.session(ACME) as session:
+        [old] = await page_store.load_pages(session, "hash-v3")
+        assert old.text == "zirconium ledger" and old.positions is None
+        await page_store.save_pages(
+            session, "acme", "hash-new", [Page(1, "zirconium", positions=positions)]
+        )
+        [new] = await page_store.load_pages(session, "hash-new")
+    assert new.positions == positions
+
+
 UPGRADES = {
     2: (_seed_v1, _check_v2),
     3: (_seed_v2, _check_v3),
@@ -710,4 +737,5 @@ UPGRADES = {
     30: (_seed_v3, _check_v30),
     31: (_seed_v3, _check_v31),
     32: (_seed_v3, _check_v32),
+    33: (_seed_v32, _check_v33),
 }

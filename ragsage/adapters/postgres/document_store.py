@@ -18,7 +18,7 @@ from ragsage.adapters.postgres.rows import (
     chunk_from_row,
 )
 from ragsage.adapters.postgres.sessions import read_rows, scoped
-from ragsage.core.types import Chunk, Document, Scope, split_chunk_id
+from ragsage.core.types import Chunk, Document, PagePositions, Scope, split_chunk_id
 
 if TYPE_CHECKING:
     from ragsage.adapters.postgres.database import Database
@@ -150,6 +150,28 @@ class PgDocumentStore:
             },
         )
         return [chunk_from_row(row) for row in rows]
+
+    async def page_positions(
+        self, scope: Scope, pages: Sequence[tuple[str, int]]
+    ) -> dict[tuple[str, int], PagePositions]:
+        """The line positions kept with the current version's pages asked for."""
+        if not pages:
+            return {}
+        rows = await self._read(
+            scope,
+            "SELECT d.id, p.number, p.positions FROM unnest(CAST(:ids AS text[]), "
+            "CAST(:numbers AS integer[])) AS w(id, number) "
+            "JOIN ragsage_documents d ON d.namespace = :namespace AND d.id = w.id "
+            "JOIN ragsage_pages p ON p.namespace = :namespace "
+            "AND p.content_hash = d.content_hash AND p.number = w.number "
+            "WHERE p.positions IS NOT NULL",
+            {
+                "namespace": scope.namespace,
+                "ids": [document_id for document_id, _ in pages],
+                "numbers": [number for _, number in pages],
+            },
+        )
+        return {(str(row[0]), int(row[1])): PagePositions.from_dict(row[2]) for row in rows}
 
     async def count_chunks(self, scope: Scope) -> int:
         rows = await self._read(

@@ -4,15 +4,26 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from typing import TYPE_CHECKING, Any
 
 from ragsage.adapters.parsing.limits import ParseLimits
 from ragsage.core.errors import ParseError
-from ragsage.core.types import Page, PageImage, PageLayout, ParsedDocument, RawSource
+from ragsage.core.types import (
+    Box,
+    Page,
+    PageImage,
+    PageLayout,
+    PagePositions,
+    ParsedDocument,
+    RawSource,
+    TextLine,
+)
 
 if TYPE_CHECKING:
     from ragsage.adapters.parsing.classifier import LayoutPageClassifier
 
+_WORD = re.compile(r"\S+")
 # PDFium's load error codes (FPDF_ERR_*) that deserve their own message.
 _LOAD_ERRORS = {
     2: "cannot be opened as PDF (file not found or unreadable)",
@@ -57,11 +68,12 @@ def _read_page(pdf: Any, index: int, limits: ParseLimits, classifier: LayoutPage
     page = pdf[index]
     try:
         textpage = page.get_textpage()
+        width, height = page.get_size()
         try:
             text = _clean(textpage.get_text_bounded())
+            positions = _positions(textpage, text, width, height) if text else None
         finally:
             textpage.close()
-        width, height = page.get_size()
         coverage, largest = _image_areas(page, width * height)
         layout = PageLayout(
             text_chars=sum(1 for ch in text if not ch.isspace()),
@@ -71,7 +83,82 @@ def _read_page(pdf: Any, index: int, limits: ParseLimits, classifier: LayoutPage
         image = _render(page, width, height, limits) if classifier.is_scan(layout) else None
     finally:
         page.close()
-    return Page(number=index + 1, text=text, layout=layout, image=image)
+    return Page(number=index + 1, text=text, layout=layout, image=image, positions=positions)
+
+
+def _positions(textpage: Any, text: str, width: float, height: float) -> PagePositions | None:
+    """Each line of ``text`` with the box PDFium gives its characters, top-left origin.
+
+    PDFium numbers the page's characters; the page text is those characters
+    cleaned (line ends, trailing spaces), so each character of the page text is
+    paired with its number.  When the characters PDFium counts do not clean to the
+    page text (text outside the page's bounds), the page gets no positions
+    rather than wrong ones.
+    """
+    count = textpage.count_chars()
+    raw = textpage.get_text_range(0, count)
+    if len(raw) != count:
+        return None  # characters outside the basic plane: the numbering no longer lines up
+    numbers = _numbered(raw, text) if _clean(raw) == text else None
+    if numbers is None:
+        return None
+    lines: list[TextLine] = []
+    start = 0
+    for line in text.split("\n"):
+        end = start + len(line)
+        if line.strip():
+            first, last = numbers[start], numbers[end - 1]
+            counted = textpage.count_rects(first, last - first + 1)
+            rects = [textpage.get_rect(i) for i in range(counted)]
+            if rects:
+                # The line is the union of its words' character cells (PDFium's
+                # line rectangles, tighter, only when it has no word).
+                words, (low, high) = _words(textpage, line, start, numbers)
+                if words:
+                    left, right = min(w[2] for w in words), max(w[3] for w in words)
+                else:
+                    left, right = min(r[0] for r in rects), max(r[2] for r in rects)
+                    low, high = min(r[1] for r in rects), max(r[3] for r in rects)
+                box = Box(left, height - high, right, height - low)
+                lines.append(TextLine(start, end, box, words))
+        start = end + 1
+    return PagePositions(width=width, height=height, lines=tuple(lines))
+
+
+def _words(
+    textpage: Any, line: str, start: int, numbers: list[int]
+) -> tuple[tuple[tuple[int, int, float, float], ...], tuple[float, float]]:
+    """Each word of a line (its span in the page text, left and right edges), and
+    the lowest and highest point of their characters' cells (PDF coordinates)."""
+    words = []
+    low, high = math.inf, -math.inf
+    for match in _WORD.finditer(line):
+        first, last = numbers[start + match.start()], numbers[start + match.end() - 1]
+        left, bottom, _, top = textpage.get_charbox(first, loose=True)
+        _, end_bottom, right, end_top = textpage.get_charbox(last, loose=True)
+        low, high = min(low, bottom, end_bottom), max(high, top, end_top)
+        words.append((start + match.start(), start + match.end(), left, right))
+    return tuple(words), (low, high)
+
+
+def _numbered(raw: str, cleaned: str) -> list[int] | None:
+    """Each character of ``cleaned`` (:func:`_clean` of ``raw``): its index in ``raw``.
+
+    Cleaning only drops characters (trailing spaces, NULs, the LF of a CRLF)
+    and turns a CR into an LF, so walking both texts together pairs them.
+    """
+    numbers: list[int] = []
+    index = 0
+    for char in cleaned:
+        while index < len(raw) and not (
+            raw[index] == char or (char == "\n" and raw[index] == "\r")
+        ):
+            index += 1
+        if index == len(raw):
+            return None
+        numbers.append(index)
+        index += 1
+    return numbers
 
 
 def _image_areas(page: Any, page_area: float) -> tuple[float, float]:

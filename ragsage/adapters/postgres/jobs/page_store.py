@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from psycopg.types.json import Jsonb
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.postgres.sessions import namespace_of
-from ragsage.core.types import Page, PageRoute
+from ragsage.core.types import Page, PagePositions, PageRoute
 
 
 async def load_blob(session: AsyncSession, content_hash: str) -> bytes | None:
@@ -36,8 +37,9 @@ async def save_pages(
     if pages:
         await session.execute(
             text(
-                "INSERT INTO ragsage_pages (namespace, content_hash, number, text, route) "
-                "VALUES (:namespace, :hash, :number, :text, :route) "
+                "INSERT INTO ragsage_pages "
+                "(namespace, content_hash, number, text, route, positions) "
+                "VALUES (:namespace, :hash, :number, :text, :route, :positions) "
                 # A session bound to principals neither sees nor deletes stored pages
                 # (migration 22): the same bytes' pages, kept already, stay as they are.
                 "ON CONFLICT DO NOTHING"
@@ -49,6 +51,7 @@ async def save_pages(
                     "number": page.number,
                     "text": page.text,
                     "route": (page.route or PageRoute.TEXT).value,
+                    "positions": Jsonb(page.positions.to_dict()) if page.positions else None,
                 }
                 for page in pages
             ],
@@ -58,12 +61,20 @@ async def save_pages(
 async def load_pages(session: AsyncSession, content_hash: str) -> list[Page]:
     rows = await session.execute(
         text(
-            "SELECT number, text, route FROM ragsage_pages "
+            "SELECT number, text, route, positions FROM ragsage_pages "
             "WHERE namespace = :namespace AND content_hash = :hash ORDER BY number"
         ),
         {"namespace": namespace_of(session), "hash": content_hash},
     )
-    return [Page(number=row[0], text=row[1], route=PageRoute(row[2])) for row in rows]
+    return [
+        Page(
+            number=row[0],
+            text=row[1],
+            route=PageRoute(row[2]),
+            positions=PagePositions.from_dict(row[3]) if row[3] else None,
+        )
+        for row in rows
+    ]
 
 
 async def skipped_scan_numbers(session: AsyncSession, content_hash: str) -> list[int]:
