@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import io
 import math
 import re
@@ -87,78 +88,58 @@ def _read_page(pdf: Any, index: int, limits: ParseLimits, classifier: LayoutPage
 
 
 def _positions(textpage: Any, text: str, width: float, height: float) -> PagePositions | None:
-    """Each line of ``text`` with the box PDFium gives its characters, top-left origin.
+    """Each line of ``text`` with its words' edges and height, top-left origin.
 
-    PDFium numbers the page's characters; the page text is those characters
-    cleaned (line ends, trailing spaces), so each character of the page text is
-    paired with its number.  When the characters PDFium counts do not clean to the
-    page text (text outside the page's bounds), the page gets no positions
-    rather than wrong ones.
+    PDFium numbers the page's characters, and the page text is those characters
+    with whitespace cleaned, so the words of both come in the same order: each
+    word of the text is paired with PDFium's number for its first character,
+    whose cell gives the word's left edge and height; a word ends where the next
+    one on its line starts (so a span's box takes in the space after its last
+    word, a few hundredths of a line), and a line's last word at its own last
+    character.  When the words do not pair up (characters outside the page's
+    bounds or the basic plane), the page gets no positions rather than wrong ones.  One
+    C call a word plus one a line, made directly: through the wrappers, and
+    with two calls a word, placing the words had doubled the time a page takes.
     """
+    import pypdfium2.raw as pdfium_c
+
     count = textpage.count_chars()
     raw = textpage.get_text_range(0, count)
-    if len(raw) != count:
-        return None  # characters outside the basic plane: the numbering no longer lines up
-    numbers = _numbered(raw, text) if _clean(raw) == text else None
-    if numbers is None:
+    # Words of the same lengths in the same order: PDFium writes a soft hyphen as
+    # one character in one text and another in the other, so the letters may differ.
+    if len(raw) != count or list(map(len, raw.split())) != list(map(len, text.split())):
         return None
+    spans = [match.span() for match in _WORD.finditer(text)]
+    numbers = [match.span() for match in _WORD.finditer(raw)]
+    cell = pdfium_c.FS_RECTF()
+    pointer = ctypes.byref(cell)
+    handle = textpage.raw
+    cell_of = pdfium_c.FPDFText_GetLooseCharBox
     lines: list[TextLine] = []
-    start = 0
+    start = first = 0
     for line in text.split("\n"):
         end = start + len(line)
-        if line.strip():
-            first, last = numbers[start], numbers[end - 1]
-            counted = textpage.count_rects(first, last - first + 1)
-            rects = [textpage.get_rect(i) for i in range(counted)]
-            if rects:
-                # The line is the union of its words' character cells (PDFium's
-                # line rectangles, tighter, only when it has no word).
-                words, (low, high) = _words(textpage, line, start, numbers)
-                if words:
-                    left, right = min(w[2] for w in words), max(w[3] for w in words)
-                else:
-                    left, right = min(r[0] for r in rects), max(r[2] for r in rects)
-                    low, high = min(r[1] for r in rects), max(r[3] for r in rects)
-                box = Box(left, height - high, right, height - low)
-                lines.append(TextLine(start, end, box, words))
-        start = end + 1
+        last = first + len(line.split())
+        if last > first:
+            lefts = []
+            low, high = math.inf, -math.inf
+            for index in range(first, last):
+                cell_of(handle, numbers[index][0], pointer)
+                lefts.append(cell.left)
+                if cell.bottom < low:
+                    low = cell.bottom
+                if cell.top > high:
+                    high = cell.top
+            cell_of(handle, numbers[last - 1][1] - 1, pointer)
+            lefts.append(cell.right)
+            words = tuple(
+                (spans[index][0], spans[index][1], lefts[index - first], lefts[index - first + 1])
+                for index in range(first, last)
+            )
+            box = Box(lefts[0], height - high, cell.right, height - low)
+            lines.append(TextLine(start, end, box, words))
+        start, first = end + 1, last
     return PagePositions(width=width, height=height, lines=tuple(lines))
-
-
-def _words(
-    textpage: Any, line: str, start: int, numbers: list[int]
-) -> tuple[tuple[tuple[int, int, float, float], ...], tuple[float, float]]:
-    """Each word of a line (its span in the page text, left and right edges), and
-    the lowest and highest point of their characters' cells (PDF coordinates)."""
-    words = []
-    low, high = math.inf, -math.inf
-    for match in _WORD.finditer(line):
-        first, last = numbers[start + match.start()], numbers[start + match.end() - 1]
-        left, bottom, _, top = textpage.get_charbox(first, loose=True)
-        _, end_bottom, right, end_top = textpage.get_charbox(last, loose=True)
-        low, high = min(low, bottom, end_bottom), max(high, top, end_top)
-        words.append((start + match.start(), start + match.end(), left, right))
-    return tuple(words), (low, high)
-
-
-def _numbered(raw: str, cleaned: str) -> list[int] | None:
-    """Each character of ``cleaned`` (:func:`_clean` of ``raw``): its index in ``raw``.
-
-    Cleaning only drops characters (trailing spaces, NULs, the LF of a CRLF)
-    and turns a CR into an LF, so walking both texts together pairs them.
-    """
-    numbers: list[int] = []
-    index = 0
-    for char in cleaned:
-        while index < len(raw) and not (
-            raw[index] == char or (char == "\n" and raw[index] == "\r")
-        ):
-            index += 1
-        if index == len(raw):
-            return None
-        numbers.append(index)
-        index += 1
-    return numbers
 
 
 def _image_areas(page: Any, page_area: float) -> tuple[float, float]:
