@@ -137,7 +137,7 @@ def _decode_page(raw: Any) -> Page:
             height=height,
         )
     route = PageRoute(raw["route"]) if "route" in raw else None
-    positions = PagePositions.from_dict(raw["positions"]) if "positions" in raw else None
+    positions = PagePositions.from_dict(raw["positions"], text=text) if "positions" in raw else None
     return Page(
         number=number, text=text, layout=layout, image=image, route=route, positions=positions
     )

@@ -159,7 +159,7 @@ class PgDocumentStore:
             return {}
         rows = await self._read(
             scope,
-            "SELECT d.id, p.number, p.positions FROM unnest(CAST(:ids AS text[]), "
+            "SELECT d.id, p.number, p.positions, p.text FROM unnest(CAST(:ids AS text[]), "
             "CAST(:numbers AS integer[])) AS w(id, number) "
             "JOIN ragsage_documents d ON d.namespace = :namespace AND d.id = w.id "
             "JOIN ragsage_pages p ON p.namespace = :namespace "
@@ -171,7 +171,9 @@ class PgDocumentStore:
                 "numbers": [number for _, number in pages],
             },
         )
-        return {(str(row[0]), int(row[1])): PagePositions.from_dict(row[2]) for row in rows}
+        return {
+            (str(row[0]), int(row[1])): PagePositions.from_dict(row[2], text=row[3]) for row in rows
+        }
 
     async def count_chunks(self, scope: Scope) -> int:
         rows = await self._read(

@@ -88,18 +88,16 @@ def _read_page(pdf: Any, index: int, limits: ParseLimits, classifier: LayoutPage
 
 
 def _positions(textpage: Any, text: str, width: float, height: float) -> PagePositions | None:
-    """Each line of ``text`` with its words' edges and height, top-left origin.
+    """Each line of ``text`` with its box on the page, top-left origin.
 
     PDFium numbers the page's characters, and the page text is those characters
-    with whitespace cleaned, so the words of both come in the same order: each
-    word of the text is paired with PDFium's number for its first character,
-    whose cell gives the word's left edge and height; a word ends where the next
-    one on its line starts (so a span's box takes in the space after its last
-    word, a few hundredths of a line), and a line's last word at its own last
-    character.  When the words do not pair up (characters outside the page's
-    bounds or the basic plane), the page gets no positions rather than wrong ones.  One
-    C call a word plus one a line, made directly: through the wrappers, and
-    with two calls a word, placing the words had doubled the time a page takes.
+    with whitespace cleaned, so the words of both come in the same order: a
+    line's first and last words are paired with PDFium's numbers, whose
+    character cells give the line's ends and height.  When the words do not
+    pair up (characters outside the page's bounds or the basic plane), the page
+    gets no positions rather than wrong ones.  Two C calls a line, made
+    directly: through the wrappers, and a call a word, placing the text had
+    doubled the time a page takes to read.
     """
     import pypdfium2.raw as pdfium_c
 
@@ -109,7 +107,6 @@ def _positions(textpage: Any, text: str, width: float, height: float) -> PagePos
     # one character in one text and another in the other, so the letters may differ.
     if len(raw) != count or list(map(len, raw.split())) != list(map(len, text.split())):
         return None
-    spans = [match.span() for match in _WORD.finditer(text)]
     numbers = [match.span() for match in _WORD.finditer(raw)]
     cell = pdfium_c.FS_RECTF()
     pointer = ctypes.byref(cell)
@@ -121,25 +118,15 @@ def _positions(textpage: Any, text: str, width: float, height: float) -> PagePos
         end = start + len(line)
         last = first + len(line.split())
         if last > first:
-            lefts = []
-            low, high = math.inf, -math.inf
-            for index in range(first, last):
-                cell_of(handle, numbers[index][0], pointer)
-                lefts.append(cell.left)
-                if cell.bottom < low:
-                    low = cell.bottom
-                if cell.top > high:
-                    high = cell.top
+            cell_of(handle, numbers[first][0], pointer)
+            left, low, high = cell.left, cell.bottom, cell.top
             cell_of(handle, numbers[last - 1][1] - 1, pointer)
-            lefts.append(cell.right)
-            words = tuple(
-                (spans[index][0], spans[index][1], lefts[index - first], lefts[index - first + 1])
-                for index in range(first, last)
-            )
-            box = Box(lefts[0], height - high, cell.right, height - low)
-            lines.append(TextLine(start, end, box, words))
+            low, high = min(low, cell.bottom), max(high, cell.top)
+            kept = len(line) - len(line.lstrip())
+            box = Box(left, height - high, cell.right, height - low)
+            lines.append(TextLine(start + kept, end, box))
         start, first = end + 1, last
-    return PagePositions(width=width, height=height, lines=tuple(lines))
+    return PagePositions(width=width, height=height, lines=tuple(lines), text=text)
 
 
 def _image_areas(page: Any, page_area: float) -> tuple[float, float]:

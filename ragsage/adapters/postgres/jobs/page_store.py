@@ -71,7 +71,7 @@ async def load_pages(session: AsyncSession, content_hash: str) -> list[Page]:
             number=row[0],
             text=row[1],
             route=PageRoute(row[2]),
-            positions=PagePositions.from_dict(row[3]) if row[3] else None,
+            positions=PagePositions.from_dict(row[3], text=row[1]) if row[3] else None,
         )
         for row in rows
     ]
