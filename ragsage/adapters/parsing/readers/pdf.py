@@ -90,12 +90,10 @@ def _read_page(pdf: Any, index: int, limits: ParseLimits, classifier: LayoutPage
 def _positions(textpage: Any, text: str, width: float, height: float) -> PagePositions | None:
     """Each line of ``text`` with its box on the page, top-left origin.
 
-    PDFium numbers the page's characters, and the page text is those characters
-    with whitespace cleaned, so the words of both come in the same order: a
-    line's first and last words are paired with PDFium's numbers, whose
-    character cells give the line's ends and height.  When the words do not
-    pair up (characters outside the page's bounds or the basic plane), the page
-    gets no positions rather than wrong ones.  Two C calls a line, made
+    The cells of each line's first and last characters, which PDFium numbers
+    (:func:`_line_ends`), give the line's ends and height.  When the texts do
+    not pair up (characters outside the page's bounds or the basic plane), the
+    page gets no positions rather than wrong ones.  Two C calls a line, made
     directly: through the wrappers, and a call a word, placing the text had
     doubled the time a page takes to read.
     """
@@ -103,30 +101,60 @@ def _positions(textpage: Any, text: str, width: float, height: float) -> PagePos
 
     count = textpage.count_chars()
     raw = textpage.get_text_range(0, count)
-    # Words of the same lengths in the same order: PDFium writes a soft hyphen as
-    # one character in one text and another in the other, so the letters may differ.
-    if len(raw) != count or list(map(len, raw.split())) != list(map(len, text.split())):
+    if len(raw) != count:
         return None
-    numbers = [match.span() for match in _WORD.finditer(raw)]
+    ends = _line_ends(raw, text)
+    if ends is None:
+        return None
     cell = pdfium_c.FS_RECTF()
     pointer = ctypes.byref(cell)
     handle = textpage.raw
     cell_of = pdfium_c.FPDFText_GetLooseCharBox
     lines: list[TextLine] = []
-    start = first = 0
-    for line in text.split("\n"):
-        end = start + len(line)
-        last = first + len(line.split())
-        if last > first:
-            cell_of(handle, numbers[first][0], pointer)
-            left, low, high = cell.left, cell.bottom, cell.top
-            cell_of(handle, numbers[last - 1][1] - 1, pointer)
-            low, high = min(low, cell.bottom), max(high, cell.top)
-            kept = len(line) - len(line.lstrip())
-            box = Box(left, height - high, cell.right, height - low)
-            lines.append(TextLine(start + kept, end, box))
-        start, first = end + 1, last
+    for start, end, first, last in ends:
+        cell_of(handle, first, pointer)
+        left, low, high = cell.left, cell.bottom, cell.top
+        cell_of(handle, last, pointer)
+        low, high = min(low, cell.bottom), max(high, cell.top)
+        lines.append(TextLine(start, end, Box(left, height - high, cell.right, height - low)))
     return PagePositions(width=width, height=height, lines=tuple(lines), text=text)
+
+
+def _line_ends(raw: str, text: str) -> list[tuple[int, int, int, int]] | None:
+    """For each non-blank line of ``text``: its span, and PDFium's numbers for its
+    first and last characters; None when the two texts do not pair up.
+
+    Usually the page text is PDFium's with CRLF line ends made LF, so the
+    numbers are the offsets plus the line's index.  Otherwise the words of both
+    are paired in order (they are the same words, whitespace aside; PDFium
+    writes a soft hyphen as one character in one text and another in the
+    other, so only their lengths must agree).
+    """
+    lines = text.split("\n")
+    found: list[tuple[int, int, int, int]] = []
+    start = 0
+    if raw.count("\r\n") == len(lines) - 1 and raw.replace("\r\n", "\n") == text:
+        for index, line in enumerate(lines):
+            end = start + len(line)
+            stripped = line.strip()
+            if stripped:
+                first = start + len(line) - len(line.lstrip())
+                last = first + len(stripped) - 1
+                found.append((first, end, first + index, last + index))
+            start = end + 1
+        return found
+    if list(map(len, raw.split())) != list(map(len, text.split())):
+        return None
+    numbers = [match.span() for match in _WORD.finditer(raw)]
+    word = 0
+    for line in lines:
+        end, words = start + len(line), len(line.split())
+        if words:
+            first = start + len(line) - len(line.lstrip())
+            found.append((first, end, numbers[word][0], numbers[word + words - 1][1] - 1))
+            word += words
+        start = end + 1
+    return found
 
 
 def _image_areas(page: Any, page_area: float) -> tuple[float, float]:
