@@ -100,7 +100,9 @@ def _positions(textpage: Any, text: str, width: float, height: float) -> PagePos
     import pypdfium2.raw as pdfium_c
 
     count = textpage.count_chars()
-    raw = textpage.get_text_range(0, count)
+    # A soft hyphen comes out of the bounded text as U+0002 and out of the range
+    # as U+FFFE: the same one character, so written the same way here.
+    raw = textpage.get_text_range(0, count).replace("\ufffe", "\x02")
     if len(raw) != count:
         return None
     ends = _line_ends(raw, text)
