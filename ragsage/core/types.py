@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
 _NAMESPACE = re.compile(NAMESPACE_PATTERN)
@@ -137,9 +137,12 @@ class Page:
     positions: PagePositions | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Box:
-    """A rectangle on a page, in points from its top-left corner."""
+class Box(NamedTuple):
+    """A rectangle on a page, in points from its top-left corner.
+
+    A named tuple, not a dataclass: a page makes one a line, and building a
+    frozen dataclass costs several times as much.
+    """
 
     left: float
     top: float
@@ -151,8 +154,7 @@ class Box:
         return max(0.0, self.right - self.left) * max(0.0, self.bottom - self.top)
 
 
-@dataclass(frozen=True, slots=True)
-class TextLine:
+class TextLine(NamedTuple):
     """One line of a page's text: its span in the text and its box on the page."""
 
     start: int
@@ -190,12 +192,23 @@ class PagePositions:
     the line's characters (measured on real PDFs, this places sentences as well
     as keeping every word's edges did).  ``text`` is the page's text, which the
     widths are read from; it is the page's own, not part of the stored form.
+    The lines are held flat (start, end, left, top, right, bottom, then the
+    next line's): a reader makes one record a line of every page it reads, and
+    objects for each cost more than the placing itself.
     """
 
     width: float
     height: float
-    lines: tuple[TextLine, ...] = ()
+    flat: tuple[float, ...] = ()
     text: str = field(default="", compare=False, repr=False)
+
+    @property
+    def lines(self) -> tuple[TextLine, ...]:
+        values = self.flat
+        return tuple(
+            TextLine(int(values[i]), int(values[i + 1]), Box(*values[i + 2 : i + 6]))
+            for i in range(0, len(values), 6)
+        )
 
     def boxes(self, start: int, end: int) -> list[Box]:
         """The boxes covering the page text's characters ``start`` to ``end``."""
@@ -215,26 +228,22 @@ class PagePositions:
         return found
 
     def to_dict(self) -> dict[str, Any]:
+        values = self.flat
         return {
             "width": self.width,
             "height": self.height,
             "lines": [
-                [line.start, line.end, line.box.left, line.box.top, line.box.right, line.box.bottom]
-                for line in self.lines
+                [int(values[i]), int(values[i + 1]), *values[i + 2 : i + 6]]
+                for i in range(0, len(values), 6)
             ],
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], text: str = "") -> PagePositions:
-        return cls(
-            width=float(data["width"]),
-            height=float(data["height"]),
-            lines=tuple(
-                TextLine(int(row[0]), int(row[1]), Box(*(float(v) for v in row[2:6])))
-                for row in data.get("lines") or ()
-            ),
-            text=text,
-        )
+        flat: list[float] = []
+        for row in data.get("lines") or ():
+            flat.extend(float(value) for value in row[:6])
+        return cls(float(data["width"]), float(data["height"]), tuple(flat), text)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from ragsage.adapters.postgres import (
 )
 from ragsage.adapters.postgres.graphs import maintain_graphs
 from ragsage.adapters.postgres.jobs import page_store
-from ragsage.core.types import Box, Page, PagePositions, TextLine
+from ragsage.core.types import Page, PagePositions
 
 from . import helpers
 from .upgrade_checks_keyword import (
@@ -694,7 +694,7 @@ async def _seed_v32(database: Database) -> None:
 async def _check_v33(database: Database) -> None:
     # A page stored before 33 reads back without positions; a new one keeps them.
     await database.migrate()
-    positions = PagePositions(595.0, 842.0, (TextLine(0, 9, Box(72.0, 60.0, 140.0, 72.0)),))
+    positions = PagePositions(595.0, 842.0, (0, 9, 72.0, 60.0, 140.0, 72.0))
     async with database.session(ACME) as session:
         [old] = await page_store.load_pages(session, "hash-v3")
         assert old.text == "zirconium ledger" and old.positions is None

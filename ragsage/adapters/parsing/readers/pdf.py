@@ -11,14 +11,12 @@ from typing import TYPE_CHECKING, Any
 from ragsage.adapters.parsing.limits import ParseLimits
 from ragsage.core.errors import ParseError
 from ragsage.core.types import (
-    Box,
     Page,
     PageImage,
     PageLayout,
     PagePositions,
     ParsedDocument,
     RawSource,
-    TextLine,
 )
 
 if TYPE_CHECKING:
@@ -112,14 +110,14 @@ def _positions(textpage: Any, text: str, width: float, height: float) -> PagePos
     pointer = ctypes.byref(cell)
     handle = textpage.raw
     cell_of = pdfium_c.FPDFText_GetLooseCharBox
-    lines: list[TextLine] = []
+    flat: list[float] = []
     for start, end, first, last in ends:
         cell_of(handle, first, pointer)
         left, low, high = cell.left, cell.bottom, cell.top
         cell_of(handle, last, pointer)
         low, high = min(low, cell.bottom), max(high, cell.top)
-        lines.append(TextLine(start, end, Box(left, height - high, cell.right, height - low)))
-    return PagePositions(width=width, height=height, lines=tuple(lines), text=text)
+        flat += (start, end, left, height - high, cell.right, height - low)
+    return PagePositions(width, height, tuple(flat), text)
 
 
 def _line_ends(raw: str, text: str) -> list[tuple[int, int, int, int]] | None:
