@@ -22,7 +22,10 @@ from ragsage.core.types import (
 if TYPE_CHECKING:
     from ragsage.adapters.parsing.classifier import LayoutPageClassifier
 
-_WORD = re.compile(r"\S+")
+# A line from its first to its last visible character, in the page text and in
+# PDFium's, whose line ends may be CR LF.
+_TEXT_LINE = re.compile(r"\S(?:[^\n]*\S)?")
+_RAW_LINE = re.compile(r"\S(?:[^\r\n]*\S)?")
 # PDFium's load error codes (FPDF_ERR_*) that deserve their own message.
 _LOAD_ERRORS = {
     2: "cannot be opened as PDF (file not found or unreadable)",
@@ -88,10 +91,10 @@ def _read_page(pdf: Any, index: int, limits: ParseLimits, classifier: LayoutPage
 def _positions(textpage: Any, text: str, width: float, height: float) -> PagePositions | None:
     """Each line of ``text`` with its box on the page, top-left origin.
 
-    The cells of each line's first and last characters, which PDFium numbers
-    (:func:`_line_ends`), give the line's ends and height.  When the texts do
-    not pair up (characters outside the page's bounds or the basic plane), the
-    page gets no positions rather than wrong ones.  Two C calls a line, made
+    The cells of each line's first and last characters, which PDFium numbers,
+    give the line's ends and height.  When the two texts' lines do not pair up
+    (characters outside the page's bounds or the basic plane), the page gets
+    no positions rather than wrong ones.  Two C calls a line, made
     directly: through the wrappers, and a call a word, placing the text had
     doubled the time a page takes to read.
     """
@@ -103,58 +106,23 @@ def _positions(textpage: Any, text: str, width: float, height: float) -> PagePos
     raw = textpage.get_text_range(0, count).replace("\ufffe", "\x02")
     if len(raw) != count:
         return None
-    ends = _line_ends(raw, text)
-    if ends is None:
+    # The page text is PDFium's with line ends made LF and each line's trailing
+    # space (and the page's leading space) cut: the same lines, from the first
+    # to the last visible character of each, in the same order.
+    if _TEXT_LINE.findall(text) != _RAW_LINE.findall(raw):
         return None
     cell = pdfium_c.FS_RECTF()
     pointer = ctypes.byref(cell)
     handle = textpage.raw
     cell_of = pdfium_c.FPDFText_GetLooseCharBox
     flat: list[float] = []
-    for start, end, first, last in ends:
-        cell_of(handle, first, pointer)
+    for line, numbers in zip(_TEXT_LINE.finditer(text), _RAW_LINE.finditer(raw), strict=True):
+        cell_of(handle, numbers.start(), pointer)
         left, low, high = cell.left, cell.bottom, cell.top
-        cell_of(handle, last, pointer)
+        cell_of(handle, numbers.end() - 1, pointer)
         low, high = min(low, cell.bottom), max(high, cell.top)
-        flat += (start, end, left, height - high, cell.right, height - low)
+        flat += (line.start(), line.end(), left, height - high, cell.right, height - low)
     return PagePositions(width, height, tuple(flat), text)
-
-
-def _line_ends(raw: str, text: str) -> list[tuple[int, int, int, int]] | None:
-    """For each non-blank line of ``text``: its span, and PDFium's numbers for its
-    first and last characters; None when the two texts do not pair up.
-
-    Usually the page text is PDFium's with CRLF line ends made LF, so the
-    numbers are the offsets plus the line's index.  Otherwise the words of both
-    are paired in order (they are the same words, whitespace aside; PDFium
-    writes a soft hyphen as one character in one text and another in the
-    other, so only their lengths must agree).
-    """
-    lines = text.split("\n")
-    found: list[tuple[int, int, int, int]] = []
-    start = 0
-    if raw.count("\r\n") == len(lines) - 1 and raw.replace("\r\n", "\n") == text:
-        for index, line in enumerate(lines):
-            end = start + len(line)
-            stripped = line.strip()
-            if stripped:
-                first = start + len(line) - len(line.lstrip())
-                last = first + len(stripped) - 1
-                found.append((first, end, first + index, last + index))
-            start = end + 1
-        return found
-    if list(map(len, raw.split())) != list(map(len, text.split())):
-        return None
-    numbers = [match.span() for match in _WORD.finditer(raw)]
-    word = 0
-    for line in lines:
-        end, words = start + len(line), len(line.split())
-        if words:
-            first = start + len(line) - len(line.lstrip())
-            found.append((first, end, numbers[word][0], numbers[word + words - 1][1] - 1))
-            word += words
-        start = end + 1
-    return found
 
 
 def _image_areas(page: Any, page_area: float) -> tuple[float, float]:
