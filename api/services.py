@@ -12,6 +12,7 @@ from api.costs import AnswersAtOnce, SearchTimeouts
 from api.keycache import RecentKeys, Signers, VerifiedKeys
 from api.limits import RequestLimits
 from api.metrics import Metrics
+from api.page_cache import PageCache
 from api.probes import Probes
 from ragsage.adapters.postgres.replicas import ReadLog, replica_reads
 from ragsage.core.types import Scope
@@ -42,6 +43,7 @@ class Services:
     request_timeout: float = 120.0
     recent_keys: RecentKeys = field(default_factory=RecentKeys)
     verified: VerifiedKeys = field(default_factory=VerifiedKeys)
+    page_pictures: PageCache = field(default_factory=PageCache)
 
     def run(self, coroutine: Coroutine[Any, Any, _T]) -> _T:
         """Run async engine code from a synchronous view, on the process's one loop."""

@@ -24,10 +24,12 @@ from api.schemas import (
     UploadResponse,
 )
 from api.services import services
-from ragsage.adapters.postgres.jobs import documents
+from ragsage.adapters.parsing.page_images import MAX_WIDTH, NoSuchPage, render_page
+from ragsage.adapters.postgres.jobs import documents, page_store
 from ragsage.adapters.postgres.jobs.uploads import upload_access
 from ragsage.adapters.postgres.keys import Role
 from ragsage.adapters.postgres.sessions import ScopedReads
+from ragsage.core.errors import ParseError
 from ragsage.core.types import MAX_PRINCIPALS, PRINCIPAL_PATTERN
 
 blueprint = Blueprint("documents", __name__)
@@ -219,3 +221,41 @@ def delete(document_id: str) -> Any:
     if not here.run(remove()):
         raise ApiError(404, "not_found", f"no document {document_id!r}")
     return Response(status=204)
+
+
+@blueprint.get("/v1/documents/<document_id>/pages/<int:number>/image")
+@documented(
+    "A page of a PDF or picture document as PNG, to check a citation against",
+    Reply(200, "the page", also={"image/png": {"schema": {"type": "string", "format": "binary"}}}),
+    query=(query_int("width", 100, MAX_WIDTH),),
+)
+def page_picture(document_id: str, number: int) -> Any:
+    who = require(Role.READ)
+    width = int_arg("width", MAX_WIDTH, 100, MAX_WIDTH)
+    here = services()
+    found = here.run(page_store.readable_blob(here.runtime.database, who.scope, document_id))
+    if found is None:
+        # A document the key may not read is absent, as for every other read.
+        raise ApiError(404, "not_found", f"no document {document_id!r}")
+    record, data = found
+    key = (who.scope.namespace, record.content_hash, number, width)
+    picture = here.page_pictures.get(key)
+    if picture is None:
+        try:
+            picture = render_page(
+                data,
+                media_type=record.media_type,
+                filename=record.filename,
+                number=number,
+                width=width,
+            )
+        except NoSuchPage as exc:
+            raise ApiError(404, "not_found", str(exc)) from None
+        except ParseError as exc:
+            raise ApiError(422, "unprocessable", str(exc)) from None
+        here.page_pictures.put(key, picture)
+    response = Response(picture, mimetype="image/png")
+    response.headers["Cache-Control"] = "private, max-age=3600"
+    response.headers["Content-Security-Policy"] = "default-src 'none'"
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    return response

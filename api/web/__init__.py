@@ -16,7 +16,8 @@ from flask import Blueprint, Response, abort, send_from_directory
 STATIC = Path(__file__).resolve().parent / "static"
 # What the page may load and where it may connect: only this origin, nothing inline.
 CONTENT_SECURITY_POLICY = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    # blob: for the page pictures the page fetches with its key and shows.
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; "
     "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; "
     "frame-ancestors 'none'"
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -91,9 +91,18 @@ def with_database(settings: Settings, work: Callable[[Database], Awaitable[_T]])
     return asyncio.run(run())
 
 
-def make_key(settings: Settings, namespace: str, role: Role = Role.WRITE) -> str:
+def make_key(
+    settings: Settings,
+    namespace: str,
+    role: Role = Role.WRITE,
+    principals: Sequence[str] = (),
+) -> str:
+    """A new API key of ``namespace``; with ``principals``, bound to them (a read key)."""
+
     async def create(database: Database) -> str:
         async with database.session(Scope(namespace)) as session:
-            return (await create_key(session, Scope(namespace), role, "test")).key
+            return (
+                await create_key(session, Scope(namespace), role, "test", sorted(principals))
+            ).key
 
     return with_database(settings, create)

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import io
+
+from PIL import Image
+
+from ragsage.adapters.postgres.keys import Role
 from ragsage.core.types import Box
 from tests.fixtures.page_boxes import CONTROL, KNOWN, character_cells, iou, two_page_manual
 
@@ -33,3 +38,43 @@ def test_a_pdf_citation_carries_the_boxes_of_the_quoted_sentence(
     colour = client.post("/v1/query", json={"question": "What colour is the relief valve?"})
     notes = [c for c in colour.json()["citations"] if c["source"] == "notes.md"]
     assert notes and all(c["boxes"] == [] for c in notes)
+
+
+def test_a_page_picture_is_served_to_a_reader_and_absent_to_anyone_else(
+    running: Deployment, api: ApiServer
+) -> None:
+    writer = api.client(make_key(running.settings, "acme"))
+    job = ingested(writer, "manual.pdf", two_page_manual(), media_type="application/pdf")
+    document_id = job["document_id"]
+    path = f"/v1/documents/{document_id}/pages/2/image"
+    picture = writer.get(path, params={"width": 600})
+    assert picture.status_code == 200, picture.text
+    assert picture.headers["Content-Type"] == "image/png"
+    assert picture.headers["Content-Security-Policy"] == "default-src 'none'"
+    assert picture.headers["X-Content-Type-Options"] == "nosniff"
+    with Image.open(io.BytesIO(picture.content)) as shown:
+        assert shown.width == 600 and 840 <= shown.height <= 852  # A4's proportions
+        # The page's ink is where the sentence was drawn (72 pt from the left, on
+        # the lines at 700 and 686 pt from the bottom), the margin blank.
+        scale = 600 / 595.28
+        row = round((841.89 - 703) * scale)
+        ink = shown.convert("L").crop((round(72 * scale), row - 4, round(300 * scale), row + 4))
+        margin = shown.convert("L").crop((0, row - 4, round(60 * scale), row + 4))
+        assert ink.getextrema()[0] < 100 and margin.getextrema()[0] > 240
+    # Again: the same picture, from the process's cache.
+    assert writer.get(path, params={"width": 600}).content == picture.content
+    # A page that is not there, and a document with no pages to show, say so.
+    assert writer.get(f"/v1/documents/{document_id}/pages/3/image").status_code == 404
+    notes = ingested(writer, "notes.md", b"# Notes\n\nNothing to see.\n")
+    assert writer.get(f"/v1/documents/{notes['document_id']}/pages/1/image").status_code == 404
+    # Another tenant, and a key bound to a group the document is not open to,
+    # find no such document; a group it is open to sees the page.
+    other = api.client(make_key(running.settings, "globex"))
+    assert other.get(path).status_code == 404
+    changed = writer.patch(f"/v1/documents/{document_id}", json={"access": ["group:ops"]})
+    assert changed.status_code == 200, changed.text
+    sales = api.client(make_key(running.settings, "acme", Role.READ, ["group:sales"]))
+    refused = sales.get(path)
+    assert refused.status_code == 404 and "no document" in refused.json()["error"]["message"]
+    ops = api.client(make_key(running.settings, "acme", Role.READ, ["group:ops"]))
+    assert ops.get(path).status_code == 200

@@ -154,11 +154,17 @@ class PgDocumentStore:
     async def page_positions(
         self, scope: Scope, pages: Sequence[tuple[str, int]]
     ) -> dict[tuple[str, int], PagePositions]:
-        """The line positions kept with the current version's pages asked for."""
+        """The line positions kept with the current version's pages asked for.
+
+        The pages asked for are those of passages the caller has just read, so
+        they are read namespace-wide: stored pages are hidden from a key bound
+        to principals (storage migration 22), whose citations would otherwise
+        have no boxes.
+        """
         if not pages:
             return {}
         rows = await self._read(
-            scope,
+            Scope(scope.namespace),
             "SELECT d.id, p.number, p.positions, p.text FROM unnest(CAST(:ids AS text[]), "
             "CAST(:numbers AS integer[])) AS w(id, number) "
             "JOIN ragsage_documents d ON d.namespace = :namespace AND d.id = w.id "

@@ -1,0 +1,96 @@
+"""A stored document's page as a picture, for a reader checking a citation against it.
+
+A PDF page is rendered by PDFium; an uploaded picture is its one page.  Both
+come out as PNG no wider than ``width`` pixels (and never more than the
+parser's pixel budget), so a hostile page size costs no more memory than a
+normal one.  Other formats have no page to show.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+
+from ragsage.adapters.parsing.limits import ParseLimits
+from ragsage.core.errors import InvalidRequest, ParseError
+
+# Widest picture served: enough to read 10-point type on a screen.
+MAX_WIDTH = 1400
+PDF_TYPES = frozenset({"application/pdf"})
+
+
+class NoSuchPage(InvalidRequest):
+    """The document has no such page, or no pages to show at all."""
+
+
+def shows_pages(media_type: str | None, filename: str | None) -> bool:
+    """Whether a document of this type has pages a picture can be made of."""
+    name = (filename or "").lower()
+    kind = (media_type or "").lower()
+    return kind in PDF_TYPES or kind.startswith("image/") or name.endswith(".pdf")
+
+
+def render_page(
+    data: bytes,
+    *,
+    media_type: str | None,
+    filename: str | None,
+    number: int,
+    width: int = MAX_WIDTH,
+    limits: ParseLimits | None = None,
+) -> bytes:
+    """Page ``number`` (from 1) of a stored PDF or picture, as PNG bytes."""
+    limits = limits or ParseLimits()
+    if not shows_pages(media_type, filename):
+        raise NoSuchPage("only PDF and image documents have page pictures")
+    width = max(1, min(width, MAX_WIDTH))
+    is_pdf = (media_type or "").lower() in PDF_TYPES or (filename or "").lower().endswith(".pdf")
+    if is_pdf:
+        return _pdf_page(data, number, width, limits, filename or "document")
+    if number != 1:
+        raise NoSuchPage(f"a picture has one page, not {number}")
+    return _picture(data, width, limits, filename or "document")
+
+
+def _pdf_page(data: bytes, number: int, width: int, limits: ParseLimits, name: str) -> bytes:
+    import pypdfium2
+
+    try:
+        pdf = pypdfium2.PdfDocument(data)
+    except pypdfium2.PdfiumError as exc:
+        raise ParseError(name, "not a readable PDF") from exc
+    try:
+        if not 1 <= number <= len(pdf):
+            raise NoSuchPage(f"the document has {len(pdf)} pages, not {number}")
+        page = pdf[number - 1]
+        try:
+            page_width, page_height = page.get_size()
+            scale = width / max(page_width, 1.0)
+            budget = math.sqrt(limits.max_image_pixels / max(page_width * page_height, 1.0))
+            bitmap = page.render(scale=min(scale, budget))
+            try:
+                picture = bitmap.to_pil()
+            finally:
+                bitmap.close()
+        finally:
+            page.close()
+    finally:
+        pdf.close()
+    buffer = io.BytesIO()
+    picture.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def _picture(data: bytes, width: int, limits: ParseLimits, name: str) -> bytes:
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(data)) as picture:
+            if picture.width * picture.height > limits.max_image_pixels:
+                raise ParseError(name, "the picture is larger than the pixel limit")
+            picture.thumbnail((width, width * 4))
+            buffer = io.BytesIO()
+            picture.convert("RGB").save(buffer, format="PNG")
+    except (UnidentifiedImageError, OSError) as exc:
+        raise ParseError(name, "not a readable picture") from exc
+    return buffer.getvalue()
