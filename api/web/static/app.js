@@ -626,6 +626,37 @@ function citedText(text, citation) {
   return paragraph;
 }
 
+// The cited page as a picture, with the cited lines marked over it.  The picture
+// is fetched with the key (an <img> cannot send it) and shown from a blob: URL;
+// the marks are placed in percent of the page, so they follow its size.
+let pageUrl = null;
+
+async function citedPage(citation) {
+  const boxes = (citation && citation.boxes) || [];
+  if (!boxes.length) return null;
+  const page = boxes[0].page;
+  const path = `/v1/documents/${encodeURIComponent(citation.document_id)}/pages/${page}/image`;
+  const blob = await (await call("GET", `${path}?width=900`)).blob();
+  if (pageUrl) URL.revokeObjectURL(pageUrl);
+  pageUrl = URL.createObjectURL(blob);
+  const figure = element("figure", null, "page");
+  const frame = element("div", null, "page-frame");
+  const picture = element("img", null, "page-image");
+  picture.alt = `Page ${page} of ${citation.source}, the cited lines marked`;
+  picture.src = pageUrl;
+  frame.append(picture);
+  for (const box of boxes.filter((b) => b.page === page)) {
+    const mark = element("div", null, "page-mark");
+    mark.style.left = `${(100 * box.left) / box.page_width}%`;
+    mark.style.top = `${(100 * box.top) / box.page_height}%`;
+    mark.style.width = `${(100 * (box.right - box.left)) / box.page_width}%`;
+    mark.style.height = `${(100 * (box.bottom - box.top)) / box.page_height}%`;
+    frame.append(mark);
+  }
+  figure.append(frame, element("figcaption", `Page ${page}`));
+  return figure;
+}
+
 async function openChunk(chunkId, citation = null) {
   opener = document.activeElement;
   const view = $("chunk-view");
@@ -644,7 +675,9 @@ async function openChunk(chunkId, citation = null) {
     const heading = path.length ? ` · ${path.join(" › ")}` : "";
     $("chunk-where").textContent = `${chunk.source}${pages}${heading}`;
     const cited = citedText(chunk.text, citation);
+    const page = await citedPage(citation).catch(() => null); // the text still reads without it
     body.replaceChildren(
+      ...(page ? [page] : []),
       ...found.above.map((c) => element("p", c.text, "context")),
       cited,
       ...found.below.map((c) => element("p", c.text, "context")),
@@ -657,7 +690,7 @@ async function openChunk(chunkId, citation = null) {
   // Focus moves to the title for keyboard and screen-reader users; the view
   // then scrolls to the cited words, without moving the focus.
   $("chunk-title").focus();
-  const mark = body.querySelector("mark.quote");
+  const mark = body.querySelector(".page-mark") || body.querySelector("mark.quote");
   if (mark) mark.scrollIntoView({ block: "center" });
 }
 
