@@ -3,7 +3,9 @@
 Starts ``ragsage up`` on a free port with a throwaway data folder (the
 samples ingested), opens the one-click sign-in link in Debian's headless
 Chromium, asks the sample question, opens its citation (the quoted sentence
-marked, its section named) and saves ``docs/web-page.png``.  Needs the
+marked, its section named) and saves ``docs/web-page.png``; then a question
+answered from the sample PDF, whose citation shows the page with the cited
+lines marked, saved as ``docs/page-citation.png``.  Needs the
 ``chromium`` and ``chromium-driver`` packages and the dev extra (Selenium).
 """
 
@@ -19,12 +21,17 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = ROOT / "docs" / "web-page.png"
 # The passage that answers it joins small sections: the citation names the one
 # holding the quoted sentence, which the page marks.
 QUESTION = "How does row-level security isolate namespaces?"
+# Answered from the sample PDF: the citation shows its page, the lines marked.
+PDF_QUESTION = "What happens to a job when its worker dies mid-job?"
+PDF_TARGET = ROOT / "docs" / "page-citation.png"
+ANSWER_LINK = "#conversation .answer button"
 
 
 def free_port() -> int:
@@ -46,7 +53,13 @@ def wait_for_link(log: Path, process: subprocess.Popen[bytes], seconds: float) -
     raise SystemExit(f"ragsage up did not get ready in {seconds:.0f} s")
 
 
-def capture(link: str, target: Path) -> None:
+def _shows(css: str) -> Any:
+    from selenium.webdriver.common.by import By
+
+    return lambda driver: driver.find_elements(By.CSS_SELECTOR, css)
+
+
+def capture(link: str, shots: list[tuple[str, Path, str]]) -> None:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
@@ -75,15 +88,18 @@ def capture(link: str, target: Path) -> None:
             wait = WebDriverWait(driver, 60)
             wait.until(lambda d: d.find_element(By.ID, "app").is_displayed())
             driver.find_element(By.ID, "tab-ask").click()
-            driver.find_element(By.ID, "question").send_keys(QUESTION)
-            driver.find_element(By.ID, "ask-button").click()
-            wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#conversation .answer button"))
-            driver.find_element(By.CSS_SELECTOR, "#conversation .answer button").click()
-            wait.until(lambda d: d.find_element(By.ID, "chunk-view").is_displayed())
-            wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#chunk-body mark.quote"))
-            time.sleep(0.5)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            driver.save_screenshot(str(target))
+            for question, target, shown in shots:
+                driver.find_element(By.ID, "new-conversation").click()
+                driver.find_element(By.ID, "question").send_keys(question)
+                driver.find_element(By.ID, "ask-button").click()
+                wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ANSWER_LINK))
+                driver.find_elements(By.CSS_SELECTOR, ANSWER_LINK)[0].click()  # [1]
+                wait.until(lambda d: d.find_element(By.ID, "chunk-view").is_displayed())
+                wait.until(_shows(shown))
+                time.sleep(0.5)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                driver.save_screenshot(str(target))
+                driver.find_element(By.ID, "chunk-close").click()
         finally:
             driver.quit()
 
@@ -102,12 +118,18 @@ def main() -> None:
                 start_new_session=True,
             )
         try:
-            capture(wait_for_link(log, process, 600), TARGET)
+            capture(
+                wait_for_link(log, process, 600),
+                [
+                    (QUESTION, TARGET, "#chunk-body mark.quote"),
+                    (PDF_QUESTION, PDF_TARGET, "#chunk-body .page-mark"),
+                ],
+            )
         finally:
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGINT)  # Ctrl-C, as in a terminal
                 process.wait(90)
-    print(f"saved {TARGET.relative_to(ROOT)}")
+    print(f"saved {TARGET.relative_to(ROOT)} and {PDF_TARGET.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":
