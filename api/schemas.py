@@ -163,9 +163,12 @@ class SearchResponse(BaseModel):
 
 
 class PageBoxOut(BaseModel):
+    """A box on a page, in the page's own units from its top-left corner (points on a PDF's
+    text page, pixels on a scan read by OCR): divide by page_width and page_height."""
+
     page: int
-    left: float = Field(description="Points from the page's left edge")
-    top: float = Field(description="Points from the page's top edge")
+    left: float
+    top: float
     right: float
     bottom: float
     page_width: float

@@ -9,15 +9,31 @@ is reported rather than silently turned into an empty page.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from ragsage.core.errors import RagsageError
 from ragsage.core.ports import LLMClient
-from ragsage.core.types import PageImage
+from ragsage.core.types import PageImage, PagePositions
 
 
 class Transcriber(Protocol):
     async def transcribe(self, image: PageImage) -> str: ...
+
+
+@runtime_checkable
+class PlacingTranscriber(Protocol):
+    """A transcriber that also says where each line of its text is (OCR does; a model does not)."""
+
+    async def transcribe_placed(self, image: PageImage) -> tuple[str, PagePositions | None]: ...
+
+
+async def transcribe_placed(reader: object, image: PageImage) -> tuple[str, PagePositions | None]:
+    """``reader``'s text of ``image``, with its lines' positions when it can give them."""
+    if isinstance(reader, PlacingTranscriber):
+        return await reader.transcribe_placed(image)
+    transcribe = getattr(reader, "transcribe")  # noqa: B009 - every LLMClient has it
+    text: str = await transcribe(image)
+    return text, None
 
 
 class TranscriptionUnavailable(RagsageError):
@@ -45,3 +61,6 @@ class SplitLLMClient:
 
     async def transcribe(self, image: PageImage) -> str:
         return await self.transcriber.transcribe(image)
+
+    async def transcribe_placed(self, image: PageImage) -> tuple[str, PagePositions | None]:
+        return await transcribe_placed(self.transcriber, image)

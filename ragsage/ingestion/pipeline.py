@@ -36,12 +36,13 @@ from ragsage.core.ports import (
     VectorStore,
 )
 from ragsage.core.tracing import NullTracer, elapsed_ms, timed_stage
-from ragsage.core.transcribing import TranscriptionUnavailable
+from ragsage.core.transcribing import TranscriptionUnavailable, transcribe_placed
 from ragsage.core.types import (
     Chunk,
     Document,
     EmbeddedChunk,
     Page,
+    PagePositions,
     PageRoute,
     ParsedDocument,
     RawSource,
@@ -390,29 +391,30 @@ class IngestionPipeline:
                 if route is PageRoute.VISION and page.image is not None
             ]
             span.set(vision_pages=len(vision))
-        transcripts: dict[int, str] = {}
+        transcripts: dict[int, tuple[str, PagePositions | None]] = {}
         if vision:
             with root.child("vision", pages=len(vision)):
 
-                async def read(page: Page) -> str:
+                async def read(page: Page) -> tuple[str, PagePositions | None]:
                     assert page.image is not None
                     try:
-                        return await self.llm.transcribe(page.image)
+                        return await transcribe_placed(self.llm, page.image)
                     except TranscriptionUnavailable as exc:
                         # Reported on the document, never dropped silently.
                         warnings.append(f"page {page.number} is a scan and was skipped: {exc}")
-                        return ""
+                        return "", None
 
                 texts = await bounded(self.config.concurrency, vision, read)
                 transcripts = {page.number: text for page, text in zip(vision, texts, strict=True)}
         resolved = []
         for page in parsed.pages:
             if page.number in transcripts:
-                # A transcript is new text: the text layer's positions no longer fit it.
-                transcript = transcripts[page.number]
+                # A transcript is new text: the text layer's positions no longer fit
+                # it, and only OCR says where its own lines are.
+                transcript, placed = transcripts[page.number]
                 resolved.append(
                     replace(
-                        page, text=transcript, image=None, route=PageRoute.VISION, positions=None
+                        page, text=transcript, image=None, route=PageRoute.VISION, positions=placed
                     )
                 )
             else:

@@ -62,7 +62,12 @@ class RetrievalResult:
 
 @dataclass(frozen=True, slots=True)
 class PageBox:
-    """Where cited words are drawn on their page, in points from its top-left corner."""
+    """Where cited words are drawn on their page, from its top-left corner.
+
+    In the page's own units: points on a PDF page with a text layer, pixels on
+    a scan read by OCR; ``page_width``/``page_height`` are the page's size in
+    the same units, so a viewer draws the box in proportion.
+    """
 
     page: int
     left: float
