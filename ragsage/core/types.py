@@ -242,6 +242,8 @@ class PagePositions:
     def from_dict(cls, data: Mapping[str, Any], text: str = "") -> PagePositions:
         flat: list[float] = []
         for row in data.get("lines") or ():
+            if len(row) < 6:
+                raise ValueError("a line's record needs its span and its box")
             flat.extend(float(value) for value in row[:6])
         return cls(float(data["width"]), float(data["height"]), tuple(flat), text)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ragsage import testing as fakes
 from ragsage.adapters.parsing.contextualizing import HeadingWindowContextualizer
-from ragsage.adapters.postgres import PgLexicalStore, PgVectorStore
+from ragsage.adapters.postgres import PgDocumentStore, PgLexicalStore, PgVectorStore
 from ragsage.core import ports
 
 
@@ -53,3 +53,10 @@ def ranking_by_id(vectors: PgVectorStore, text: PgLexicalStore) -> list[object]:
     fetches: ports.FetchesChunks = vectors
     words: ports.RanksText = text
     return [ranks, fetches, words]
+
+
+def placing(documents: PgDocumentStore) -> list[object]:
+    # An optional capability of a document store: the Postgres one kept where its
+    # pages' lines are; citations from a store without it carry no boxes.
+    placed: ports.PagePositionsReader = documents
+    return [placed]

@@ -6,6 +6,7 @@ from ragsage.adapters.embedding_cache import CachingEmbedder
 from ragsage.adapters.parsing import HeuristicBackend
 from ragsage.core.cache_writes import cache_write
 from ragsage.core.types import (
+    Box,
     Page,
     PageImage,
     PageLayout,
@@ -71,33 +72,37 @@ def test_a_new_parser_version_misses_what_the_old_one_cached() -> None:
         "not json",
         "[]",
         '{"v": 999, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x"}]}',
-        '{"v": 1, "title": null, "metadata": {}, "pages": []}',
-        '{"v": 1, "title": 5, "metadata": {}, "pages": [{"number": 1, "text": "x"}]}',
-        '{"v": 1, "title": null, "metadata": {}, "pages": [{"number": 1}]}',
-        '{"v": 1, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
+        '{"v": 2, "title": null, "metadata": {}, "pages": []}',
+        '{"v": 2, "title": 5, "metadata": {}, "pages": [{"number": 1, "text": "x"}]}',
+        '{"v": 2, "title": null, "metadata": {}, "pages": [{"number": 1}]}',
+        '{"v": 2, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
         ' "image": {"data": "%%%notbase64", "media_type": "image/png"}}]}',
-        '{"v": 1, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
+        '{"v": 2, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
         ' "route": "telepathy"}]}',
-        '{"v": 1, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
+        '{"v": 2, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
         ' "layout": [1, 2]}]}',
         "[" * 100_000,
         # Values of the wrong JSON type, which Python would otherwise accept:
-        '{"v": 1, "title": null, "metadata": {}, "pages": [{"number": true, "text": "x"}]}',
-        '{"v": 1, "title": null, "metadata": {}, "pages": [{"number": 1.0, "text": "x"}]}',
-        '{"v": 1, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
+        '{"v": 2, "title": null, "metadata": {}, "pages": [{"number": true, "text": "x"}]}',
+        '{"v": 2, "title": null, "metadata": {}, "pages": [{"number": 1.0, "text": "x"}]}',
+        '{"v": 2, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
         ' "layout": ["12", 0.5, 0.1]}]}',
-        '{"v": 1, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
+        '{"v": 2, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
         ' "layout": [12, true, 0.1]}]}',
-        '{"v": 1, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
+        '{"v": 2, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
         ' "image": {"data": "", "media_type": "image/png", "width": "640"}}]}',
-        '{"v": 1, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
+        '{"v": 2, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
         ' "image": {"data": "", "media_type": 7}}]}',
-        '{"v": 1, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
+        '{"v": 2, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
         ' "image": []}]}',
-        '{"v": 1, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
+        '{"v": 2, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
         ' "image": "x"}]}',
-        '{"v": 1, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
+        '{"v": 2, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
         ' "layout": [12, ' + "9" * 400 + ", 0.1]}]}",
+        '{"v": 2, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
+        ' "positions": {"width": 10}}]}',
+        '{"v": 2, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "x",'
+        ' "positions": {"width": 10, "height": 10, "lines": [[0]]}}]}',
     ],
 )
 def test_untrustworthy_entries_decode_as_a_miss(payload: str) -> None:
@@ -106,7 +111,7 @@ def test_untrustworthy_entries_decode_as_a_miss(payload: str) -> None:
 
 def test_well_typed_entries_still_decode() -> None:
     payload = (
-        '{"v": 1, "title": null, "metadata": {}, "pages": [{"number": 2, "text": "x",'
+        '{"v": 2, "title": null, "metadata": {}, "pages": [{"number": 2, "text": "x",'
         ' "layout": [12, 0, 0.25], "image": {"data": "", "media_type": "image/png",'
         ' "width": 640, "height": null}}]}'
     )
@@ -114,6 +119,12 @@ def test_well_typed_entries_still_decode() -> None:
     assert decoded is not None
     page = decoded.pages[0]
     assert page.number == 2 and page.layout == PageLayout(12, 0.0, 0.25)
+    placed = decode_parsed(
+        '{"v": 2, "title": null, "metadata": {}, "pages": [{"number": 1, "text": "ab",'
+        ' "positions": {"width": 10, "height": 20, "lines": [[0, 2, 1, 2, 3, 4]]}}]}'
+    )
+    assert placed is not None and placed.pages[0].positions is not None
+    assert placed.pages[0].positions.boxes(0, 2) == [Box(1.0, 2.0, 3.0, 4.0)]
     assert page.image is not None and (page.image.width, page.image.height) == (640, None)
 
 

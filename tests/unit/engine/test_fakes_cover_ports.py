@@ -25,7 +25,13 @@ def test_there_is_exactly_one_fake_per_port() -> None:
     fakes = list(all_fakes())
     # Spans come from the tracer, not alone; the others are optional capabilities
     # (of a Contextualizer, of the stores) with a fallback to the plain port.
-    optional = {"PageContextualizer", "RanksVectors", "RanksText", "FetchesChunks"}
+    optional = {
+        "PageContextualizer",
+        "RanksVectors",
+        "RanksText",
+        "FetchesChunks",
+        "PagePositionsReader",
+    }
     protocols = _port_protocols() - {"Span", *optional}
     # The stores are the in-memory adapters (Memory*), the rest test doubles (Fake*).
     names = sorted(fake.__name__.removeprefix("Fake").removeprefix("Memory") for fake in fakes)
