@@ -151,3 +151,21 @@ def foreign_requests(driver: WebDriver, origin: str) -> list[str]:
         if ours and params.get("type") in kinds and not url.startswith((origin, "data:")):
             found.append(url)
     return found
+
+
+def asked_with_citation(driver: WebDriver, question: str) -> str:
+    """Ask ``question`` on the Ask tab and wait for the whole answer with a citation; its text."""
+    tab(driver, "ask")
+    driver.find_element(By.ID, "question").send_keys(question)
+    driver.find_element(By.ID, "ask-button").click()
+    # The Ask button comes back when the stream has ended: the answer is whole.
+    wait_for(
+        driver,
+        lambda d: (
+            d.find_element(By.ID, "ask-button").is_enabled()
+            and d.find_elements(By.CSS_SELECTOR, "#conversation .answer button.link")
+        ),
+        "an answer with a citation",
+    )
+    text: str = driver.find_element(By.CSS_SELECTOR, "#conversation .answer").text
+    return text

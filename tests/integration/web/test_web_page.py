@@ -24,6 +24,7 @@ from .page import (
     NOTES,
     POLICY,
     accessibility_problems,
+    asked_with_citation,
     clicked,
     console_errors,
     failed_requests,
@@ -104,19 +105,7 @@ def test_sign_in_upload_ask_cite_search_and_delete(
     )
 
     # Ask: the answer streams in with a citation that opens the right chunk.
-    tab(browser, "ask")
-    browser.find_element(By.ID, "question").send_keys("How much can a hotel in Paris cost a night?")
-    browser.find_element(By.ID, "ask-button").click()
-    # The Ask button comes back when the stream has ended: the answer is whole.
-    wait_for(
-        browser,
-        lambda d: (
-            d.find_element(By.ID, "ask-button").is_enabled()
-            and d.find_elements(By.CSS_SELECTOR, "#conversation .answer button.link")
-        ),
-        "an answer with a citation",
-    )
-    answer = browser.find_element(By.CSS_SELECTOR, "#conversation .answer").text
+    answer = asked_with_citation(browser, "How much can a hotel in Paris cost a night?")
     assert "180 euros" in answer
     browser.find_element(By.CSS_SELECTOR, "#conversation .answer button.link").click()
     wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#chunk-body .cited"), "source")
@@ -490,19 +479,7 @@ def test_a_pdf_citation_shows_its_page_with_the_cited_lines_marked(
     manual.write_bytes(two_page_manual())
     upload_files(browser, [manual])
     wait_for(browser, lambda d: finished(upload_states(d), ["manual.pdf"]), "the job ends")
-    tab(browser, "ask")
-    browser.find_element(By.ID, "question").send_keys(
-        "At what pressure does the relief valve open?"
-    )
-    browser.find_element(By.ID, "ask-button").click()
-    wait_for(
-        browser,
-        lambda d: (
-            d.find_element(By.ID, "ask-button").is_enabled()
-            and d.find_elements(By.CSS_SELECTOR, "#conversation .answer button.link")
-        ),
-        "an answer with a citation",
-    )
+    asked_with_citation(browser, "At what pressure does the relief valve open?")
     browser.find_element(By.CSS_SELECTOR, "#conversation .answer button.link").click()
     picture = wait_for(
         browser,
