@@ -72,8 +72,9 @@ def _read_page(pdf: Any, index: int, limits: ParseLimits, classifier: LayoutPage
         textpage = page.get_textpage()
         width, height = page.get_size()
         try:
-            text = _clean(textpage.get_text_bounded())
-            positions = _positions(textpage, text, width, height) if text else None
+            bounded = textpage.get_text_bounded()
+            text = _clean(bounded)
+            positions = _positions(textpage, bounded, text, width, height) if text else None
         finally:
             textpage.close()
         coverage, largest = _image_areas(page, width * height)
@@ -88,29 +89,33 @@ def _read_page(pdf: Any, index: int, limits: ParseLimits, classifier: LayoutPage
     return Page(number=index + 1, text=text, layout=layout, image=image, positions=positions)
 
 
-def _positions(textpage: Any, text: str, width: float, height: float) -> PagePositions | None:
+def _positions(
+    textpage: Any, bounded: str, text: str, width: float, height: float
+) -> PagePositions | None:
     """Each line of ``text`` with its box on the page, top-left origin.
 
     The cells of each line's first and last characters, which PDFium numbers,
-    give the line's ends and height.  When the two texts' lines do not pair up
-    (characters outside the page's bounds or the basic plane), the page gets
-    no positions rather than wrong ones.  Two C calls a line, made
-    directly: through the wrappers, and a call a word, placing the text had
-    doubled the time a page takes to read.
+    give the line's ends and height.  ``bounded`` is the text PDFium gave for
+    the page's area, which ``text`` cleans: when it holds every character of
+    the page, it is PDFium's own text in order, numbered as PDFium numbers; if
+    not, PDFium's whole text is read, and when the two texts' lines do not pair
+    up the page gets no positions rather than wrong ones.  Two C calls a line,
+    made directly: through the wrappers, and a call a word, placing the text
+    had doubled the time a page takes to read.
     """
     import pypdfium2.raw as pdfium_c
 
     count = textpage.count_chars()
-    # A soft hyphen comes out of the bounded text as U+0002 and out of the range
-    # as U+FFFE: the same one character, so written the same way here.
-    raw = textpage.get_text_range(0, count).replace("\ufffe", "\x02")
-    if len(raw) != count:
-        return None
-    # The page text is PDFium's with line ends made LF and each line's trailing
-    # space (and the page's leading space) cut: the same lines, from the first
-    # to the last visible character of each, in the same order.
-    if _TEXT_LINE.findall(text) != _RAW_LINE.findall(raw):
-        return None
+    raw = bounded
+    if len(bounded) != count:
+        # A soft hyphen comes out of the bounded text as U+0002 and out of the
+        # range as U+FFFE: the same one character, so written the same way here.
+        raw = textpage.get_text_range(0, count).replace("\ufffe", "\x02")
+        # The page text is PDFium's with line ends made LF and each line's
+        # trailing space (and the page's leading space) cut: the same lines,
+        # from the first to the last visible character of each, in order.
+        if len(raw) != count or _TEXT_LINE.findall(text) != _RAW_LINE.findall(raw):
+            return None
     cell = pdfium_c.FS_RECTF()
     pointer = ctypes.byref(cell)
     handle = textpage.raw
