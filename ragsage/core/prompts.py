@@ -27,6 +27,8 @@ _SOURCE_BLOCK = re.compile(r'<source n="(\d+)" title="([^"]*)">\n(.*?)\n</source
 _QUESTION_LINE = re.compile(r"^Question: (.*)$", re.MULTILINE)
 _MESSAGE_LINE = re.compile(r"^Message: (.*)$", re.MULTILINE)
 _CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+# Markers side by side ("[1][2]", "[1, 3]"): the text before them is theirs.
+_CITATION_GROUP = re.compile(rf"(?:\s*{_CITATION.pattern})+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,3 +90,15 @@ def cited_numbers(answer: str) -> list[int]:
             if number not in seen:
                 seen.append(number)
     return seen
+
+
+def attributed_text(answer: str) -> dict[int, str]:
+    """The answer's text before each group of ``[n]`` markers, by the numbers it names."""
+    claims: dict[int, list[str]] = {}
+    previous = 0
+    for match in _CITATION_GROUP.finditer(answer):
+        claim = answer[previous : match.start()]
+        for number in cited_numbers(match.group(0)):
+            claims.setdefault(number, []).append(claim)
+        previous = match.end()
+    return {number: " ".join(parts) for number, parts in claims.items()}

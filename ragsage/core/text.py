@@ -26,6 +26,18 @@ STOPWORDS = frozenset(
 )
 
 
+# Kinds of Markdown line, as quotes are cut from passages and citations aligned
+# with them (the parser's own block reader keeps its stricter patterns).
+FENCE_LINE = re.compile(r"[ \t]*(?:```|~~~)")
+HEADING_LINE = re.compile(r"[ \t]{0,3}#{1,6}(?:[ \t]|$)")
+LIST_ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+")
+TABLE_RULE = re.compile(r"[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$")
+
+
+def is_table_row(line: str) -> bool:
+    return line.lstrip().startswith("|")
+
+
 def words(text: str) -> list[str]:
     """Lower-cased word tokens, punctuation dropped, apostrophes kept inside words."""
     found = _WORD.findall(text)

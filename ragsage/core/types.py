@@ -149,10 +149,6 @@ class Box(NamedTuple):
     right: float
     bottom: float
 
-    @property
-    def area(self) -> float:
-        return max(0.0, self.right - self.left) * max(0.0, self.bottom - self.top)
-
 
 class TextLine(NamedTuple):
     """One line of a page's text: its span in the text and its box on the page."""
@@ -341,14 +337,11 @@ class Chunk:
     sections: tuple[ChunkSection, ...] = ()
 
     def section_at(self, offset: int) -> ChunkSection:
-        """The section holding the chunk text's character at ``offset``."""
-        for section in self.sections:
-            if section.start <= offset < section.end:
-                return section
-        if self.sections and offset >= self.sections[-1].start:
-            return self.sections[-1]
-        if self.sections and offset < self.sections[0].start:
-            return self.sections[0]
+        """The section holding the chunk text's character at ``offset``: the last one
+        starting at or before it (a one-section chunk's is all of it)."""
+        if self.sections:
+            started = [section for section in self.sections if section.start <= offset]
+            return started[-1] if started else self.sections[0]
         page = self.page_numbers[0] if self.page_numbers else 0
         return ChunkSection(
             self.heading_path, 0, len(self.text), page, self.start_char, self.end_char

@@ -17,20 +17,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ragsage.core.text import FENCE_LINE, HEADING_LINE, LIST_ITEM, is_table_row, words
 from ragsage.core.types import Chunk, ChunkSection
 
-# [3] or [1, 2], as the prompts ask models to cite.
-_MARKERS = re.compile(r"(?:\s*\[\d+(?:\s*,\s*\d+)*\])+")
-_NUMBER = re.compile(r"\d+")
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # Paragraphs are separated by blank lines.  In prose a sentence ends at . ! or ?
 # followed by space (a line break inside a paragraph is only a wrap); in a
 # paragraph of list items, table rows, headings or code, each line is a unit.
 _PARAGRAPH = re.compile(r"(?:[^\n]|\n(?![ \t]*\n))+")
 _LINE = re.compile(r"[^\n]+")
 _SENTENCE = re.compile(r"[^.!?]+(?:[.!?]+(?=\s|$)|$)")
-_STRUCTURED_LINE = re.compile(r"[ \t]*(?:[-*+][ \t]|\d{1,3}[.)][ \t]|\||#{1,6}[ \t]|```|~~~)")
-_HEADING_LINE = re.compile(r"[ \t]*(?:#{1,6}[ \t]|```|~~~)")
 _STOP_WORDS = frozenset(
     "a an and are as at be but by can for from has have how in is it its of on or "
     "that the their this to was were what when where which who why will with".split()
@@ -61,24 +56,13 @@ class Located:
         return min(self.section.page_end, self.page_start + (self.end - self.start))
 
 
-def attributed_text(answer: str) -> dict[int, str]:
-    """The answer's text before each group of ``[n]`` markers, by the numbers it names."""
-    claims: dict[int, list[str]] = {}
-    previous = 0
-    for match in _MARKERS.finditer(answer):
-        claim = answer[previous : match.start()]
-        for number in {int(n) for n in _NUMBER.findall(match.group(0))}:
-            claims.setdefault(number, []).append(claim)
-        previous = match.end()
-    return {number: " ".join(parts) for number, parts in claims.items()}
-
-
 def content_words(text: str) -> set[str]:
-    return {
-        word
-        for word in (w.lower() for w in _WORD.findall(text))
-        if len(word) > 2 and word not in _STOP_WORDS
-    }
+    """The words that can tie a sentence to an answer: longer than two letters, no function word.
+
+    A shorter list of function words than :data:`ragsage.core.text.STOPWORDS`:
+    words such as "both" or "not" carry a sentence's claim here.
+    """
+    return {word for word in words(text) if len(word) > 2 and word not in _STOP_WORDS}
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -87,9 +71,9 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     for paragraph in _PARAGRAPH.finditer(text):
         base, body = paragraph.start(), paragraph.group(0)
         lines = list(_LINE.finditer(body))
-        structured = any(_STRUCTURED_LINE.match(line.group(0)) for line in lines)
+        structured = any(_structured(line.group(0)) for line in lines)
         for unit in lines if structured else _SENTENCE.finditer(body):
-            if structured and _HEADING_LINE.match(unit.group(0)):
+            if structured and _label(unit.group(0)):
                 continue
             start, end = base + unit.start(), base + unit.end()
             while start < end and text[start].isspace():
@@ -99,6 +83,16 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
             if start < end:
                 spans.append((start, end))
     return spans
+
+
+def _label(line: str) -> bool:
+    """A heading or a fence line: it marks where text is, it is not text to quote."""
+    return bool(HEADING_LINE.match(line) or FENCE_LINE.match(line))
+
+
+def _structured(line: str) -> bool:
+    """A list item, table row, heading or fence: a unit by itself, not part of a sentence."""
+    return bool(LIST_ITEM.match(line)) or is_table_row(line) or _label(line)
 
 
 def locate(chunk: Chunk, claim: str) -> Located:

@@ -23,11 +23,17 @@ from ragsage.core.ports import (
     Tracer,
     VectorStore,
 )
-from ragsage.core.prompts import PromptSource, cited_numbers, grounded_prompt, small_talk_prompt
+from ragsage.core.prompts import (
+    PromptSource,
+    attributed_text,
+    cited_numbers,
+    grounded_prompt,
+    small_talk_prompt,
+)
 from ragsage.core.text import clean
 from ragsage.core.tracing import NullTracer, elapsed_ms, timed_stage
 from ragsage.core.types import Chunk, Scope, SearchFilters, Turn
-from ragsage.query.citing import attributed_text, locate
+from ragsage.query.citing import locate
 from ragsage.query.options import QueryConfig, RetrievalOptions
 from ragsage.query.results import (
     Answer,

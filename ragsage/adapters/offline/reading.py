@@ -7,13 +7,10 @@ from collections.abc import AsyncIterator
 
 from ragsage.adapters.offline.reranking import overlap_score
 from ragsage.core.prompts import PromptSource, parse_grounded_prompt, parse_small_talk_prompt
+from ragsage.core.text import FENCE_LINE, HEADING_LINE, LIST_ITEM, TABLE_RULE, is_table_row
 from ragsage.core.types import PageImage
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-_FENCE = re.compile(r"\s*(```|~~~)")
-_HEADING = re.compile(r"\s{0,3}#{1,6}(\s|$)")
-_BULLET = re.compile(r"\s*(?:[-*+]|\d{1,3}[.)])\s+")
-_TABLE_RULE = re.compile(r"\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 
 
 def quotable(text: str) -> list[str]:
@@ -41,7 +38,7 @@ class _Quotes:
         self.code: list[str] | None = None
 
     def read(self, line: str) -> None:
-        if _FENCE.match(line):
+        if FENCE_LINE.match(line):
             if self.code is None:
                 self.end_paragraph()
                 self.code = []
@@ -49,17 +46,17 @@ class _Quotes:
                 self.end_code()
         elif self.code is not None:
             self.code.append(line)
-        elif not line.strip() or _HEADING.match(line):
+        elif not line.strip() or HEADING_LINE.match(line):
             self.end_paragraph()
-        elif _TABLE_RULE.match(line):
+        elif TABLE_RULE.match(line):
             pass
-        elif line.lstrip().startswith("|"):
+        elif is_table_row(line):
             self.end_paragraph()
             cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
             self.units.append("; ".join(cell for cell in cells if cell))
-        elif _BULLET.match(line):
+        elif LIST_ITEM.match(line):
             self.end_paragraph()
-            self.prose.append(_BULLET.sub("", line, count=1))
+            self.prose.append(LIST_ITEM.sub("", line, count=1))
         else:
             self.prose.append(line)
 
