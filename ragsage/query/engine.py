@@ -224,27 +224,26 @@ class QueryEngine:
         gets none.
         """
         store = self.document_store
-        wanted = sorted(
-            {(c.document_id, c.page_numbers[0]) for c in citations if c.quote and c.page_numbers}
-        )
+
+        def page_of(citation: Citation) -> tuple[str, int] | None:
+            if not (citation.quote and citation.page_numbers):
+                return None
+            return citation.document_id, citation.page_numbers[0]
+
+        wanted = sorted({page for page in map(page_of, citations) if page is not None})
         if not wanted or not isinstance(store, PagePositionsReader):
             return citations
         placed = await store.page_positions(scope, wanted)
         drawn = []
         for citation in citations:
-            where = (
-                placed.get((citation.document_id, citation.page_numbers[0]))
-                if citation.quote and citation.page_numbers
-                else None
-            )
-            if where is None:
+            page = page_of(citation)
+            where = placed.get(page) if page is not None else None
+            if page is None or where is None:
                 drawn.append(citation)
                 continue
-            boxes = tuple(
-                PageBox.on(citation.page_numbers[0], box, where)
-                for box in where.boxes(citation.page_start, citation.page_end)
-            )
-            drawn.append(replace(citation, boxes=boxes))
+            boxes = where.boxes(citation.page_start, citation.page_end)
+            on_page = tuple(PageBox.on(page[1], box, where) for box in boxes)
+            drawn.append(replace(citation, boxes=on_page))
         return tuple(drawn)
 
     # ------------------------------------------------------------------ browsing

@@ -44,14 +44,6 @@ CONNECT_TIMEOUT_SECONDS = 10
 REPLICA_CONNECT_TIMEOUT_SECONDS = 2
 
 
-def _recovery_conflict(exc: BaseException) -> bool:
-    """A standby cancelled the read to replay WAL (SQLSTATE 40001): the replica is well.
-
-    A read-only statement in autocommit meets no other serialization failure.
-    """
-    return isinstance(exc, psycopg.errors.SerializationFailure)
-
-
 def create_engine(config: PostgresConfig, *, owner: bool = False) -> AsyncEngine:
     """The pooled async engine for scoped work (``owner=True``: for migrations)."""
     dsn = config.dsn if owner else config.scoped_dsn
@@ -125,16 +117,23 @@ class Database:
     def engine(self) -> AsyncEngine:
         return self._engine
 
-    @asynccontextmanager
-    async def session(self, scope: Scope) -> AsyncIterator[AsyncSession]:
+    def session(self, scope: Scope) -> AbstractAsyncContextManager[AsyncSession]:
         """One transaction pinned to ``scope`` with Row-Level Security enforced.
 
-        A transaction marked with :func:`replicas_must_replay` returns only
-        once the replicas have replayed it (bounded; see :class:`Replicas`).
+        With replicas, a transaction marked with :func:`replicas_must_replay`
+        returns only once they have replayed it (bounded; see :class:`Replicas`);
+        without, nothing wraps the transaction.
         """
-        async with open_scoped_session(self._sessions, self._config, scope) as session:
+        opened = open_scoped_session(self._sessions, self._config, scope)
+        return self._replayed(opened) if self.replicas else opened
+
+    @asynccontextmanager
+    async def _replayed(
+        self, opened: AbstractAsyncContextManager[AsyncSession]
+    ) -> AsyncIterator[AsyncSession]:
+        async with opened as session:
             yield session
-        if self.replicas and must_replay(session):
+        if must_replay(session):
             late = await self.replicas.wait_for(self._reads)
             if late:
                 _log.warning("replicas out of rotation until they catch up: %s", late)
@@ -160,7 +159,10 @@ class Database:
                 except (psycopg.OperationalError, PoolTimeout, OSError) as exc:
                     # Down, or a read cancelled by a conflict with recovery: the
                     # primary answers instead, and the replica waits for a check.
-                    if not _recovery_conflict(exc):
+                    # A serialization failure (40001) is a read cancelled to replay
+                    # WAL: the replica is well.  A read-only autocommit statement
+                    # meets no other one.
+                    if not isinstance(exc, psycopg.errors.SerializationFailure):
                         self.replicas.failed(replica, exc)
                     _log.warning("replica %s failed a read: %s", replica.name, type(exc).__name__)
                 else:
