@@ -129,3 +129,46 @@ def test_markdown_splits_pages_on_form_feeds(backend):
         ("first page", ("Notes",), (1,)),
         ("second page", ("Notes",), (2,)),
     ]
+
+
+def _wrapped_scan(canvas) -> None:
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.utils import ImageReader
+
+    from tests.fixtures.make_fixtures import _scan_image
+
+    # Some scanners put the page's bitmap inside a form XObject drawn once.
+    canvas.beginForm("scan")
+    canvas.drawImage(ImageReader(_scan_image()), 0, 0, width=A4[0], height=A4[1])
+    canvas.endForm()
+    canvas.doForm("scan")
+
+
+def _two_pictures(canvas) -> None:
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.utils import ImageReader
+
+    from tests.fixtures.make_fixtures import _scan_image
+
+    width, height = A4
+    canvas.drawImage(ImageReader(_scan_image()), 0, 0, width=width, height=height / 2)
+    canvas.drawImage(ImageReader(_scan_image()), 0, height / 2, width=width / 2, height=height / 2)
+    canvas.setFont("Helvetica", 11)
+    canvas.drawString(60, height - 40, "Figure 1 shows the rack; figure 2 the cabling.")
+
+
+def test_a_scan_wrapped_in_a_form_xobject_and_the_share_of_a_page_pictures_cover():
+    from reportlab.lib.pagesizes import A4
+
+    from tests.fixtures.make_fixtures import _pdf
+
+    backend = HeuristicBackend()
+    wrapped, pictured = backend.parse(
+        RawSource(_pdf([_wrapped_scan, _two_pictures]), "scans.pdf")
+    ).pages
+    assert wrapped.layout is not None and wrapped.layout.image_area_ratio == 1.0
+    assert backend.classifier.classify(wrapped) is PageRoute.VISION and wrapped.image is not None
+    assert pictured.layout is not None
+    assert abs(pictured.layout.image_area_ratio - 0.75) < 1e-3
+    assert abs(pictured.layout.largest_bitmap_area - A4[0] * A4[1] / 2) < 1.0
+    assert pictured.layout.text_chars == len("Figure1showstherack;figure2thecabling.")
