@@ -11,7 +11,8 @@ from flask import Blueprint, Response, request
 from api import convert, schemas
 from api.auth import require
 from api.documented import Reply, cursor, documented, ok, query_int, query_text
-from api.errors import ApiError
+from api.errors import ApiError, unavailable
+from api.page_cache import Busy
 from api.routes.common import cleaned, int_arg, json_body, parse_json, text_arg
 from api.schemas import (
     MAX_CURSOR_CHARS,
@@ -242,13 +243,16 @@ def page_picture(document_id: str, number: int) -> Any:
     picture = here.page_pictures.get(key)
     if picture is None:
         try:
-            picture = render_page(
-                data,
-                media_type=record.media_type,
-                filename=record.filename,
-                number=number,
-                width=width,
-            )
+            with here.page_pictures.drawing():
+                picture = render_page(
+                    data,
+                    media_type=record.media_type,
+                    filename=record.filename,
+                    number=number,
+                    width=width,
+                )
+        except Busy:
+            return unavailable("every page-drawing slot is taken; retry shortly", 2, code="busy")
         except NoSuchPage as exc:
             raise ApiError(404, "not_found", str(exc)) from None
         except ParseError as exc:

@@ -6,6 +6,7 @@ import io
 
 from PIL import Image
 
+from api.services import EXTENSION
 from ragsage.adapters.postgres.keys import Role
 from ragsage.core.types import Box
 from tests.fixtures.page_boxes import CONTROL, KNOWN, character_cells, iou, two_page_manual
@@ -78,3 +79,23 @@ def test_a_page_picture_is_served_to_a_reader_and_absent_to_anyone_else(
     assert refused.status_code == 404 and "no document" in refused.json()["error"]["message"]
     ops = api.client(make_key(running.settings, "acme", Role.READ, ["group:ops"]))
     assert ops.get(path).status_code == 200
+
+
+def test_pages_drawn_at_once_are_capped_and_a_request_over_the_cap_is_told_to_retry(
+    running: Deployment, api: ApiServer
+) -> None:
+    writer = api.client(make_key(running.settings, "acme"))
+    job = ingested(writer, "manual.pdf", two_page_manual(), media_type="application/pdf")
+    path = f"/v1/documents/{job['document_id']}/pages/1/image"
+    pictures = api.app.extensions[EXTENSION].page_pictures
+    waited, pictures.wait = pictures.wait, 0.2
+    try:
+        # Two other requests are drawing pages: this one waits, then is sent back.
+        with pictures.drawing(), pictures.drawing():
+            busy = writer.get(path, params={"width": 321})
+        assert busy.status_code == 503, busy.text
+        assert busy.json()["error"]["code"] == "busy" and int(busy.headers["Retry-After"]) >= 1
+        # A slot free, the same request is drawn.
+        assert writer.get(path, params={"width": 321}).status_code == 200
+    finally:
+        pictures.wait = waited

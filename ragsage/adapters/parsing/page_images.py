@@ -3,19 +3,26 @@
 A PDF page is rendered by PDFium; an uploaded picture is its one page.  Both
 come out as PNG no wider than ``width`` pixels (and never more than the
 parser's pixel budget), so a hostile page size costs no more memory than a
-normal one.  Other formats have no page to show.
+normal one, and a PDF page is drawn in steps against a deadline, so a page of
+a million tiny paths costs no more time than the deadline.  Other formats have
+no page to show.
 """
 
 from __future__ import annotations
 
+import ctypes
 import io
 import math
+import time
+from typing import Any
 
 from ragsage.adapters.parsing.limits import ParseLimits
 from ragsage.core.errors import InvalidRequest, ParseError
 
 # Widest picture served: enough to read 10-point type on a screen.
 MAX_WIDTH = 1400
+# Longest a page may take to draw; real pages take tens of milliseconds.
+DRAW_SECONDS = 5.0
 PDF_TYPES = frozenset({"application/pdf"})
 
 
@@ -38,6 +45,7 @@ def render_page(
     number: int,
     width: int = MAX_WIDTH,
     limits: ParseLimits | None = None,
+    draw_seconds: float = DRAW_SECONDS,
 ) -> bytes:
     """Page ``number`` (from 1) of a stored PDF or picture, as PNG bytes."""
     limits = limits or ParseLimits()
@@ -46,13 +54,15 @@ def render_page(
     width = max(1, min(width, MAX_WIDTH))
     is_pdf = (media_type or "").lower() in PDF_TYPES or (filename or "").lower().endswith(".pdf")
     if is_pdf:
-        return _pdf_page(data, number, width, limits, filename or "document")
+        return _pdf_page(data, number, width, limits, filename or "document", draw_seconds)
     if number != 1:
         raise NoSuchPage(f"a picture has one page, not {number}")
     return _picture(data, width, limits, filename or "document")
 
 
-def _pdf_page(data: bytes, number: int, width: int, limits: ParseLimits, name: str) -> bytes:
+def _pdf_page(
+    data: bytes, number: int, width: int, limits: ParseLimits, name: str, draw_seconds: float
+) -> bytes:
     import pypdfium2
 
     try:
@@ -67,11 +77,9 @@ def _pdf_page(data: bytes, number: int, width: int, limits: ParseLimits, name: s
             page_width, page_height = page.get_size()
             scale = width / max(page_width, 1.0)
             budget = math.sqrt(limits.max_image_pixels / max(page_width * page_height, 1.0))
-            bitmap = page.render(scale=min(scale, budget))
-            try:
-                picture = bitmap.to_pil()
-            finally:
-                bitmap.close()
+            scale = min(scale, budget)
+            size = (max(1, round(page_width * scale)), max(1, round(page_height * scale)))
+            picture = _draw(page, size, draw_seconds, name, number)
         finally:
             page.close()
     finally:
@@ -79,6 +87,44 @@ def _pdf_page(data: bytes, number: int, width: int, limits: ParseLimits, name: s
     buffer = io.BytesIO()
     picture.save(buffer, format="PNG")
     return buffer.getvalue()
+
+
+def _draw(page: Any, size: tuple[int, int], seconds: float, name: str, number: int) -> Any:
+    """The page drawn on a white bitmap of ``size``, step by step for at most ``seconds``.
+
+    PDFium's progressive renderer asks between batches of page objects whether
+    to pause; it pauses once the deadline has passed, and the drawing is given up.
+    """
+    import pypdfium2
+    import pypdfium2.raw as pdfium_c
+
+    deadline = time.monotonic() + seconds
+
+    def past_deadline(_pause: Any) -> bool:
+        return time.monotonic() >= deadline
+
+    pause = pdfium_c.IFSDK_PAUSE(version=1)
+    pause.NeedToPauseNow = type(pause.NeedToPauseNow)(past_deadline)
+    bitmap = pypdfium2.PdfBitmap.new_native(*size, pdfium_c.FPDFBitmap_BGR)
+    try:
+        bitmap.fill_rect((255, 255, 255, 255), 0, 0, *size)
+        state = pdfium_c.FPDF_RenderPageBitmap_Start(
+            bitmap, page, 0, 0, *size, 0, pdfium_c.FPDF_ANNOT, ctypes.byref(pause)
+        )
+        try:
+            while state == pdfium_c.FPDF_RENDER_TOBECONTINUED:
+                if time.monotonic() >= deadline:
+                    raise ParseError(
+                        name, f"page {number} takes longer to draw than the limit of {seconds:g} s"
+                    )
+                state = pdfium_c.FPDF_RenderPage_Continue(page, ctypes.byref(pause))
+        finally:
+            pdfium_c.FPDF_RenderPage_Close(page)
+        if state != pdfium_c.FPDF_RENDER_DONE:
+            raise ParseError(name, f"page {number} could not be drawn")
+        return bitmap.to_pil()
+    finally:
+        bitmap.close()
 
 
 def _picture(data: bytes, width: int, limits: ParseLimits, name: str) -> bytes:
