@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 
 # A word: letters and digits, with apostrophes kept inside (don't, l’eau).
 WORD_PATTERN = r"[^\W_]+(?:['’][^\W_]+)*"
@@ -36,6 +37,30 @@ TABLE_RULE = re.compile(r"[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t
 
 def is_table_row(line: str) -> bool:
     return line.lstrip().startswith("|")
+
+
+def unmarked_title(lines: Sequence[str], index: int) -> bool:
+    """Whether ``lines[index]`` is a title that text drawn from a PDF carries without marks.
+
+    Such a heading is a short line that follows a finished sentence (or opens
+    the paragraph), ends no clause itself, and is followed by a longer line; a
+    quote that kept it would glue it to the sentence after it.
+    """
+    if index + 1 >= len(lines):
+        return False
+    line, following = lines[index].strip(), lines[index + 1].strip()
+    before = lines[index - 1].rstrip() if index else ""
+    return (
+        0 < len(line.split()) <= 10
+        and not line.endswith(_ENDS_A_CLAUSE)
+        and (not before or before.endswith(_ENDS_A_SENTENCE))
+        and len(line) < 0.8 * len(following)
+        and following[:1].isalnum()
+    )
+
+
+_ENDS_A_CLAUSE = tuple(".!?:;,-)")
+_ENDS_A_SENTENCE = tuple(".!?:")
 
 
 def words(text: str) -> list[str]:

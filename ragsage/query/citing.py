@@ -17,7 +17,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ragsage.core.text import FENCE_LINE, HEADING_LINE, LIST_ITEM, is_table_row, words
+from ragsage.core.text import (
+    FENCE_LINE,
+    HEADING_LINE,
+    LIST_ITEM,
+    is_table_row,
+    unmarked_title,
+    words,
+)
 from ragsage.core.types import Chunk, ChunkSection
 
 # Paragraphs are separated by blank lines.  In prose a sentence ends at . ! or ?
@@ -25,7 +32,9 @@ from ragsage.core.types import Chunk, ChunkSection
 # paragraph of list items, table rows, headings or code, each line is a unit.
 _PARAGRAPH = re.compile(r"(?:[^\n]|\n(?![ \t]*\n))+")
 _LINE = re.compile(r"[^\n]+")
-_SENTENCE = re.compile(r"[^.!?]+(?:[.!?]+(?=\s|$)|$)")
+# A full stop inside a token ("0.8", "e.g", "api.v1") does not end a sentence;
+# possessive, so a run of stops is read once (linear time on any text).
+_SENTENCE = re.compile(r"[^.!?](?:[^.!?]|[.!?]++(?=[^\s.!?]))*+(?:[.!?]+(?=\s|$)|$)")
 _STOP_WORDS = frozenset(
     "a an and are as at be but by can for from has have how in is it its of on or "
     "that the their this to was were what when where which who why will with".split()
@@ -71,11 +80,16 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     for paragraph in _PARAGRAPH.finditer(text):
         base, body = paragraph.start(), paragraph.group(0)
         lines = list(_LINE.finditer(body))
-        structured = any(_structured(line.group(0)) for line in lines)
-        for unit in lines if structured else _SENTENCE.finditer(body):
-            if structured and _label(unit.group(0)):
-                continue
-            start, end = base + unit.start(), base + unit.end()
+        if any(_structured(line.group(0)) for line in lines):
+            units = [line.span() for line in lines if not _label(line.group(0))]
+        else:
+            units = [
+                found.span()
+                for start, end in _between_titles(lines)
+                for found in _SENTENCE.finditer(body, start, end)
+            ]
+        for unit_start, unit_end in units:
+            start, end = base + unit_start, base + unit_end
             while start < end and text[start].isspace():
                 start += 1
             while end > start and text[end - 1].isspace():
@@ -83,6 +97,21 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
             if start < end:
                 spans.append((start, end))
     return spans
+
+
+def _between_titles(lines: list[re.Match[str]]) -> list[tuple[int, int]]:
+    """The stretches of a paragraph's lines with its unmarked title lines left out."""
+    texts = [line.group(0) for line in lines]
+    stretches: list[tuple[int, int]] = []
+    start = lines[0].start() if lines else 0
+    for index, line in enumerate(lines):
+        if unmarked_title(texts, index):
+            if line.start() > start:
+                stretches.append((start, line.start()))
+            start = line.end()
+    if lines and lines[-1].end() > start:
+        stretches.append((start, lines[-1].end()))
+    return stretches
 
 
 def _label(line: str) -> bool:

@@ -7,7 +7,14 @@ from collections.abc import AsyncIterator
 
 from ragsage.adapters.offline.reranking import overlap_score
 from ragsage.core.prompts import PromptSource, parse_grounded_prompt, parse_small_talk_prompt
-from ragsage.core.text import FENCE_LINE, HEADING_LINE, LIST_ITEM, TABLE_RULE, is_table_row
+from ragsage.core.text import (
+    FENCE_LINE,
+    HEADING_LINE,
+    LIST_ITEM,
+    TABLE_RULE,
+    is_table_row,
+    unmarked_title,
+)
 from ragsage.core.types import PageImage
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -16,9 +23,10 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 def quotable(text: str) -> list[str]:
     """The sentences of a Markdown passage as prose, in order, code blocks whole.
 
-    A quote reads as prose: heading lines are left out (a citation names the
-    section), list bullets and table pipes are dropped and the words kept (a
-    table row becomes its cells separated by semicolons), and fence lines go.
+    A quote reads as prose: heading lines, and the unmarked titles of text
+    drawn from a PDF, are left out (a citation names the section), list
+    bullets and table pipes are dropped and the words kept (a table row becomes
+    its cells separated by semicolons), and fence lines go.
     A code block stays one unit, quoted as code on lines of its own.
     """
     quotes = _Quotes()
@@ -35,6 +43,8 @@ class _Quotes:
     def __init__(self) -> None:
         self.units: list[str] = []
         self.prose: list[str] = []
+        # Whether the open paragraph is a list item, whose first line is no title.
+        self.item = False
         self.code: list[str] | None = None
 
     def read(self, line: str) -> None:
@@ -56,15 +66,26 @@ class _Quotes:
             self.units.append("; ".join(cell for cell in cells if cell))
         elif LIST_ITEM.match(line):
             self.end_paragraph()
+            self.item = True
             self.prose.append(LIST_ITEM.sub("", line, count=1))
         else:
             self.prose.append(line)
 
     def end_paragraph(self) -> None:
-        if self.prose:
-            joined = " ".join(" ".join(self.prose).split())
-            self.units.extend(s for s in _SENTENCE_END.split(joined) if s)
-            self.prose.clear()
+        stretch: list[str] = []
+        for index, line in enumerate(self.prose):
+            if (index or not self.item) and unmarked_title(self.prose, index):
+                self._sentences(stretch)
+                stretch = []
+            else:
+                stretch.append(line)
+        self._sentences(stretch)
+        self.prose.clear()
+        self.item = False
+
+    def _sentences(self, lines: list[str]) -> None:
+        joined = " ".join(" ".join(lines).split())
+        self.units.extend(s for s in _SENTENCE_END.split(joined) if s)
 
     def end_code(self) -> None:
         if self.code is not None and any(part.strip() for part in self.code):

@@ -77,6 +77,42 @@ def test_the_sample_question_is_answered_in_prose_and_cites_its_section() -> Non
     assert first.quote.endswith("never from the request body.")
 
 
+def test_a_pdf_quote_leaves_out_its_unmarked_titles_and_keeps_version_numbers_whole() -> None:
+    kit = local_kit()
+    chunks = ingested(kit, "deployment-guide.pdf")
+    quoted = [" ".join(c.text[a:b].split()) for c in chunks for a, b in sentence_spans(c.text)]
+    # PDF text has no heading marks: the page titles are lines of their own.
+    assert all(not q.startswith(("Deployment guide", "Scaling workers")) for q in quoted), quoted
+    assert "Postgres 15 or newer with pgvector 0.8 or newer is required." in quoted
+    assert any(q.startswith("Workers take one document at a time") for q in quoted)
+    [sentence] = [q for q in quoted if q.startswith("Workers take")]
+    kit.llm = WritesAKnownAnswer(sentence)  # type: ignore[assignment]
+    found = answer(kit, "When does a worker acknowledge a job?")
+    [cited] = [c for c in found.citations if c.source == "deployment-guide.pdf"]
+    assert cited.located == "sentence" and cited.page_numbers == (2,)
+    assert cited.quote.startswith("Workers take one document")
+    # The offline reader quotes the page without its title too.
+    kit = local_kit()
+    ingested(kit, "deployment-guide.pdf")
+    read = answer(kit, "Which pgvector version is required?")
+    assert "Postgres 15 or newer with pgvector 0.8 or newer is required." in read.text
+    assert "Deployment guide" not in read.text
+
+
+def test_sentences_are_found_in_linear_time_on_runs_of_stops_and_titles() -> None:
+    text = (
+        "." * 40_000
+        + " A "
+        + "?!" * 20_000
+        + "\n"
+        + "Title\nA longer line of prose follows.\n" * 3_000
+    )
+    spans = sentence_spans(text)
+    assert spans and all(a < b for a, b in spans)
+    assert all(end <= start for (_, end), (start, _) in zip(spans, spans[1:], strict=False))
+    assert sum(text[a:b] == "A longer line of prose follows." for a, b in spans) == 3_000
+
+
 @pytest.mark.parametrize(
     "name", ["ragsage-overview.md", "glossary.html", "onboarding-checklist.docx"]
 )
@@ -207,7 +243,9 @@ def test_quotes_read_as_prose_and_code_stays_code() -> None:
     text = (
         "## Setup\n\n- Install the wheel.\n- Run `make run`.\n\n"
         "| Setting | Default |\n|---|---|\n| RAGSAGE_LOG_LEVEL | INFO |\n\n"
-        "```python\nprint('hello')\n```\n\n1. First step done. Then the second."
+        "```python\nprint('hello')\n```\n\n1. First step done. Then the second.\n"
+        "2. Short item\n3. A longer item that comes after the short one\n\n"
+        "Ends a sentence.\nTitle drawn from a PDF\nThe paragraph under that title goes on."
     )
     assert quotable(text) == [
         "Install the wheel.",
@@ -217,6 +255,10 @@ def test_quotes_read_as_prose_and_code_stays_code() -> None:
         "```\nprint('hello')\n```",
         "First step done.",
         "Then the second.",
+        "Short item",
+        "A longer item that comes after the short one",
+        "Ends a sentence.",
+        "The paragraph under that title goes on.",
     ]
 
 
