@@ -3,7 +3,8 @@
 QA spans (``dataset.json`` with ``"format": "qa-spans"``)::
 
     documents/...      any file ragsage parses; its id is its path below documents/
-    questions.jsonl    {"id", "question", "document", "answers": [...], "split", "kind"}
+    questions.jsonl    {"id", "question", "document", "answers": [...], "split", "kind",
+                        "family"}
 
 BEIR (``corpus.jsonl``, ``queries.jsonl``, ``qrels/<split>.tsv``): each corpus
 entry becomes one Markdown document whose id is its ``_id``.
@@ -17,7 +18,7 @@ from __future__ import annotations
 import json
 import mimetypes
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
@@ -61,6 +62,7 @@ class Question:
     kind: str | None = None
     split: str | None = None
     match: SpanMatch = "contains"
+    family: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,17 +97,20 @@ def as_plain_text(dataset: Dataset) -> Dataset:
     return replace(dataset, documents=renamed)
 
 
-def load_dataset(path: str | Path, split: str | None = None) -> Dataset:
+def load_dataset(
+    path: str | Path, split: str | None = None, families: Sequence[str] = ()
+) -> Dataset:
     """Read the dataset at ``path``, recognising its layout by the files present.
 
     ``split`` chooses the questions: for QA spans ``None`` keeps every question;
     for BEIR ``None`` means ``test`` (or the only qrels file there is).
+    ``families`` keeps only the QA questions of those families (all when empty).
     """
     root = Path(path)
     if not root.is_dir():
         raise DatasetError(root, "not a directory (expected a dataset folder)")
     if (root / "dataset.json").is_file():
-        return _load_qa_spans(root, split)
+        return _load_qa_spans(root, split, families)
     if (root / "corpus.jsonl").is_file():
         return _load_beir(root, split)
     raise DatasetError(
@@ -118,7 +123,7 @@ def load_dataset(path: str | Path, split: str | None = None) -> Dataset:
 # ---------------------------------------------------------------- QA spans
 
 
-def _load_qa_spans(root: Path, split: str | None) -> Dataset:
+def _load_qa_spans(root: Path, split: str | None, families: Sequence[str]) -> Dataset:
     meta_path = root / "dataset.json"
     meta = _json_object(meta_path, meta_path.read_text(encoding="utf-8"), None)
     declared = meta.get("format", "qa-spans")
@@ -138,6 +143,15 @@ def _load_qa_spans(root: Path, split: str | None) -> Dataset:
                 f"unknown split {split!r}; the questions have: {', '.join(present) or 'none'}",
             )
         questions = [q for q in questions if q.split == split]
+    if families:
+        present = sorted({q.family for q in questions if q.family})
+        if unknown := sorted(set(families) - set(present)):
+            raise DatasetError(
+                questions_path,
+                f"unknown families {', '.join(unknown)}; the questions have: "
+                f"{', '.join(present) or 'none'}",
+            )
+        questions = [q for q in questions if q.family in families]
     return Dataset(
         name=str(meta.get("name") or root.name),
         format="qa-spans",
@@ -202,6 +216,7 @@ def _qa_questions(path: Path, documents: set[str]) -> Iterator[Question]:
                 line=number,
             )
         kind = record.get("kind")
+        family = record.get("family")
         match = record.get("match", "contains")
         if match not in SPAN_MATCHES:
             raise DatasetError(
@@ -218,6 +233,7 @@ def _qa_questions(path: Path, documents: set[str]) -> Iterator[Question]:
             kind=str(kind) if kind else None,
             split=split,
             match=match,
+            family=str(family) if family else None,
         )
 
 

@@ -16,10 +16,19 @@ not an answer.
 
 BEIR questions are judged per document: chunks collapse into documents in the
 order each document is first seen, and a document satisfies itself.
+
+At a token budget (:func:`found_within`), what a reader is handed is the
+results' text up to the first N whitespace-separated tokens, whatever the size
+of each chunk: a code answer counts as found when at least half of its
+non-blank lines are among the whole lines handed over from its document (each
+handed-over line standing for one answer line), a prose span when it is handed
+over whole.  Chunkers that return bigger chunks get no credit for the extra
+text.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -118,3 +127,65 @@ def _grams(tokens: tuple[str, ...], size: int) -> frozenset[tuple[str, ...]]:
 @lru_cache(maxsize=8192)
 def _tokens(text: str) -> tuple[str, ...]:
     return tuple(words(text))
+
+
+BUDGETS = (330, 660, 1320)
+
+
+def found_within(
+    question: Question, ranked: Sequence[RankedChunk], budgets: Sequence[int] = BUDGETS
+) -> dict[int, float]:
+    """For each budget, 1.0 when ``question``'s answer is handed over within it, else 0.0.
+
+    A code answer (``match: overlap``) is found by its lines, as above; a prose
+    span when its words run on, in order, inside one handed-over chunk of its
+    document, cut at the budget.  Empty for a question judged by documents.
+    """
+    if not question.answers or not budgets:
+        return {}
+    (document,) = question.relevant
+    if question.match != "overlap":
+        return {budget: _span_within(question, ranked, document, budget) for budget in budgets}
+    answers = [Counter(_lines(answer)) for answer in question.answers]
+    # Every whole line of the results, in order, with the tokens handed over once it ends.
+    handed: list[tuple[str, int]] = []
+    spent = 0
+    for chunk in ranked:
+        mine = document in chunk.documents
+        for line in chunk.text.splitlines():
+            spent += len(line.split())
+            if mine and line.strip():
+                handed.append((" ".join(line.split()), spent))
+        if spent >= max(budgets):
+            break
+    out = {}
+    for budget in budgets:
+        within = Counter(line for line, end in handed if end <= budget)
+        out[budget] = float(
+            any(
+                lines and sum((lines & within).values()) >= 0.5 * sum(lines.values())
+                for lines in answers
+            )
+        )
+    return out
+
+
+def _span_within(
+    question: Question, ranked: Sequence[RankedChunk], document: str, budget: int
+) -> float:
+    spans = [_tokens(answer) for answer in question.answers]
+    left = budget
+    for chunk in ranked:
+        if left <= 0:
+            break
+        handed = chunk.text.split()[:left]
+        left -= len(handed)
+        if document in chunk.documents:
+            tokens = _tokens(" ".join(handed))
+            if any(contains(tokens, span) for span in spans):
+                return 1.0
+    return 0.0
+
+
+def _lines(text: str) -> list[str]:
+    return [" ".join(line.split()) for line in text.splitlines() if line.strip()]

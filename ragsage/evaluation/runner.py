@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ragsage.evaluation.datasets import Question
-from ragsage.evaluation.judging import RankedChunk, document_order, judge
+from ragsage.evaluation.judging import BUDGETS, RankedChunk, document_order, found_within, judge
 from ragsage.evaluation.metrics import aggregate, percentile, question_metrics
 from ragsage.query import RetrievalOptions, RetrievalResult
 from ragsage.query.options import MAX_TOP_K
@@ -23,6 +23,9 @@ from ragsage.query.options import MAX_TOP_K
 SearchFn = Callable[[str, RetrievalOptions], Awaitable[RetrievalResult]]
 DEFAULT_KS = (1, 5, 10, 20)
 NDCG_K = 10
+# Results asked for when answers are judged at token budgets: enough small
+# chunks to fill the largest budget.
+BUDGET_DEPTH = 60
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,12 +39,17 @@ class QuestionResult:
     chunk_ids: tuple[str, ...]
     documents: tuple[str, ...]
     latency_ms: float
+    family: str | None = None
+    # The document holding the answer, for a bootstrap that resamples files.
+    source: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "question": self.question,
             "kind": self.kind,
+            "family": self.family,
+            "source": self.source,
             "metrics": self.metrics,
             "chunk_ids": list(self.chunk_ids),
             "documents": list(self.documents),
@@ -58,6 +66,8 @@ class QuestionResult:
             chunk_ids=tuple(data.get("chunk_ids", ())),
             documents=tuple(data.get("documents", ())),
             latency_ms=float(data.get("latency_ms", 0.0)),
+            family=data.get("family"),
+            source=data.get("source"),
         )
 
 
@@ -145,6 +155,8 @@ async def evaluate(
     """
     wanted = check_ks(ks)
     depth = retrieval_depth(wanted, mrr_depth)
+    if any(question.answers for question in questions):
+        depth = max(depth, min(BUDGET_DEPTH, MAX_TOP_K))
     chosen = replace(options or RetrievalOptions(), top_k=depth)
     results: list[QuestionResult] = []
     started = time.perf_counter()
@@ -162,6 +174,8 @@ async def evaluate(
             chunk_tokens=[count_tokens(chunk.text) for chunk in ranked],
             mrr_depth=mrr_depth,
         )
+        for budget, handed in found_within(question, ranked, BUDGETS).items():
+            metrics[f"budget@{budget}"] = handed
         results.append(
             QuestionResult(
                 id=question.id,
@@ -174,6 +188,8 @@ async def evaluate(
                     for chunk in document_order(ranked)
                 ),
                 latency_ms=round(latency, 3),
+                family=question.family,
+                source=next(iter(question.relevant)) if len(question.relevant) == 1 else None,
             )
         )
     query_seconds = time.perf_counter() - started

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragsage.evaluation.errors import DatasetError
+from ragsage.evaluation.judging import BUDGETS
 from ragsage.evaluation.runner import NDCG_K, EvalReport, QuestionResult
 from ragsage.evaluation.tables import columns, describe, format_value
 
@@ -93,41 +95,61 @@ def compare(a: EvalReport, b: EvalReport) -> Comparison:
     wins.sort(key=lambda c: (-c.delta, c.question.id))
     losses.sort(key=lambda c: (c.delta, c.question.id))
     unpaired = len(a.questions) + len(b.questions) - 2 * paired
-    intervals = {
-        name: paired_bootstrap(_pairs(a, b, name))
-        for name in (f"ndcg@{NDCG_K}", f"recall@{NDCG_K}", "recall@5", "mrr")
-        if name in a.metrics and name in b.metrics
-    }
+    intervals = {}
+    for name in (f"ndcg@{NDCG_K}", f"recall@{NDCG_K}", "recall@5", "mrr", *BUDGET_METRICS):
+        if name in a.metrics and name in b.metrics:
+            pairs, files = _pairs(a, b, name)
+            intervals[name] = paired_bootstrap(pairs, clusters=files)
     return Comparison(a, b, tuple(wins), tuple(losses), ties, unpaired, intervals)
 
 
-def _pairs(a: EvalReport, b: EvalReport, name: str) -> list[tuple[str, float, float]]:
+BUDGET_METRICS = tuple(f"budget@{budget}" for budget in BUDGETS)
+
+
+def _pairs(
+    a: EvalReport, b: EvalReport, name: str
+) -> tuple[list[tuple[str, float, float]], list[str]]:
+    """Each shared question's (kind, A, B), and the file holding its answer."""
     before = {q.id: q for q in a.questions}
-    return [
+    shared = [q for q in b.questions if q.id in before]
+    pairs = [
         (q.kind or "", before[q.id].metrics.get(name, 0.0), q.metrics.get(name, 0.0))
-        for q in b.questions
-        if q.id in before
+        for q in shared
     ]
+    return pairs, [q.source or q.id for q in shared]
 
 
 def paired_bootstrap(
-    pairs: list[tuple[str, float, float]], *, rounds: int = BOOTSTRAP_ROUNDS, seed: int = 0
+    pairs: list[tuple[str, float, float]],
+    *,
+    rounds: int = BOOTSTRAP_ROUNDS,
+    seed: int = 0,
+    clusters: Sequence[str] | None = None,
 ) -> tuple[float, float, float]:
     """B - A averaged over kinds, and its 95% interval by a stratified paired bootstrap.
 
     Each kind (a language, a question family) weighs the same, so a big
     family cannot carry a small one; every round redraws each kind's
     questions with replacement, keeping each question's A and B together.
+    With ``clusters`` (one per pair, say the file holding the answer), whole
+    clusters are redrawn instead: questions about one file are not
+    independent, and resampling them one by one would claim too narrow an
+    interval.
     """
-    strata: dict[str, list[float]] = {}
-    for kind, old, new in pairs:
-        strata.setdefault(kind, []).append(new - old)
+    strata: dict[str, dict[str, list[float]]] = {}
+    for index, (kind, old, new) in enumerate(pairs):
+        cluster = clusters[index] if clusters is not None else str(index)
+        strata.setdefault(kind, {}).setdefault(cluster, []).append(new - old)
     if not strata:
         return 0.0, 0.0, 0.0
-    groups = list(strata.values())
+    groups = [list(by_cluster.values()) for by_cluster in strata.values()]
 
-    def macro(samples: list[list[float]]) -> float:
-        return sum(sum(group) / len(group) for group in samples) / len(samples)
+    def macro(samples: list[list[list[float]]]) -> float:
+        means = []
+        for drawn in samples:
+            deltas = [delta for cluster in drawn for delta in cluster]
+            means.append(sum(deltas) / len(deltas))
+        return sum(means) / len(means)
 
     generator = random.Random(seed)
     draws = sorted(
@@ -185,5 +207,5 @@ def _short(text: str, limit: int = 80) -> str:
 
 def _metric_order(name: str) -> tuple[int, int]:
     family, _, k = name.partition("@")
-    order = {"ndcg": 0, "recall": 1, "pass": 2, "mrr": 3, "tokens": 4}
+    order = {"ndcg": 0, "recall": 1, "pass": 2, "mrr": 3, "budget": 4, "tokens": 5}
     return order.get(family, 9), int(k) if k.isdigit() else 0

@@ -40,6 +40,10 @@ def report_table(report: EvalReport) -> str:
             value = report.metrics.get(f"{key}@{k}")
             cells.append("-" if value is None else format_value(key, value))
         lines.append(f"{label:<8}" + "".join(f"{cell:>9}" for cell in cells))
+    budgets = [name for name in sorted(report.metrics, key=_budget) if name.startswith("budget@")]
+    if budgets:
+        found = "  ".join(f"{name[7:]}: {report.metrics[name]:.3f}" for name in budgets)
+        lines.append(f"found within a token budget (whitespace tokens)  {found}")
     depth = report.config.get("mrr_depth") or report.config.get("top_k")
     lines.append(f"{'MRR':<8}{report.metrics.get('mrr', 0.0):>9.3f}   (cut at rank {depth})")
     if report.by_kind:
@@ -48,11 +52,18 @@ def report_table(report: EvalReport) -> str:
     return "\n".join(lines)
 
 
+def _budget(name: str) -> int:
+    _, _, size = name.partition("@")
+    return int(size) if size.isdigit() else 0
+
+
 def _kinds(report: EvalReport) -> str:
     deepest = max(report.ks)
+    budget = "budget@660" if "budget@660" in report.metrics else None
     header = (
         f"{'kind':<16}{'n':>5}{f'nDCG@{NDCG_K}':>10}{'MRR':>8}"
         f"{f'recall@{deepest}':>12}{f'tokens@{deepest}':>12}"
+        + (f"{'found@660t':>12}" if budget else "")
     )
     rows = [header]
     for kind, metrics in sorted(report.by_kind.items()):
@@ -61,6 +72,7 @@ def _kinds(report: EvalReport) -> str:
             f"{kind[:15]:<16}{count:>5}{metrics.get(f'ndcg@{NDCG_K}', 0.0):>10.3f}"
             f"{metrics.get('mrr', 0.0):>8.3f}{metrics.get(f'recall@{deepest}', 0.0):>12.3f}"
             f"{metrics.get(f'tokens@{deepest}', 0.0):>12.0f}"
+            + (f"{metrics.get(budget, 0.0):>12.3f}" if budget else "")
         )
     return "\n".join(rows)
 

@@ -30,11 +30,18 @@ def register(commands: Any) -> None:
 
     parser = commands.add_parser(
         "eval",
-        help="measure retrieval quality on a dataset (nDCG, recall, MRR, Pass, tokens)",
+        help="measure retrieval quality on a dataset (nDCG, recall, MRR, Pass, tokens, budgets)",
         description="Index a QA-span or BEIR dataset, ask its questions, and print the metrics.",
     )
     parser.add_argument("dataset", nargs="?", help="dataset folder (QA spans or BEIR layout)")
     parser.add_argument("--split", help="question split (QA: dev/test, default all; BEIR: test)")
+    parser.add_argument(
+        "--family",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="ask only this family of QA questions (repeatable; default all)",
+    )
     parser.add_argument(
         "--k", type=int, nargs="+", default=[1, 5, 10, 20], metavar="K", help="cut-offs"
     )
@@ -93,7 +100,7 @@ async def eval_command(args: argparse.Namespace) -> int:
     alpha = RETRIEVAL_ALPHA[args.retrieval] if args.alpha is None else args.alpha
     options = RetrievalOptions(hybrid_alpha=alpha, rerank=args.rerank)
     ks = check_ks(args.k)
-    dataset = load_dataset(args.dataset, split=args.split)
+    dataset = load_dataset(args.dataset, split=args.split, families=args.family)
     if args.upload_as_text:
         from ragsage.evaluation.datasets import as_plain_text
 
@@ -207,6 +214,7 @@ def _config(args: argparse.Namespace, dataset: Dataset, corpus: IndexedCorpus) -
         "dataset_path": str(dataset.path),
         "format": dataset.format,
         "split": dataset.split,
+        "families": list(args.family),
         "backend": args.backend,
         "where": corpus.where,
         "embedding_model": corpus.embedding_model,

@@ -126,3 +126,55 @@ def test_each_kind_weighs_the_same_in_the_bootstrap() -> None:
     pairs = [("python", 0.5, 0.45)] * 90 + [("go", 0.2, 0.8)] * 10
     delta, _, _ = paired_bootstrap(pairs, rounds=200)
     assert delta == pytest.approx((-0.05 + 0.6) / 2)
+
+
+def test_an_answer_counts_within_a_budget_when_half_its_lines_are_handed_over() -> None:
+    from ragsage.evaluation.judging import found_within
+
+    lines = DEFINITION.split("\n")
+    filler = "\n".join(f"let unrelated_{i} = compute(step, {i}) + offset;" for i in range(60))
+    words_before = len(filler.split())  # 300 tokens of other code from the same file
+    # The definition's first half (7 of 13 lines) after the filler, in one ranking.
+    ranked = [_chunk(filler), _chunk("\n".join(lines[:7]))]
+    first_half_words = len("\n".join(lines[:7]).split())
+    found = found_within(_question(), ranked, (words_before, words_before + first_half_words))
+    assert found == {words_before: 0.0, words_before + first_half_words: 1.0}
+    # Six lines are fewer than half: not found, whatever the budget.
+    assert found_within(_question(), [_chunk("\n".join(lines[:6]))], (10_000,)) == {10_000: 0.0}
+    # Lines handed over from another file do not count, and a line is counted once:
+    # ten copies of "}" do not stand for the definition's closing braces and more.
+    elsewhere = found_within(_question(), [_chunk(DEFINITION, "src/other.rs")], (10_000,))
+    braces = found_within(_question(), [_chunk("}\n" * 10 + "    }\n" * 10)], (10_000,))
+    assert elsewhere == braces == {10_000: 0.0}
+    # A big chunk holding the whole definition spends its tokens before the answer.
+    big = _chunk(filler + "\n" + DEFINITION)
+    assert found_within(_question(), [big], (words_before,)) == {words_before: 0.0}
+    assert found_within(_question(), [big], (words_before + 200,)) == {words_before + 200: 1.0}
+
+
+def test_questions_keep_their_family_and_a_run_can_take_some_families(tmp_path: Path) -> None:
+    record = {
+        "id": "q1",
+        "question": "where do we retry failed uploads",
+        "document": "src/upload.rs",
+        "answers": [DEFINITION],
+        "family": "behaviour",
+    }
+    root = _write_dataset(tmp_path, record)
+    with (root / "questions.jsonl").open("a", encoding="utf-8") as out:
+        out.write(json.dumps({**record, "id": "q2", "family": "doc-comment"}) + "\n")
+    assert [q.family for q in load_dataset(root).questions] == ["behaviour", "doc-comment"]
+    (only,) = load_dataset(root, families=["behaviour"]).questions
+    assert only.id == "q1"
+    with pytest.raises(DatasetError, match="unknown families generated; the questions have"):
+        load_dataset(root, families=["generated"])
+
+
+def test_resampling_files_widens_the_interval_when_one_file_carries_the_gain() -> None:
+    # Two files gain a lot on many questions each, ten others not at all.
+    pairs = [("go", 0.0, 1.0)] * 20 + [("go", 0.5, 0.5)] * 10
+    files = ["a.go"] * 10 + ["b.go"] * 10 + [f"f{i}.go" for i in range(10)]
+    _, low_questions, high_questions = paired_bootstrap(pairs, rounds=1000)
+    delta, low_files, high_files = paired_bootstrap(pairs, rounds=1000, clusters=files)
+    assert delta == pytest.approx(20 / 30)
+    assert high_files - low_files > 1.5 * (high_questions - low_questions)

@@ -29,6 +29,12 @@ def test_lexical_retrieval_finds_the_exact_phrase_question(
     assert report["metrics"]["pass@5"] == 1.0
     assert report["config"]["hybrid_alpha"] == 0.0 and report["config"]["backend"] == "memory"
     assert report["timing"]["questions"] == 10.0
+    # QA answers are also judged within token budgets: what a small budget
+    # finds, a bigger one finds too.
+    assert report["metrics"]["budget@1320"] >= report["metrics"]["budget@330"] > 0.5
+    assert by_id["q06"]["metrics"]["budget@330"] == 1.0
+    table = run(capsys, QA, "--retrieval", "lexical", "--no-cache")
+    assert "found within a token budget (whitespace tokens)  330: " in table
 
 
 def test_printed_figures_match_the_saved_run(
