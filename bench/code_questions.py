@@ -158,25 +158,34 @@ def resolve(item: Handwritten, source: bytes) -> Definition:
 
 
 def handwritten_questions(
-    items: Sequence[Handwritten], documents: dict[str, Document]
+    items: Sequence[Handwritten],
+    documents: dict[str, Document],
+    family: str = "handwritten",
+    *,
+    may_name: bool = False,
 ) -> list[CodeQuestion]:
-    """The hand-written questions resolved to their definitions' spans."""
+    """Questions written down by name and line (by hand, or generated and frozen), resolved.
+
+    A family whose questions describe behaviour may not name the definition
+    (``may_name`` off); one in developers' words names it on purpose.
+    """
     made = []
     for item in items:
         document = documents.get(item.document)
         if document is None:
-            raise SystemExit(f"error: hand-written question {item.id}: no document {item.document}")
+            raise SystemExit(f"error: {family} question {item.id}: no document {item.document}")
         found = resolve(item, document.content)
-        if name_path(found.name).search(item.question):
-            raise SystemExit(f"error: hand-written question {item.id} names {found.name!r}")
+        if not may_name and name_path(found.name).search(item.question):
+            raise SystemExit(f"error: {family} question {item.id} names {found.name!r}")
+        ident = item.id if item.id.startswith(f"{family}:") else f"{family}:{item.id}"
         made.append(
             CodeQuestion(
-                f"handwritten:{item.id}",
+                ident,
                 item.question,
                 item.document,
                 found.span(document.content),
                 item.language,
-                "handwritten",
+                family,
                 found.code(document.content),
             )
         )

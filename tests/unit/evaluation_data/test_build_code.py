@@ -352,3 +352,53 @@ def test_the_committed_handwritten_questions_are_well_formed() -> None:
     }  # fmt: skip
     for item in items:
         assert not doc_text.name_path(item.definition).search(item.question), item.id
+
+
+def test_developer_questions_name_the_definition_and_ask_what_its_kind_allows(
+    tmp_path: Path,
+) -> None:
+    developer = load_builder("code_questions_developer")
+    root = tmp_path / "documents"
+    (root / "go" / "pkg").mkdir(parents=True)
+    (root / "go" / "pkg" / "retry.go").write_bytes(GO)
+    (root / "python" / "pkg").mkdir(parents=True)
+    (root / "python" / "pkg" / "settings.py").write_bytes(PYTHON)
+    offered = list(developer.offered(root, seed=3))
+    by_name: dict[str, set[str]] = {}
+    for question in offered:
+        assert question.definition.split(".")[-1] in question.question
+        by_name.setdefault(question.definition, set()).add(question.intent)
+    # A function that returns is asked what it returns; a type how to make one.
+    assert by_name["Backoff"] == {"purpose", "how", "use", "returns"}
+    assert by_name["Policy"] == {"type-purpose", "type-create", "type-holds"}
+    # Its doc comment says "raise", its code does not: nothing to ask about failing.
+    assert by_name["load_settings"] == {"purpose", "how", "use", "returns"}
+    assert "short" not in by_name  # too short to be asked about
+    assert offered == list(developer.offered(root, seed=3))  # seeded
+    picked = developer.pick(offered, per_language=60, per_document=6, seed=3)
+    per_definition = [(q.document, q.definition) for q in picked]
+    assert max(per_definition.count(d) for d in per_definition) <= 2
+    # Resolved like a hand-written question, but allowed to name its definition.
+    source = sources.Source("go", "deb", "pkg", "1", "0" * 64, "MIT", "root")
+    document = code_questions.Document(source, "retry.go", GO)
+    asked = next(q for q in picked if q.definition == "Backoff")
+    item = code_questions.Handwritten(
+        asked.id, asked.question, "go", document.path, asked.definition, asked.line
+    )
+    (made,) = code_questions.handwritten_questions(
+        [item], {document.path: document}, "developer", may_name=True
+    )
+    assert made.family == "developer" and made.id == asked.id
+    assert made.answer.startswith("// Backoff computes")
+
+
+def test_the_frozen_question_families_are_well_formed() -> None:
+    for family, path, may_name in builder.FROZEN:
+        items = code_questions.read_handwritten(path)
+        assert len(items) >= 50, family
+        assert {item.language for item in items} >= {
+            "rust", "go", "python", "java", "javascript", "typescript", "c", "cpp",
+        }  # fmt: skip
+        for item in items:
+            named = bool(doc_text.name_path(item.definition.split(".")[-1]).search(item.question))
+            assert named == may_name or (may_name and not named and "::" in item.question), item.id
