@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ragsage.evaluation.datasets import Dataset
 
 RETRIEVAL_ALPHA = {"hybrid": DEFAULT_HYBRID_ALPHA, "dense": 1.0, "lexical": 0.0}
-BACKENDS = ("memory", "postgres", "api")
+BACKENDS = ("memory", "postgres", "api", "baseline")
 
 
 def register(commands: Any) -> None:
@@ -187,6 +187,15 @@ def _backend(
         from ragsage.cli.evaluation.backends import in_postgres
 
         return in_postgres(dataset, _index_config(args))
+    if args.backend == "baseline":
+        from ragsage.cli.evaluation.baseline import plain_baseline
+
+        if args.embedder or args.chunk_size or args.chunk_overlap or args.code_chunking:
+            raise ValueError(
+                "--backend baseline has its own windows and model: drop --embedder, "
+                "--chunk-size, --chunk-overlap and --code-chunking"
+            )
+        return plain_baseline(dataset, _index_config(args))
     from ragsage.cli.evaluation.api_backend import through_api
 
     if not args.api_url:
