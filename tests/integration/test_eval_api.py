@@ -53,3 +53,31 @@ def test_a_refused_key_is_a_readable_error(
     code = main(["eval", str(FIXTURES / "beir-tiny"), "--backend", "api", "--api-url", api.url])
     assert code == 2
     assert "POST /v1/documents: HTTP 401" in capsys.readouterr().err
+
+
+def test_an_evaluation_waits_out_the_rate_limits_of_its_key(
+    running: Deployment,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    from dataclasses import replace
+
+    from .api_harness import serve
+
+    # Uploads and job polls are "other" requests: at two a second, an upload
+    # of six documents is refused part of the way, and has to wait its turn.
+    limited = replace(running, settings=running.settings.replace(rate_limit_other_key="2/second"))
+    served = serve(limited)
+    api = next(served)
+    try:
+        monkeypatch.setenv("RAGSAGE_API_KEY", make_key(limited.settings, "eval-limited"))
+        saved = tmp_path / "run.json"
+        argv = ["eval", str(FIXTURES / "qa-tiny"), "--backend", "api", "--api-url", api.url]
+        assert main([*argv, "--retrieval", "lexical", "--save", str(saved)]) == 0, (
+            capsys.readouterr().err
+        )
+        report = json.loads(saved.read_text())
+        assert report["metrics"]["pass@10"] >= 0.8 and report["timing"]["questions"] == 10.0
+    finally:
+        served.close()

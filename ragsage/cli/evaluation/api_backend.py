@@ -110,12 +110,21 @@ async def _wait(
     return failures
 
 
+# Refusals over a rate limit waited out before a call gives up: an evaluation is
+# one client sending as fast as the server answers, which is what limits stop.
+_RATE_LIMITED_TRIES = 30
+
+
 async def _call(client: httpx.AsyncClient, method: str, path: str, **kwargs: Any) -> Any:
-    try:
-        response = await client.request(method, path, **kwargs)
-    except httpx.HTTPError as exc:
-        shown = without_credentials(str(client.base_url))
-        raise EvalBackendError(f"{method} {shown}{path} failed: {exc}") from exc
+    for _ in range(_RATE_LIMITED_TRIES):
+        try:
+            response = await client.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            shown = without_credentials(str(client.base_url))
+            raise EvalBackendError(f"{method} {shown}{path} failed: {exc}") from exc
+        if response.status_code != 429:
+            break
+        await asyncio.sleep(_retry_after(response))
     if response.status_code >= 400:
         try:
             message = response.json()["error"]["message"]
@@ -123,6 +132,13 @@ async def _call(client: httpx.AsyncClient, method: str, path: str, **kwargs: Any
             message = response.text[:200]
         raise EvalBackendError(f"{method} {path}: HTTP {response.status_code}: {message}")
     return response.json()
+
+
+def _retry_after(response: httpx.Response) -> float:
+    try:
+        return min(max(float(response.headers.get("Retry-After", "1")), 0.1), 30.0)
+    except ValueError:
+        return 1.0
 
 
 def _result(body: Mapping[str, Any]) -> RetrievalResult:
