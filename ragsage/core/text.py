@@ -105,6 +105,10 @@ _IDENTIFIER = re.compile(
 )
 # Runs of the characters an identifier match is made of (one character holds none).
 _IDENTIFIER_RUN = re.compile(r"[A-Za-z0-9_./:]{2,}")
+# A snake_case name: both parsers cut it at its underscores, so its parts match
+# everywhere and the name itself nowhere; it is also indexed run together
+# (``run_connecting`` as ``runconnecting``), one rare word for the whole name.
+_SNAKE = re.compile(r"[A-Za-z0-9]+(?:_+[A-Za-z0-9]+)+")
 _SEGMENT_SEPARATORS = re.compile(r"[./:]+")
 _ACRONYM_THEN_WORD = re.compile(r"([A-Z]+)([A-Z][a-z])")
 _LOWER_THEN_UPPER = re.compile(r"([a-z0-9])([A-Z])")
@@ -115,10 +119,14 @@ def identifier_words(text: str) -> str:
 
     ``concurrent.futures.ThreadPoolExecutor`` gives its segments and the words
     of each camelCase segment: ``concurrent futures threadpoolexecutor thread
-    pool executor``.  Indexed beside the original tokens, so both the whole name
-    and its parts match.  Plain words contribute nothing.
+    pool executor``; then every snake_case name run together (``max_retry_count``
+    gives ``maxretrycount``).  Indexed beside the original tokens, so both the
+    whole name and its parts match.  Plain words contribute nothing.
     """
-    return " ".join(part for identifier in _identifiers(text) for part in _parts(identifier))
+    parts = [part for identifier in _identifiers(text) for part in _parts(identifier)]
+    if "_" in text:
+        parts.extend(name.replace("_", "").lower() for name in _SNAKE.findall(text))
+    return " ".join(parts)
 
 
 def _identifiers(text: str) -> list[str]:

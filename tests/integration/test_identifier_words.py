@@ -17,6 +17,7 @@ SAMPLES = [
     "see /usr/lib/python3 and getLogger() HTTPServer __init__ x86_64 utf-8",
     "xml.etree.ElementTree.XMLParser(target=None) parseString() IOError",
     "a.b c::d::e ftp://host/path/to/file.txt plain words only",
+    "run_CONNECTING IndexMap::last_mut Files#method_added MAX_RETRY_COUNT _x__y_ a_ _b",
     "",
 ]
 

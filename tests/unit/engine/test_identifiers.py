@@ -24,6 +24,25 @@ def test_name_words_spell_out_compound_names_once_in_order_of_first_use() -> Non
     assert name_words("A plain sentence, with x_1 and one word names.") == []
 
 
+def test_a_snake_case_name_is_also_one_word_run_together() -> None:
+    assert identifier_words("walk me through run_CONNECTING") == "runconnecting"
+    assert identifier_words("IndexMap::last_mut") == "indexmap last_mut index map lastmut"
+    assert identifier_words("__init__ and _private") == ""  # one part is no compound name
+
+
+async def test_the_keyword_store_finds_a_snake_case_name_before_its_parts() -> None:
+    store, scope = FakeLexicalStore(), Scope("acme")
+    await store.index(
+        scope,
+        [
+            _chunk("d", "Every run keeps connecting peers, run after run, connecting again."),
+            _chunk("e", "def run_connecting(peer): dial until it answers"),
+        ],
+    )
+    (hit, *_) = await store.search(scope, "what does run_connecting do?", k=2)
+    assert hit.chunk.id == "e:0"
+
+
 def test_plain_prose_adds_nothing() -> None:
     assert identifier_words("A plain sentence, with punctuation. And another.") == ""
 

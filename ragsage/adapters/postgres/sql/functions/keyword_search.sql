@@ -22,6 +22,8 @@
 -- (functions/count_terms.sql): the function reads them and writes nothing, so a
 -- hot standby can run it.  Since 31 it finds candidates through the index keyed
 -- by namespace: each match asks for the namespace's own lexeme too (`mine_key`).
+-- Since 34 a question holding a snake_case name is split like one holding a
+-- dotted or camelCase name (migration 34 adds the whole name as a word).
 
 CREATE OR REPLACE FUNCTION ragsage_keyword_search(
         query_text text, with_syntax boolean, k integer, common_rows integer,
@@ -125,7 +127,7 @@ CREATE OR REPLACE FUNCTION ragsage_keyword_search(
         SELECT g.id, CASE WHEN numnode(p.phrase) >= 3 THEN p.phrase END,
             CASE WHEN NOT with_syntax THEN (SELECT (array_agg(DISTINCT t ORDER BY t))[
                 1:32] FROM unnest(tsvector_to_array(to_tsvector(
-                    '{{tsconfig}}'::regconfig, CASE WHEN query_text ~ '[A-Za-z0-9_][./:]+[A-Za-z_]|[a-z][A-Z]|[A-Z][A-Z][a-z]'
+                    '{{tsconfig}}'::regconfig, CASE WHEN query_text ~ '[A-Za-z0-9_][./:]+[A-Za-z_]|[a-z][A-Z]|[A-Z][A-Z][a-z]|[A-Za-z0-9]_+[A-Za-z0-9]'
                     THEN query_text || ' ' || ragsage_identifier_words(query_text)
                     ELSE query_text END))) t) END
             INTO gen, phrase, terms
