@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from code_definitions import MIN_CODE_LINES, Definition, find_definitions, line_of
 from code_doc_text import name_path, summary
@@ -73,25 +74,60 @@ def deduplicate(questions: Sequence[CodeQuestion]) -> list[CodeQuestion]:
     return [q for q in questions if counts[tuple(words(q.question))] == 1]
 
 
-def choose(
-    questions: Sequence[CodeQuestion], limit: int, per_document: int, seed: int
-) -> list[CodeQuestion]:
-    """Per language, a seeded pick of at most ``limit``, at most ``per_document`` per file."""
-    by_language: dict[str, list[CodeQuestion]] = defaultdict(list)
-    for q in sorted(questions, key=lambda q: q.id):
-        by_language[q.kind].append(q)
-    taken: list[CodeQuestion] = []
+class _Pickable(Protocol):
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def document(self) -> str: ...
+
+
+P = TypeVar("P", bound=_Pickable)
+
+
+def seeded_pick(
+    items: Sequence[P],
+    language_of: Callable[[P], str],
+    limit: int,
+    per_document: int,
+    seed: int,
+    *,
+    group_of: Callable[[P], object] | None = None,
+    per_group: int = 0,
+) -> list[P]:
+    """Per language a seeded pick of at most ``limit``, at most ``per_document`` per file.
+
+    With ``group_of``, also at most ``per_group`` of each group (a definition's intents).
+    """
+    by_language: dict[str, list[P]] = defaultdict(list)
+    for item in sorted(items, key=lambda q: q.id):
+        by_language[language_of(item)].append(item)
+    taken: list[P] = []
     for language in sorted(by_language):
         pool = by_language[language]
         random.Random(f"{seed}:{language}").shuffle(pool)
         per_file: Counter[str] = Counter()
+        per_key: Counter[object] = Counter()
         chosen = 0
-        for q in pool:
-            if chosen < limit and per_file[q.document] < per_document:
-                per_file[q.document] += 1
-                taken.append(q)
+        for item in pool:
+            group = group_of(item) if group_of is not None else None
+            if (
+                chosen < limit
+                and per_file[item.document] < per_document
+                and (group_of is None or per_key[group] < per_group)
+            ):
+                per_file[item.document] += 1
+                per_key[group] += 1
+                taken.append(item)
                 chosen += 1
     return sorted(taken, key=lambda q: q.id)
+
+
+def choose(
+    questions: Sequence[CodeQuestion], limit: int, per_document: int, seed: int
+) -> list[CodeQuestion]:
+    """Per language a seeded pick of at most ``limit``, at most ``per_document`` per file."""
+    return seeded_pick(questions, lambda q: q.kind, limit, per_document, seed)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,12 +25,13 @@ import json
 import random
 import re
 import sys
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from code_definitions import MIN_CODE_LINES, Definition, find_definitions
+from code_questions import seeded_pick
 
 # Run as a script, this folder is on sys.path: its sibling modules import directly.
 from ragsage.evaluation.writing import split_of
@@ -170,28 +171,15 @@ def pick(
     questions: list[Offered], per_language: int, per_document: int, seed: int
 ) -> list[Offered]:
     """Per language a seeded pick, at most two intents a definition, a few per file."""
-    by_language: dict[str, list[Offered]] = defaultdict(list)
-    for question in sorted(questions, key=lambda q: q.id):
-        by_language[question.language].append(question)
-    taken: list[Offered] = []
-    for language in sorted(by_language):
-        pool = by_language[language]
-        random.Random(f"{seed}:{language}").shuffle(pool)
-        per_file: Counter[str] = Counter()
-        per_definition: Counter[tuple[str, str, int]] = Counter()
-        chosen = 0
-        for question in pool:
-            definition = (question.document, question.definition, question.line)
-            if (
-                chosen < per_language
-                and per_file[question.document] < per_document
-                and per_definition[definition] < 2
-            ):
-                per_file[question.document] += 1
-                per_definition[definition] += 1
-                taken.append(question)
-                chosen += 1
-    return sorted(taken, key=lambda q: q.id)
+    return seeded_pick(
+        questions,
+        lambda q: q.language,
+        per_language,
+        per_document,
+        seed,
+        group_of=lambda q: (q.document, q.definition, q.line),
+        per_group=2,
+    )
 
 
 def main() -> int:
