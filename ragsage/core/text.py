@@ -97,7 +97,7 @@ def terms(text: str) -> list[str]:
 # parser keeps a dotted or slashed name as one token and never splits camelCase,
 # so "join" or "ThreadPoolExecutor" would not find "concurrent.futures.
 # ThreadPoolExecutor".  These patterns must match the SQL function
-# ragsage_identifier_words (storage migration 7) so both stores see one vocabulary.
+# ragsage_name_words (storage migrations 7 and 34) so both stores see one vocabulary.
 _IDENTIFIER = re.compile(
     r"[A-Za-z_][A-Za-z0-9_]*(?:[./:]+[A-Za-z_][A-Za-z0-9_]*)+"
     r"|[A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*"
@@ -112,6 +112,18 @@ _SNAKE = re.compile(r"[A-Za-z0-9]+(?:_+[A-Za-z0-9]+)+")
 _SEGMENT_SEPARATORS = re.compile(r"[./:]+")
 _ACRONYM_THEN_WORD = re.compile(r"([A-Z]+)([A-Z][a-z])")
 _LOWER_THEN_UPPER = re.compile(r"([a-z0-9])([A-Z])")
+
+
+# How code is named in a question: a snake_case, camelCase or dotted name, a
+# qualified one (Type::method, Class#method) or a call.
+_NAMES_CODE = re.compile(
+    r"[A-Za-z0-9]_+[A-Za-z0-9]|[a-z][A-Z]|[A-Z]{2,}[a-z]|::|\w#\w|\w\.\w|\w\(\)?"
+)
+
+
+def names_code(text: str) -> bool:
+    """Whether ``text`` names something as code writes it (``run_connecting``, ``Foo::bar``)."""
+    return _NAMES_CODE.search(text) is not None
 
 
 def identifier_words(text: str) -> str:

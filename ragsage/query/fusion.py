@@ -10,6 +10,12 @@ see docs/retrieval.md):
   list's best.  It keeps how far apart the hits are, which ranks throw away.
   (Min-max scaling measured 0.007 nDCG@10 higher but gives each list's last
   hit nothing at all, so no later factor, such as recency, could lift it.)
+* ``minmax`` — the same with each list stretched from its worst to its best.
+  Source code's cosines sit close together, so divided by the best they barely
+  tell candidates apart and keyword search decides; stretched, the dense list
+  counts.  With ``score``, a question that names no code and whose candidates
+  are mostly code is fused this way (:func:`fusion_for`); prose loses by it
+  (docs/retrieval.md), so it is not the default for everything.
 
 Either way the fused score says nothing about absolute relevance; the query
 engine's relevance floor reads the raw per-stage scores, which fusion keeps.
@@ -21,11 +27,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from ragsage.core.types import Ranked, ScoredChunk
+from ragsage.core.text import names_code
+from ragsage.core.types import Chunk, Ranked, ScoredChunk
 
 DEFAULT_RRF_K = 60
-FUSION_METHODS = ("rrf", "score")
-FusionMethod = Literal["rrf", "score"]
+FUSION_METHODS = ("rrf", "score", "minmax")
+FusionMethod = Literal["rrf", "score", "minmax"]
 
 
 def reciprocal_rank_fusion(
@@ -132,6 +139,8 @@ def fuse_ranked(
         values = [[1.0 / (rrf_k + rank) for rank in range(1, len(r) + 1)] for r in (dense, lexical)]
     elif method == "score":
         values = [_max_scaled([c.score for c in r]) for r in (dense, lexical)]
+    elif method == "minmax":
+        values = [_min_max_scaled([c.score for c in r]) for r in (dense, lexical)]
     else:
         raise ValueError(f"unknown fusion method {method!r}; expected one of {FUSION_METHODS}")
     fused: dict[str, list[float | None]] = {}
@@ -154,6 +163,41 @@ def _max_scaled(scores: Sequence[float]) -> list[float]:
     clipped = [max(score, 0.0) for score in scores]
     high = max(clipped, default=0.0)
     return [score / high if high > 0 else 1.0 for score in clipped]
+
+
+def _min_max_scaled(scores: Sequence[float]) -> list[float]:
+    # The last hit keeps a sliver, so a later factor (recency) can still lift it.
+    low, high = min(scores, default=0.0), max(scores, default=0.0)
+    return [_FLOOR + (1 - _FLOOR) * (s - low) / (high - low) if high > low else 1.0 for s in scores]
+
+
+_FLOOR = 0.01
+# How many of each list's first candidates decide whether a question landed on code.
+_LOOKED_AT = 5
+
+
+def fusion_for(
+    method: FusionMethod,
+    query: str,
+    dense: Sequence[Ranked | ScoredChunk],
+    lexical: Sequence[Ranked | ScoredChunk],
+) -> FusionMethod:
+    """``method``, or ``minmax`` for a question about code that names none of it.
+
+    A question that names code (``run_connecting``, ``Type::method``,
+    ``getLogger``) is for keyword search to find, and keeps ``method``.  One
+    that describes behaviour in words, and whose first candidates (those read
+    whole) are mostly source code, gets both lists stretched.
+    """
+    if method != "score" or names_code(query):
+        return method
+    kinds = [_is_code(c.chunk) for c in (*dense[:_LOOKED_AT], *lexical[:_LOOKED_AT])]
+    known = [kind for kind in kinds if kind is not None]
+    return "minmax" if known and 2 * sum(known) > len(known) else method
+
+
+def _is_code(chunk: Chunk | None) -> bool | None:
+    return None if chunk is None else "language" in chunk.metadata
 
 
 def _first(a: float | None, b: float | None) -> float | None:

@@ -33,7 +33,7 @@ from ragsage.core.ports import (
 from ragsage.core.text import clean
 from ragsage.core.tracing import elapsed_ms, timed_stage
 from ragsage.core.types import Chunk, Scope, ScoredChunk, SearchFilters, Turn
-from ragsage.query.fusion import FusedRank, fuse, fuse_ranked
+from ragsage.query.fusion import FusedRank, fuse, fuse_ranked, fusion_for
 from ragsage.query.options import MAX_QUERY_CHARS, QueryConfig, RetrievalOptions
 from ragsage.query.results import ChunkContext, RetrievalResult, SearchHit
 from ragsage.query.scores import apply_recency, has_signal
@@ -152,7 +152,7 @@ class Retriever:
 
         def fused_whole() -> list[ScoredChunk]:
             fused = fuse(
-                self.config.fusion,
+                fusion_for(self.config.fusion, query, dense, lexical),
                 dense,
                 lexical,
                 alpha=options.hybrid_alpha,
@@ -201,7 +201,7 @@ class Retriever:
             len(dense),
             len(lexical),
             lambda: fuse_ranked(
-                self.config.fusion,
+                fusion_for(self.config.fusion, query, dense, lexical),
                 dense,
                 lexical,
                 alpha=options.hybrid_alpha,

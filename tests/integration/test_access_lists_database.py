@@ -181,6 +181,7 @@ async def test_every_function_the_app_role_may_call_gives_a_bound_session_nothin
         # A delegate key's role, principals and signing secret: no row of a document.
         "ragsage_find_signer": [("SELECT * FROM ragsage_find_signer('acme', 'nothing')", {})],
         "ragsage_identifier_words": [("SELECT ragsage_identifier_words('zirconPlan')", {})],
+        "ragsage_name_words": [("SELECT ragsage_name_words('zircon_plan')", {})],
         # Pure: a tsvector of the text it is given; it reads no table.
         "ragsage_chunk_lexical": [("SELECT ragsage_chunk_lexical('a', 'b', 'c', 'd')", {})],
         # Pure: a list as index entries; it reads no table.

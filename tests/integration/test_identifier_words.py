@@ -26,7 +26,7 @@ _pieces = st.sampled_from(["get", "Logger", "HTTP", "Server", "x", "9", "_", "."
 
 async def _sql(database: Database, value: str) -> str:
     async with database.owner_connection() as connection:
-        result = await connection.scalar(text("SELECT ragsage_identifier_words(:t)"), {"t": value})
+        result = await connection.scalar(text("SELECT ragsage_name_words(:t)"), {"t": value})
     return str(result)
 
 
@@ -69,8 +69,8 @@ async def test_the_writer_stores_the_keyword_column_the_database_would_compute(
             await session.execute(
                 text(
                     "SELECT count(*), count(*) FILTER (WHERE lexical = ragsage_chunk_lexical("
-                    "headings, ragsage_identifier_words(headings), text, "
-                    "ragsage_identifier_words(text))), "
+                    "headings, ragsage_name_words(headings), text, "
+                    "ragsage_name_words(text))), "
                     "count(*) FILTER (WHERE headings LIKE '%RotatingFileHandler%') "
                     "FROM ragsage_chunks"
                 )

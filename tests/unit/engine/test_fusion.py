@@ -94,7 +94,7 @@ _SCORES = st.lists(
     dense=_SCORES,
     lexical=_SCORES,
     alpha=st.floats(0.0, 1.0),
-    method=st.sampled_from(["rrf", "score"]),
+    method=st.sampled_from(["rrf", "score", "minmax"]),
 )
 def test_fusing_by_id_ranks_and_scores_as_fusing_whole_chunks(
     dense: list[tuple[str, float]],
@@ -122,3 +122,50 @@ def test_fusing_by_id_ranks_and_scores_as_fusing_whole_chunks(
             c.vector_score,
             c.keyword_score,
         )
+
+
+def _code(name: str, score: float, language: str | None = "rust") -> ScoredChunk:
+    chunk = Chunk(
+        id=f"d:{name}",
+        document_id="d",
+        ordinal=0,
+        text=name,
+        embed_text=name,
+        metadata={"language": language} if language else {},
+    )
+    return ScoredChunk(chunk=chunk, score=score)
+
+
+def test_close_cosines_count_once_stretched_from_worst_to_best() -> None:
+    # A code question's cosines sit close together; keyword scores spread out.
+    dense = [_code("answer", 0.52), _code("near", 0.50), _code("far", 0.47)]
+    lexical = [_code("far", 14.0), _code("near", 9.0), _code("answer", 6.0)]
+    divided = fuse("score", dense, lexical, alpha=0.5)
+    stretched = fuse("minmax", dense, lexical, alpha=0.5)
+    assert ids(divided)[0] == "far" and ids(stretched)[0] == "answer"
+    # Each list's last hit keeps a sliver, so recency can still lift it.
+    assert min(c.score for c in stretched) > 0
+
+
+@pytest.mark.parametrize(
+    ("question", "language", "chosen"),
+    [
+        ("how are negative nanosecond counts turned into seconds?", "rust", "minmax"),
+        ("what does run_connecting return?", "rust", "score"),
+        ("how is IndexMap::last_mut implemented?", "rust", "score"),
+        ("what does getLogger do?", "java", "score"),
+        ("how are negative nanosecond counts turned into seconds?", None, "score"),
+    ],
+)
+def test_a_question_about_code_that_names_none_of_it_is_stretched(
+    question: str, language: str | None, chosen: FusionMethod
+) -> None:
+    from ragsage.query.fusion import fusion_for
+
+    dense = [_code(f"v{i}", 0.5 - i / 100, language) for i in range(5)]
+    lexical = [_code(f"k{i}", 10.0 - i, language) for i in range(5)]
+    assert fusion_for("score", question, dense, lexical) == chosen
+    # Reciprocal ranks, and candidates whose rows were not read, are left alone.
+    assert fusion_for("rrf", question, dense, lexical) == "rrf"
+    unread = [Ranked(f"k{i}", 1.0) for i in range(5)]
+    assert fusion_for("score", question, unread, unread) == "score"

@@ -8,8 +8,8 @@ CREATE OR REPLACE FUNCTION ragsage_fill_chunk_lexical() RETURNS trigger
     LANGUAGE plpgsql AS $$
     BEGIN
         NEW.lexical := ragsage_chunk_lexical(
-            NEW.headings, ragsage_identifier_words(NEW.headings),
-            NEW.text, ragsage_identifier_words(NEW.text));
+            NEW.headings, ragsage_name_words(NEW.headings),
+            NEW.text, ragsage_name_words(NEW.text));
         RETURN NEW;
     END
     $$;

@@ -23,7 +23,7 @@
 -- hot standby can run it.  Since 31 it finds candidates through the index keyed
 -- by namespace: each match asks for the namespace's own lexeme too (`mine_key`).
 -- Since 34 a question holding a snake_case name is split like one holding a
--- dotted or camelCase name (migration 34 adds the whole name as a word).
+-- dotted or camelCase name, through ragsage_name_words (migration 34).
 
 CREATE OR REPLACE FUNCTION ragsage_keyword_search(
         query_text text, with_syntax boolean, k integer, common_rows integer,
@@ -128,7 +128,7 @@ CREATE OR REPLACE FUNCTION ragsage_keyword_search(
             CASE WHEN NOT with_syntax THEN (SELECT (array_agg(DISTINCT t ORDER BY t))[
                 1:32] FROM unnest(tsvector_to_array(to_tsvector(
                     '{{tsconfig}}'::regconfig, CASE WHEN query_text ~ '[A-Za-z0-9_][./:]+[A-Za-z_]|[a-z][A-Z]|[A-Z][A-Z][a-z]|[A-Za-z0-9]_+[A-Za-z0-9]'
-                    THEN query_text || ' ' || ragsage_identifier_words(query_text)
+                    THEN query_text || ' ' || ragsage_name_words(query_text)
                     ELSE query_text END))) t) END
             INTO gen, phrase, terms
             FROM ragsage_generations g,
