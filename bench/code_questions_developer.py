@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from code_definitions import MIN_CODE_LINES, Definition, find_definitions
-from code_questions import seeded_pick
+from code_questions import Handwritten, seeded_pick
 
 # Run as a script, this folder is on sys.path: its sibling modules import directly.
 from ragsage.evaluation.writing import split_of
@@ -93,15 +93,9 @@ PHRASINGS: dict[str, tuple[str, ...]] = {
 
 
 @dataclass(frozen=True, slots=True)
-class Offered:
-    """A definition's question before the per-language pick."""
+class Offered(Handwritten):
+    """A definition's question before the per-language pick: a frozen line, and its intent."""
 
-    id: str
-    question: str
-    language: str
-    document: str
-    definition: str
-    line: int
     intent: str
 
 
