@@ -710,21 +710,11 @@ async def _check_v34(database: Database) -> None:
     # holds a snake_case name as a word of its own, so a question naming it
     # finds it before a chunk that only says the name's parts.
     await database.migrate()
-    vector = "[" + ",".join(["0.0625"] * 256) + "]"
-    async with database.session(ACME) as session:
-        for ordinal, body in (
-            (1, "Every run of the loop keeps connecting peers again and again."),
-            (2, "def run_connecting(peer): dial the peer until it answers"),
-        ):
-            await session.execute(
-                text(
-                    "INSERT INTO ragsage_chunks (namespace, generation, document_id, ordinal, "
-                    "text, embed_text, source, embedding_model, embedding_dim, embedding) "
-                    "VALUES ('acme', 1, 'doc_v3', :o, :t, :t, 'v3.md', 'ragsage-hashing-256', "
-                    "256, CAST(:v AS vector))"
-                ),
-                {"o": ordinal, "t": body, "v": vector},
-            )
+    for ordinal, body in (
+        (1, "Every run of the loop keeps connecting peers again and again."),
+        (2, "def run_connecting(peer): dial the peer until it answers"),
+    ):
+        await _write_old_chunk(database, ordinal, body, body)
     assert await keyword_hits(database, ACME, "zirconium") == [("doc_v3", 0)]
     named = await keyword_hits(database, ACME, "what does run_connecting do for a peer?")
     assert named[0] == ("doc_v3", 2)
