@@ -197,7 +197,14 @@ def fusion_for(
 
 
 def _is_code(chunk: Chunk | None) -> bool | None:
-    return None if chunk is None else "language" in chunk.metadata
+    """A chunk as a code reader writes it: a language named, the text one fenced block.
+
+    The language alone would not do: a caller's own metadata, which wins over
+    the reader's, may say ``language: en`` of a page of prose.
+    """
+    if chunk is None:
+        return None
+    return "language" in chunk.metadata and chunk.text.lstrip().startswith("```")
 
 
 def _first(a: float | None, b: float | None) -> float | None:

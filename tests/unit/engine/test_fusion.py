@@ -124,13 +124,18 @@ def test_fusing_by_id_ranks_and_scores_as_fusing_whole_chunks(
         )
 
 
-def _code(name: str, score: float, language: str | None = "rust") -> ScoredChunk:
+def _code(
+    name: str, score: float, language: str | None = "rust", *, fenced: bool = False
+) -> ScoredChunk:
+    # A code reader writes one fenced block; prose whose caller set a language
+    # of its own (say "en") in the metadata is not code.
+    text = f"```{language}\nfn {name}() {{}}\n```" if fenced else name
     chunk = Chunk(
         id=f"d:{name}",
         document_id="d",
         ordinal=0,
-        text=name,
-        embed_text=name,
+        text=text,
+        embed_text=text,
         metadata={"language": language} if language else {},
     )
     return ScoredChunk(chunk=chunk, score=score)
@@ -155,6 +160,7 @@ def test_close_cosines_count_once_stretched_from_worst_to_best() -> None:
         ("how is IndexMap::last_mut implemented?", "rust", "score"),
         ("what does getLogger do?", "java", "score"),
         ("how are negative nanosecond counts turned into seconds?", None, "score"),
+        ("how are negative nanosecond counts turned into seconds?", "en", "score"),
     ],
 )
 def test_a_question_about_code_that_names_none_of_it_is_stretched(
@@ -162,8 +168,9 @@ def test_a_question_about_code_that_names_none_of_it_is_stretched(
 ) -> None:
     from ragsage.query.fusion import fusion_for
 
-    dense = [_code(f"v{i}", 0.5 - i / 100, language) for i in range(5)]
-    lexical = [_code(f"k{i}", 10.0 - i, language) for i in range(5)]
+    fenced = language not in (None, "en")
+    dense = [_code(f"v{i}", 0.5 - i / 100, language, fenced=fenced) for i in range(5)]
+    lexical = [_code(f"k{i}", 10.0 - i, language, fenced=fenced) for i in range(5)]
     assert fusion_for("score", question, dense, lexical) == chosen
     # Reciprocal ranks, and candidates whose rows were not read, are left alone.
     assert fusion_for("rrf", question, dense, lexical) == "rrf"
