@@ -130,7 +130,7 @@ def intents(item: Definition, code: str) -> list[str]:
 def offered(root: Path, seed: int) -> Iterator[Offered]:
     """Every question the set's definitions offer, names written once in the set only."""
     files = sorted(path for path in root.rglob("*") if path.is_file())
-    found: list[tuple[str, str, Definition, str]] = []
+    found: list[tuple[str, str, Definition, str, str]] = []
     names: Counter[str] = Counter()
     for path in files:
         document = path.relative_to(root).as_posix()
@@ -142,9 +142,8 @@ def offered(root: Path, seed: int) -> Iterator[Offered]:
                 continue
             shown = shown_name(language, item)
             names[shown.lower()] += 1
-            found.append((document, language, item, code))
-    for document, language, item, code in found:
-        shown = shown_name(language, item)
+            found.append((document, language, item, code, shown))
+    for document, language, item, code, shown in found:
         if names[shown.lower()] > 1 or len(item.name) < 3:
             continue
         draw = random.Random(f"{seed}:{document}:{item.qualname}:{item.line}")
