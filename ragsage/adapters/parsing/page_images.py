@@ -16,25 +16,19 @@ import math
 import time
 from typing import Any
 
+from ragsage.adapters.parsing.formats import DocumentFormat, route
 from ragsage.adapters.parsing.limits import ParseLimits
 from ragsage.core.errors import InvalidRequest, ParseError
+from ragsage.core.types import RawSource
 
 # Widest picture served: enough to read 10-point type on a screen.
 MAX_WIDTH = 1400
 # Longest a page may take to draw; real pages take tens of milliseconds.
 DRAW_SECONDS = 5.0
-PDF_TYPES = frozenset({"application/pdf"})
 
 
 class NoSuchPage(InvalidRequest):
     """The document has no such page, or no pages to show at all."""
-
-
-def shows_pages(media_type: str | None, filename: str | None) -> bool:
-    """Whether a document of this type has pages a picture can be made of."""
-    name = (filename or "").lower()
-    kind = (media_type or "").lower()
-    return kind in PDF_TYPES or kind.startswith("image/") or name.endswith(".pdf")
 
 
 def render_page(
@@ -47,17 +41,22 @@ def render_page(
     limits: ParseLimits | None = None,
     draw_seconds: float = DRAW_SECONDS,
 ) -> bytes:
-    """Page ``number`` (from 1) of a stored PDF or picture, as PNG bytes."""
+    """Page ``number`` (from 1) of a stored PDF or picture, as PNG bytes.
+
+    The document is routed as the parser routed it at ingestion (declared
+    type, name, then leading bytes), so what was read as a PDF is drawn as one.
+    """
     limits = limits or ParseLimits()
-    if not shows_pages(media_type, filename):
+    name = filename or "document"
+    kind = route(RawSource(data, name, media_type))
+    if kind not in (DocumentFormat.PDF, DocumentFormat.IMAGE):
         raise NoSuchPage("only PDF and image documents have page pictures")
     width = max(1, min(width, MAX_WIDTH))
-    is_pdf = (media_type or "").lower() in PDF_TYPES or (filename or "").lower().endswith(".pdf")
-    if is_pdf:
-        return _pdf_page(data, number, width, limits, filename or "document", draw_seconds)
+    if kind is DocumentFormat.PDF:
+        return _pdf_page(data, number, width, limits, name, draw_seconds)
     if number != 1:
         raise NoSuchPage(f"a picture has one page, not {number}")
-    return _picture(data, width, limits, filename or "document")
+    return _picture(data, width, limits, name)
 
 
 def _pdf_page(
