@@ -27,13 +27,13 @@ class PlacingTranscriber(Protocol):
     async def transcribe_placed(self, image: PageImage) -> tuple[str, PagePositions | None]: ...
 
 
-async def transcribe_placed(reader: object, image: PageImage) -> tuple[str, PagePositions | None]:
+async def transcribe_placed(
+    reader: Transcriber, image: PageImage
+) -> tuple[str, PagePositions | None]:
     """``reader``'s text of ``image``, with its lines' positions when it can give them."""
     if isinstance(reader, PlacingTranscriber):
         return await reader.transcribe_placed(image)
-    transcribe = getattr(reader, "transcribe")  # noqa: B009 - every LLMClient has it
-    text: str = await transcribe(image)
-    return text, None
+    return await reader.transcribe(image), None
 
 
 class TranscriptionUnavailable(RagsageError):
