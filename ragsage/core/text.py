@@ -59,6 +59,23 @@ def unmarked_title(lines: Sequence[str], index: int) -> bool:
     )
 
 
+def between_titles(lines: Sequence[str], *, first_is_text: bool = False) -> list[range]:
+    """The runs of ``lines`` (as index ranges) between their unmarked titles, titles left out.
+
+    ``first_is_text`` says the first line cannot be a title (a list item's).
+    """
+    runs: list[range] = []
+    start = 0
+    for index in range(len(lines)):
+        if (index or not first_is_text) and unmarked_title(lines, index):
+            if index > start:
+                runs.append(range(start, index))
+            start = index + 1
+    if len(lines) > start:
+        runs.append(range(start, len(lines)))
+    return runs
+
+
 _ENDS_A_CLAUSE = tuple(".!?:;,-)")
 _ENDS_A_SENTENCE = tuple(".!?:")
 

@@ -21,8 +21,8 @@ from ragsage.core.text import (
     FENCE_LINE,
     HEADING_LINE,
     LIST_ITEM,
+    between_titles,
     is_table_row,
-    unmarked_title,
     words,
 )
 from ragsage.core.types import Chunk, ChunkSection
@@ -101,17 +101,8 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 
 def _between_titles(lines: list[re.Match[str]]) -> list[tuple[int, int]]:
     """The stretches of a paragraph's lines with its unmarked title lines left out."""
-    texts = [line.group(0) for line in lines]
-    stretches: list[tuple[int, int]] = []
-    start = lines[0].start() if lines else 0
-    for index, line in enumerate(lines):
-        if unmarked_title(texts, index):
-            if line.start() > start:
-                stretches.append((start, line.start()))
-            start = line.end()
-    if lines and lines[-1].end() > start:
-        stretches.append((start, lines[-1].end()))
-    return stretches
+    runs = between_titles([line.group(0) for line in lines])
+    return [(lines[run.start].start(), lines[run.stop - 1].end()) for run in runs]
 
 
 def _label(line: str) -> bool:

@@ -12,8 +12,8 @@ from ragsage.core.text import (
     HEADING_LINE,
     LIST_ITEM,
     TABLE_RULE,
+    between_titles,
     is_table_row,
-    unmarked_title,
 )
 from ragsage.core.types import PageImage
 
@@ -72,14 +72,8 @@ class _Quotes:
             self.prose.append(line)
 
     def end_paragraph(self) -> None:
-        stretch: list[str] = []
-        for index, line in enumerate(self.prose):
-            if (index or not self.item) and unmarked_title(self.prose, index):
-                self._sentences(stretch)
-                stretch = []
-            else:
-                stretch.append(line)
-        self._sentences(stretch)
+        for run in between_titles(self.prose, first_is_text=self.item):
+            self._sentences(self.prose[run.start : run.stop])
         self.prose.clear()
         self.item = False
 
