@@ -26,7 +26,7 @@ from api.schemas import (
 )
 from api.services import services
 from ragsage.adapters.parsing.page_images import MAX_WIDTH, NoSuchPage, render_page
-from ragsage.adapters.postgres.jobs import documents, page_store
+from ragsage.adapters.postgres.jobs import documents
 from ragsage.adapters.postgres.jobs.uploads import upload_access
 from ragsage.adapters.postgres.keys import Role
 from ragsage.adapters.postgres.sessions import ScopedReads
@@ -234,7 +234,7 @@ def page_picture(document_id: str, number: int) -> Any:
     who = require(Role.READ)
     width = int_arg("width", MAX_WIDTH, 100, MAX_WIDTH)
     here = services()
-    found = here.run(page_store.readable_blob(here.runtime.database, who.scope, document_id))
+    found = here.run(documents.readable_blob(here.runtime.database, who.scope, document_id))
     if found is None:
         # A document the key may not read is absent, as for every other read.
         raise ApiError(404, "not_found", f"no document {document_id!r}")

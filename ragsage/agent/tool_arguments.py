@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from ragsage.agent.tools import MAX_TOOL_NEIGHBOURS, MAX_TOOL_TOP_K, ArgumentError
+from ragsage.agent.tool_limits import MAX_TOOL_NEIGHBOURS, MAX_TOOL_TOP_K, ArgumentError
 from ragsage.query.requests import Integer, Query, Strict, problem
 
 

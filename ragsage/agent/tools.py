@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ragsage.agent.tool_limits import ArgumentError
 from ragsage.core.errors import RagsageError, json_type
 
 log = logging.getLogger(__name__)
@@ -27,9 +28,6 @@ log = logging.getLogger(__name__)
 SEARCH = "rag_search"
 FETCH_CHUNK = "rag_fetch_chunk"
 LIST_SOURCES = "rag_list_sources"
-
-MAX_TOOL_TOP_K = 20
-MAX_TOOL_NEIGHBOURS = 5
 
 
 class ToolBackend(Protocol):
@@ -48,10 +46,6 @@ class ToolBackend(Protocol):
     def tool_list_sources(self) -> list[str]:
         """Every source name in the knowledge base."""
         ...
-
-
-class ArgumentError(ValueError):
-    """The model's arguments do not fit the tool's schema."""
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,10 @@ still a dependency) and each edge is checked against the table below.  Edges
 that break a rule today are listed in ``KNOWN`` with the reason; the test
 fails on any edge not listed, and on a listed edge that no longer exists, so
 the list only shrinks.
+
+The same graph, with ``from package import module`` read as an edge to that
+module, must hold no circle: two modules that import each other (even lazily,
+even only for type checking) are one module cut in the wrong place.
 """
 
 from __future__ import annotations
@@ -61,8 +65,8 @@ def layer_of(module: str) -> str | None:
     return LAYERS[best] if best else None
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -100,6 +104,50 @@ def violations(edges: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
         if target not in MAY_IMPORT[source]:
             broken.add((importer, imported))
     return broken
+
+
+def module_graph(root: Path, packages: Iterable[str]) -> dict[str, set[str]]:
+    """Each module under ``root``'s ``packages`` → the modules of those packages it imports.
+
+    ``from a.b import c`` is an edge to ``a.b.c`` when that is a module, else to ``a.b``.
+    """
+    paths = {
+        module_name(p, root): p for package in packages for p in (root / package).rglob("*.py")
+    }
+    graph: dict[str, set[str]] = {}
+    for importer, path in paths.items():
+        imported: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    whole = f"{node.module}.{alias.name}"
+                    imported.add(whole if whole in paths else node.module)
+            elif isinstance(node, ast.Import):
+                imported.update(alias.name for alias in node.names)
+        graph[importer] = {m for m in imported if m in paths and m != importer}
+    return graph
+
+
+def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    pending = list(graph[start])
+    while pending:
+        module = pending.pop()
+        if module not in seen:
+            seen.add(module)
+            pending.extend(graph[module])
+    return seen
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every group of modules that reach one another through their imports, sorted."""
+    reach = {module: _reachable(graph, module) for module in graph}
+    groups = {
+        frozenset({module, *(other for other in reach[module] if module in reach[other])})
+        for module in graph
+        if module in reach[module]
+    }
+    return sorted(sorted(group) for group in groups)
 
 
 def test_every_module_belongs_to_a_layer() -> None:
@@ -146,3 +194,21 @@ def test_adapters_of_one_technology_do_not_reach_into_another() -> None:
         and importer.split(".")[2] != imported.split(".")[2]
     )
     assert crossing == [], "adapters import core and their own vendor SDK only"
+
+
+def test_no_modules_import_each_other_in_a_circle() -> None:
+    assert circles(module_graph(ROOT, PACKAGES)) == []
+
+
+def test_a_deliberate_circle_is_caught(tmp_path: Path) -> None:
+    package = tmp_path / "loopy"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "first.py").write_text("from loopy import second\n")
+    # Lazy and type-checking-only imports close a circle too.
+    (package / "second.py").write_text("def later() -> None:\n    from loopy.third import x\n")
+    (package / "third.py").write_text("if False:\n    import loopy.first\nx = 1\n")
+    (package / "apart.py").write_text("import loopy.first\n")  # reaches it, is not in it
+    assert circles(module_graph(tmp_path, ["loopy"])) == [
+        ["loopy.first", "loopy.second", "loopy.third"]
+    ]

@@ -14,7 +14,8 @@ from pydantic import ValidationError
 from api.schemas import QueryRequest, RetrievalOptionsBody, SearchRequest
 from ragsage import RAG, InvalidRequest
 from ragsage.agent.tool_arguments import SearchArguments, published_schema
-from ragsage.agent.tools import MAX_TOOL_TOP_K, build_tools
+from ragsage.agent.tool_limits import MAX_TOOL_TOP_K
+from ragsage.agent.tools import build_tools
 from ragsage.query.options import MAX_QUERY_CHARS
 from ragsage.query.requests import SearchOptions, python_options
 

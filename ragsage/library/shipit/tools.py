@@ -10,18 +10,31 @@ lists the chunk ids it returned.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ragsage.agent.tools import FETCH_CHUNK, LIST_SOURCES, SEARCH, Tool, build_tools
+from ragsage.library.shipit.types import Chunk, RAGContext
 
-if TYPE_CHECKING:
-    from ragsage.library.shipit.facade import RAG
+
+class SearchableRAG(Protocol):
+    """What the tools ask of a shipit :class:`~ragsage.library.shipit.RAG`."""
+
+    @property
+    def can_rerank(self) -> bool: ...
+
+    def search(self, query: str, *, top_k: int, enable_reranking: bool) -> RAGContext: ...
+
+    def fetch_chunk(
+        self, chunk_id: str, *, chunks_above: int, chunks_below: int
+    ) -> Chunk | None: ...
+
+    def list_sources(self) -> list[str]: ...
 
 
 class _PagePayloads:
     """The ToolBackend of ragsage's tools over a shipit RAG, in the page's shapes."""
 
-    def __init__(self, rag: RAG, searched: dict[str, Any]) -> None:
+    def __init__(self, rag: SearchableRAG, searched: dict[str, Any]) -> None:
         self.rag, self.searched = rag, searched
 
     def tool_search(self, query: str, *, top_k: int, rerank: bool) -> dict[str, Any]:
@@ -74,7 +87,7 @@ class RAGTool:
 
     name = ""
 
-    def __init__(self, rag: RAG) -> None:
+    def __init__(self, rag: SearchableRAG) -> None:
         self.rag = rag
         self.metadata: dict[str, Any] = {}
         tools = build_tools(_PagePayloads(rag, self.metadata))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from sqlalchemy import text
@@ -17,8 +17,13 @@ from ragsage.adapters.postgres.sessions import (
     ScopedReads,
     namespace_of,
     read_from,
+    read_rows,
     reads_namespace,
 )
+from ragsage.core.types import Scope
+
+if TYPE_CHECKING:
+    from ragsage.adapters.postgres.database import Database
 
 _COLUMNS = (
     "id, external_id, filename, title, media_type, size_bytes, status, error, content_hash, "
@@ -256,3 +261,30 @@ async def namespace_documents(session: AsyncSession) -> dict[str, str]:
         {"namespace": namespace_of(session)},
     )
     return {str(external): str(identifier) for external, identifier in rows if external}
+
+
+async def readable_blob(
+    database: Database, scope: Scope, document_id: str
+) -> tuple[DocumentRecord, bytes] | None:
+    """A document ``scope`` may read, with its current version's stored bytes; else None.
+
+    The document is read as the caller (Row-Level Security decides, principals
+    and all); only then are its bytes read, namespace-wide, since stored bytes
+    are hidden from a key bound to principals (storage migration 22) even when
+    it may read the document they belong to.
+    """
+    record = await get_document(ScopedReads(database, scope), document_id)
+    if record is None or not record.content_hash:
+        return None
+    rows = await read_rows(
+        database,
+        Scope(scope.namespace),
+        [
+            (
+                "SELECT data FROM ragsage_blobs "
+                "WHERE namespace = %(namespace)s AND content_hash = %(hash)s",
+                {"namespace": scope.namespace, "hash": record.content_hash},
+            )
+        ],
+    )
+    return (record, bytes(rows[0][0])) if rows else None

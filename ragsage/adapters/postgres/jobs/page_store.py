@@ -7,18 +7,13 @@ reprocess reads them back instead of parsing, or paying for vision, again.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from psycopg.types.json import Jsonb
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ragsage.adapters.postgres.sessions import ScopedReads, namespace_of, read_rows
-from ragsage.core.types import Page, PagePositions, PageRoute, Scope
-
-if TYPE_CHECKING:
-    from ragsage.adapters.postgres.database import Database
-    from ragsage.adapters.postgres.jobs.documents import DocumentRecord
+from ragsage.adapters.postgres.sessions import namespace_of
+from ragsage.core.types import Page, PagePositions, PageRoute
 
 
 async def load_blob(session: AsyncSession, content_hash: str) -> bytes | None:
@@ -105,32 +100,3 @@ async def delete_unreferenced(session: AsyncSession, content_hash: str) -> None:
     bytes themselves (migration 22).
     """
     await session.execute(text("SELECT ragsage_forget_content(:hash)"), {"hash": content_hash})
-
-
-async def readable_blob(
-    database: Database, scope: Scope, document_id: str
-) -> tuple[DocumentRecord, bytes] | None:
-    """A document ``scope`` may read, with its current version's stored bytes; else None.
-
-    The document is read as the caller (Row-Level Security decides, principals
-    and all); only then are its bytes read, namespace-wide, since stored bytes
-    are hidden from a key bound to principals (storage migration 22) even when
-    it may read the document they belong to.
-    """
-    from ragsage.adapters.postgres.jobs.documents import get_document
-
-    record = await get_document(ScopedReads(database, scope), document_id)
-    if record is None or not record.content_hash:
-        return None
-    rows = await read_rows(
-        database,
-        Scope(scope.namespace),
-        [
-            (
-                "SELECT data FROM ragsage_blobs "
-                "WHERE namespace = %(namespace)s AND content_hash = %(hash)s",
-                {"namespace": scope.namespace, "hash": record.content_hash},
-            )
-        ],
-    )
-    return (record, bytes(rows[0][0])) if rows else None
