@@ -8,7 +8,6 @@ live in subpackages you import explicitly, such as ``ragsage.adapters.postgres``
 and ``ragsage.adapters.providers``).
 """
 
-from ragsage import moved as _moved
 from ragsage.adapters.functions import CallableEmbedder
 from ragsage.core.errors import (
     ConfigurationError,
@@ -54,9 +53,6 @@ from ragsage.query import (
 from ragsage.query.llm_reranker import LLMReranker
 
 __version__ = "0.1.0"
-
-# A module's old import path finds it at its new place (ragsage/moved.py).
-_moved.install()
 
 __all__ = [
     "Answer",

@@ -56,14 +56,3 @@ def test_the_enqueue_interface_builds_its_app_from_the_settings_it_is_given() ->
     )
     out = run_fresh(probe)
     assert out.stdout.strip() == "redis://given:2/0"
-
-
-def test_the_old_enqueue_path_still_works_and_says_where_it_went() -> None:
-    probe = (
-        "import warnings; warnings.simplefilter('always'); "
-        "from worker.enqueue import Enqueuer; "
-        "from ragsage.library.enqueue import Enqueuer as moved; print(Enqueuer is moved)"
-    )
-    out = run_fresh(probe)
-    assert out.stdout.strip() == "True"
-    assert "worker.enqueue has moved to ragsage.library.enqueue" in out.stderr

@@ -35,7 +35,7 @@ LAYERS: dict[str, str] = {
     "ragsage.cli": "entry",
     "ragsage.library": "entry",
     "ragsage.agent": "entry",
-    "ragsage.moved": "entry",
+    "ragsage.fakes": "testing",  # the documented path of ragsage.testing
     "ragsage": "entry",  # the package's own __init__: the public names
     "api": "entry",
     "worker": "entry",

@@ -13,6 +13,7 @@ from ..import_guard import HEAVY
     [
         "ragsage",
         "ragsage, ragsage.adapters.parsing",
+        "ragsage.parsing, ragsage.parsing.chunking, ragsage.contextualizing, ragsage.caching",
         "ragsage.testing, ragsage.ingestion, ragsage.query",
         "ragsage.cli",
         "ragsage.library.shipit",

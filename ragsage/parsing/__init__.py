@@ -1,0 +1,24 @@
+"""``ragsage.parsing``: the parser, the page classifier and the format router, by their short path.
+
+The reference page documents this path; the code lives in
+:mod:`ragsage.adapters.parsing`, and these are the same objects.  Importing it
+loads no database driver, web framework or model runtime.
+"""
+
+from ragsage.adapters.parsing import (
+    DocumentFormat,
+    HeuristicBackend,
+    LayoutPageClassifier,
+    ParseLimits,
+    make_token_counter,
+    route,
+)
+
+__all__ = [
+    "DocumentFormat",
+    "HeuristicBackend",
+    "LayoutPageClassifier",
+    "ParseLimits",
+    "make_token_counter",
+    "route",
+]

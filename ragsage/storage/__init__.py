@@ -1,0 +1,63 @@
+"""``ragsage.storage``: Postgres (the pool, scoped sessions, the stores), by its documented path.
+
+It lives in :mod:`ragsage.adapters.postgres`.  ``import ragsage`` does not load
+it, so a caller that only parses needs no database driver.
+"""
+
+from ragsage.adapters.postgres import (
+    LATEST_VERSION,
+    MIGRATIONS,
+    Database,
+    EmbeddingModelMismatch,
+    Generation,
+    PgDocumentStore,
+    PgLexicalStore,
+    PgVectorStore,
+    PostgresConfig,
+    SchemaMismatch,
+    Statement,
+    active_generation,
+    check_pgvector,
+    create_engine,
+    create_sessionmaker,
+    existing_embedding_dim,
+    isolation_preamble,
+    live_generations,
+    migrate,
+    migration_statements,
+    open_scoped_session,
+    purge_namespace,
+    redact,
+    safe_identifier,
+    safe_setting_name,
+    schema_version,
+)
+
+__all__ = [
+    "LATEST_VERSION",
+    "MIGRATIONS",
+    "Database",
+    "EmbeddingModelMismatch",
+    "Generation",
+    "PgDocumentStore",
+    "PgLexicalStore",
+    "PgVectorStore",
+    "PostgresConfig",
+    "SchemaMismatch",
+    "Statement",
+    "active_generation",
+    "check_pgvector",
+    "create_engine",
+    "create_sessionmaker",
+    "existing_embedding_dim",
+    "isolation_preamble",
+    "live_generations",
+    "migrate",
+    "migration_statements",
+    "open_scoped_session",
+    "purge_namespace",
+    "redact",
+    "safe_identifier",
+    "safe_setting_name",
+    "schema_version",
+]
