@@ -31,7 +31,7 @@ from ragsage.adapters.observability.logs import (
     configure_logging,
     reset_log_context,
 )
-from ragsage.library.enqueue import Enqueuer
+from ragsage.jobs.enqueue import Enqueuer
 from ragsage.runtime import Runtime, adapter_overrides, build_runtime
 from ragsage.runtime.loop import LoopThread
 from ragsage.settings import Settings

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Iterator
 
 from api.services import Services
-from ragsage.core.errors import RagsageError
+from ragsage.core.errors import client_message
 from ragsage.query import AnswerEvent
 
 
@@ -55,8 +55,4 @@ def relayed(
 
 def failure_message(exc: Exception) -> str:
     """What a client is told of a failure after the status line was sent."""
-    if isinstance(exc, RagsageError) and exc.__class__.__module__ == "ragsage.core.errors":
-        return str(exc)
-    if isinstance(exc, RagsageError):
-        return "query failed"
-    return "internal error while answering"
+    return client_message(exc) or "internal error while answering"

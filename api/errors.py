@@ -4,21 +4,16 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
-import psycopg
-import redis
 from flask import Flask, Response, jsonify
-from kombu.exceptions import OperationalError as BrokerOperationalError
 from pydantic import ValidationError
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
-from sqlalchemy.exc import TimeoutError as PoolTimeout
 from werkzeug.exceptions import HTTPException
 
 from ragsage.adapters.postgres.generations import EmbeddingModelMismatch
-from ragsage.adapters.postgres.sessions import translate
+from ragsage.adapters.postgres.sessions import database_failure
 from ragsage.core.errors import (
+    BrokerUnavailable,
     ConfigurationError,
     Conflict,
     DocumentError,
@@ -29,19 +24,16 @@ from ragsage.core.errors import (
     RagsageError,
     RetryableProviderError,
     StorageError,
+    StorageTimeout,
     UnsupportedWidth,
+    causes,
+    client_message,
 )
 
 _log = logging.getLogger(__name__)
 # How long a client should wait before retrying after a dependency outage: long
 # enough for a restarted Postgres or Redis to accept connections again.
 RETRY_AFTER_SECONDS = 5
-_DATABASE_DOWN = (
-    psycopg.OperationalError,
-    psycopg.InterfaceError,
-    PoolTimeout,
-)
-_BROKER_DOWN = (BrokerOperationalError, redis.ConnectionError, redis.TimeoutError)
 
 
 class ApiError(Exception):
@@ -72,37 +64,19 @@ def unavailable(
     return response
 
 
-def _causes(exc: BaseException) -> Iterator[BaseException]:
-    """``exc``, what caused it, and the members of exception groups, each once."""
-    pending, seen = [exc], set()
-    while pending:
-        current = pending.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        yield current
-        if isinstance(current, BaseExceptionGroup):
-            pending.extend(current.exceptions)
-        pending.extend(c for c in (current.__cause__, current.__context__) if c is not None)
-
-
 def outage(exc: BaseException) -> str | None:
     """What ``exc`` says is unavailable: "database", "broker", "timeout" or None.
 
-    Drivers raise their own types, often wrapped (SQLAlchemy wraps psycopg,
-    kombu wraps redis-py), so the whole chain of causes is searched.
+    The adapters translate their drivers' failures into the error tree, so the
+    chain of causes is searched for the tree's own outage errors.
     """
-    for cause in _causes(exc):
-        if isinstance(cause, psycopg.errors.QueryCanceled):
-            return "timeout"  # a statement timeout: psycopg files it under operational
+    for cause in causes(exc):
+        if isinstance(cause, StorageTimeout):
+            return "timeout"
+        if isinstance(cause, BrokerUnavailable):
+            return "broker"
         if isinstance(cause, StorageError) and cause.retryable:
             return "database"
-        if isinstance(cause, DBAPIError) and cause.connection_invalidated:
-            return "database"
-        if isinstance(cause, _DATABASE_DOWN):
-            return "database"
-        if isinstance(cause, _BROKER_DOWN):
-            return "broker"
     return None
 
 
@@ -144,7 +118,7 @@ def _ragsage(exc: RagsageError) -> Response:
         return unavailable("a model provider failed", wait, code="provider_unavailable")
     if isinstance(exc, ProviderError):
         return error_response(502, "provider_error", "a model provider failed")
-    if isinstance(exc, StorageError):
+    if isinstance(exc, StorageError | BrokerUnavailable):
         which = outage(exc)
         return _outage_response(which) if which is not None else _internal(exc)
     if isinstance(exc, ConfigurationError):
@@ -156,7 +130,9 @@ def _ragsage(exc: RagsageError) -> Response:
 def _internal(exc: BaseException) -> Response:
     reference = uuid.uuid4().hex[:12]
     _log.exception("unhandled error (reference %s)", reference, exc_info=exc)
-    return error_response(500, "internal_error", f"internal error (reference {reference})")
+    # The rule every channel shares: one of our own errors may say what went wrong.
+    said = client_message(exc) or "internal error"
+    return error_response(500, "internal_error", f"{said} (reference {reference})")
 
 
 def register_error_handlers(app: Flask) -> None:
@@ -184,9 +160,11 @@ def register_error_handlers(app: Flask) -> None:
         which = outage(exc)
         if which is not None:
             return _outage_response(which)
-        if isinstance(exc, (SQLAlchemyError, psycopg.Error)):
-            # A value the database refuses (a NUL in an id, say) is the caller's.
-            return _ragsage(translate(exc))
+        # A driver's error: an outage, or a value the database refuses (a NUL in
+        # an id, say), which is the caller's.
+        translated = database_failure(exc)
+        if translated is not None:
+            return _ragsage(translated)
         if isinstance(exc, TimeoutError):
             return _outage_response("timeout")
         return _internal(exc)

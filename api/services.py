@@ -16,7 +16,7 @@ from api.page_cache import PageCache
 from api.probes import Probes
 from ragsage.adapters.postgres.replicas import ReadLog, replica_reads
 from ragsage.core.types import Scope
-from ragsage.library.enqueue import Enqueuer
+from ragsage.jobs.enqueue import Enqueuer
 from ragsage.runtime import Runtime
 from ragsage.runtime.loop import LoopThread
 from ragsage.settings import Settings

@@ -35,7 +35,7 @@ from sqlalchemy import Engine, create_engine, text
 from stack import Worker, local_stack, migrate
 
 from ragsage.core.jobs import Upload
-from ragsage.library.enqueue import Enqueuer
+from ragsage.jobs.enqueue import Enqueuer
 from ragsage.settings import Settings
 
 A, B, C = "tenant-a", "tenant-b", "tenant-c"
@@ -177,7 +177,7 @@ def run_phase(
             )
             feeder.start()
         else:
-            phase.enqueuer.start_reindex(A, embedder="hashing", model=REINDEX_MODEL)
+            phase.enqueuer.reindex.start(A, embedder="hashing", model=REINDEX_MODEL)
             feeder = None
         done = threading.Event()
         others = threading.Thread(target=phase.others_until, args=(done, args.interval))

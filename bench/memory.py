@@ -32,7 +32,7 @@ from sqlalchemy import create_engine, text
 from stack import local_stack, serve_api
 
 from ragsage.core.types import Scope
-from ragsage.library.enqueue import Enqueuer
+from ragsage.jobs.enqueue import Enqueuer
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "examples" / "docs"

@@ -42,7 +42,7 @@ from stack import local_stack, migrate, serve_api
 
 from ragsage.adapters.postgres.keys import Role, create_key
 from ragsage.core.types import Scope
-from ragsage.library.enqueue import Enqueuer, upload_from_path
+from ragsage.jobs.enqueue import Enqueuer, upload_from_path
 from ragsage.query import RetrievalOptions
 from ragsage.runtime import build_database, build_runtime
 from ragsage.settings import Settings

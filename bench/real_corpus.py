@@ -48,7 +48,7 @@ from stack import Stack, local_stack, serve_api
 from ragsage.adapters.parsing import HeuristicBackend, make_token_counter
 from ragsage.core.jobs import UploadOutcome
 from ragsage.core.types import RawSource, Scope
-from ragsage.library.enqueue import Enqueuer, upload_from_path
+from ragsage.jobs.enqueue import Enqueuer, upload_from_path
 from ragsage.settings import Settings
 from worker.cli import celery_worker_argv
 

@@ -37,7 +37,7 @@ from stack import local_stack
 
 from ragsage.core.jobs import Upload
 from ragsage.core.types import Scope
-from ragsage.library.enqueue import Enqueuer, upload_from_path
+from ragsage.jobs.enqueue import Enqueuer, upload_from_path
 from ragsage.query import QueryEngine, RetrievalResult
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings
@@ -221,7 +221,7 @@ def main() -> None:
             )
             ledger = CpuLedger(worker.pid, *services)
             started = time.perf_counter()
-            enqueuer.start_reindex(SCOPE.namespace, embedder="hashing", model=TARGET)
+            enqueuer.reindex.start(SCOPE.namespace, embedder="hashing", model=TARGET)
             if args.queries:
                 client.start()
             wait(ledger, partial(switched, polling))

@@ -39,7 +39,7 @@ from stack import local_stack
 
 from ragsage.adapters.postgres.replicas import PRIMARY, ReadLog, replica_reads
 from ragsage.core.types import Scope
-from ragsage.library.enqueue import Enqueuer
+from ragsage.jobs.enqueue import Enqueuer
 from ragsage.query import RetrievalOptions
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings

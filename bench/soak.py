@@ -47,7 +47,7 @@ from ragsage.adapters.embedded.postgres import EmbeddedPostgres
 from ragsage.adapters.embedded.redis import EmbeddedRedis
 from ragsage.core.identity import content_hash, document_id_for
 from ragsage.core.jobs import Upload, UploadOutcome
-from ragsage.library.enqueue import Enqueuer
+from ragsage.jobs.enqueue import Enqueuer
 from ragsage.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -25,7 +25,7 @@ from stack import local_stack, migrate
 
 from ragsage.core.types import Scope
 from ragsage.jobs import runner
-from ragsage.library.enqueue import Enqueuer
+from ragsage.jobs.enqueue import Enqueuer
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings
 

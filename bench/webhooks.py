@@ -40,7 +40,7 @@ from stack import Worker, local_stack, migrate
 from ragsage.adapters.webhooks.signing import new_operator_key
 from ragsage.core.jobs import Upload
 from ragsage.core.types import Scope
-from ragsage.library.enqueue import Enqueuer
+from ragsage.jobs.enqueue import Enqueuer
 from ragsage.library.webhook_admin import WebhookAdmin
 from ragsage.runtime import build_database
 from ragsage.settings import Settings

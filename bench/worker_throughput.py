@@ -27,7 +27,7 @@ from pathlib import Path
 from stack import local_stack
 
 from ragsage.core.types import RawSource, Scope
-from ragsage.library.enqueue import Enqueuer
+from ragsage.jobs.enqueue import Enqueuer
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings
 from worker.cli import celery_worker_argv

@@ -33,7 +33,7 @@ import site_chrome
 from real_corpus import ingest, own_cpu
 from stack import local_stack
 
-from ragsage.library.enqueue import Enqueuer
+from ragsage.jobs.enqueue import Enqueuer
 
 _ROW = (
     "namespace, generation, document_id, ordinal, text, embed_text, heading_path, headings, "

@@ -3,42 +3,5 @@
 They live in :mod:`ragsage.testing`.
 """
 
-from ragsage.testing import (
-    FakeCache,
-    FakeChunker,
-    FakeContextualizer,
-    FakeDocumentParser,
-    FakeDocumentStore,
-    FakeEmbedder,
-    FakeEngineKit,
-    FakeLexicalStore,
-    FakeLLMClient,
-    FakePageClassifier,
-    FakeQueryRewriter,
-    FakeReranker,
-    FakeSpan,
-    FakeTracer,
-    FakeVectorStore,
-    RecordedSpan,
-    all_fakes,
-)
-
-__all__ = [
-    "FakeCache",
-    "FakeChunker",
-    "FakeContextualizer",
-    "FakeDocumentParser",
-    "FakeDocumentStore",
-    "FakeEmbedder",
-    "FakeEngineKit",
-    "FakeLLMClient",
-    "FakeLexicalStore",
-    "FakePageClassifier",
-    "FakeQueryRewriter",
-    "FakeReranker",
-    "FakeSpan",
-    "FakeTracer",
-    "FakeVectorStore",
-    "RecordedSpan",
-    "all_fakes",
-]
+from ragsage.testing import *  # noqa: F403 - the home's names, as its __all__ lists them
+from ragsage.testing import __all__ as __all__

@@ -4,42 +4,5 @@ They live in :mod:`ragsage.adapters.providers`.  As there, importing this loads
 no provider SDK; building the clients does.
 """
 
-from ragsage.adapters.providers import (
-    LocalEmbedder,
-    LocalModelFiles,
-    OpenAIContextualizer,
-    OpenAIEmbedder,
-    OpenAILLMClient,
-    OpenAIQueryRewriter,
-    OpenAIService,
-    ProviderClients,
-    ProviderConfig,
-    RetryPolicy,
-    TesseractTranscriber,
-    VoyageClient,
-    VoyageEmbedder,
-    VoyageReranker,
-    build_provider_clients,
-    locate_local_model,
-    tesseract_available,
-)
-
-__all__ = [
-    "LocalEmbedder",
-    "LocalModelFiles",
-    "OpenAIContextualizer",
-    "OpenAIEmbedder",
-    "OpenAILLMClient",
-    "OpenAIQueryRewriter",
-    "OpenAIService",
-    "ProviderClients",
-    "ProviderConfig",
-    "RetryPolicy",
-    "TesseractTranscriber",
-    "VoyageClient",
-    "VoyageEmbedder",
-    "VoyageReranker",
-    "build_provider_clients",
-    "locate_local_model",
-    "tesseract_available",
-]
+from ragsage.adapters.providers import *  # noqa: F403 - the home's names, as its __all__ lists them
+from ragsage.adapters.providers import __all__ as __all__

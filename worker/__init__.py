@@ -3,5 +3,5 @@
 Thin on purpose: the work itself is :mod:`ragsage.jobs`; this package binds it to
 Celery (the app and its settings, the task, the per-process runtime and the
 watchdog thread).  Upload services send jobs through
-:mod:`ragsage.library.enqueue` and load nothing of this package.
+:mod:`ragsage.jobs.enqueue` and load nothing of this package.
 """

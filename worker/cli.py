@@ -149,7 +149,7 @@ def _worker(args: argparse.Namespace) -> NoReturn:
 
 
 def _enqueue(args: argparse.Namespace) -> int:
-    from ragsage.library.enqueue import Upload, enqueue_documents, job_status, upload_from_path
+    from ragsage.jobs.enqueue import Upload, enqueue_documents, job_status, upload_from_path
 
     pending: dict[str, Path] = {}
     failures = 0
@@ -221,9 +221,9 @@ def _follow(
 
 
 def _reprocess(args: argparse.Namespace) -> int:
-    from ragsage.library.enqueue import default_enqueuer, job_status
+    from ragsage.jobs.enqueue import default_enqueuer, job_status
 
-    job_ids = default_enqueuer().reprocess(
+    job_ids = default_enqueuer().reindex.reprocess(
         args.namespace, only_skipped_pages=args.only_skipped_pages
     )
     which = "with skipped scanned pages " if args.only_skipped_pages else ""
@@ -246,7 +246,7 @@ def _reprocess(args: argparse.Namespace) -> int:
 
 
 def _jobs(args: argparse.Namespace) -> int:
-    from ragsage.library.enqueue import job_status
+    from ragsage.jobs.enqueue import job_status
 
     job = job_status(args.namespace, args.job_id)
     if job is None:

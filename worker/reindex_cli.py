@@ -23,7 +23,7 @@ GATE_REFUSED = 3
 
 def reindex_command(args: argparse.Namespace) -> int:
     """``ragsage reindex``: start, follow, gate, roll back or report a re-index."""
-    from ragsage.library.enqueue import default_enqueuer
+    from ragsage.jobs.enqueue import default_enqueuer
 
     _check_gate_flags(args)
     enqueuer = default_enqueuer()
@@ -32,14 +32,14 @@ def reindex_command(args: argparse.Namespace) -> int:
     namespaces = enqueuer.namespaces() if args.all else [args.namespace]
     if args.status:
         for namespace in namespaces:
-            _print_status(namespace, enqueuer.reindex_status(namespace))
+            _print_status(namespace, enqueuer.reindex.status(namespace))
         return 0
     if args.rollback or args.drop_previous:
         return _maintain(enqueuer, namespaces, rollback=args.rollback, force=args.force)
     kind = args.embedder or enqueuer.settings.embedder
     started: dict[str, int] = {}
     for namespace in namespaces:
-        generation, sent = enqueuer.start_reindex(
+        generation, sent = enqueuer.reindex.start(
             namespace, embedder=kind, model=args.embedding_model, dim=args.dim
         )
         started[namespace] = generation
@@ -97,7 +97,7 @@ def _gated_reindex(args: argparse.Namespace, enqueuer: Any) -> int:
             plural = "" if match.skipped == 1 else "s"
             print(f"  {match.skipped} question{plural} about them skipped", file=sys.stderr)
         kind = args.embedder or enqueuer.settings.embedder
-        generation, sent = enqueuer.start_reindex(
+        generation, sent = enqueuer.reindex.start(
             namespace, embedder=kind, model=args.embedding_model, dim=args.dim, held=True
         )
         print(
@@ -109,7 +109,7 @@ def _gated_reindex(args: argparse.Namespace, enqueuer: Any) -> int:
             print(f"{namespace}: it was activated outside the gate; not judged", file=sys.stderr)
         if outcome[namespace] != "complete":
             return 1
-        live = {g["id"]: g for g in enqueuer.reindex_status(namespace)}
+        live = {g["id"]: g for g in enqueuer.reindex.status(namespace)}
         active = next(g for g in live.values() if g["state"] == "active")
         retrieval = args.gate_retrieval or "hybrid"
         verdict = enqueuer.run(
@@ -130,7 +130,7 @@ def _gated_reindex(args: argparse.Namespace, enqueuer: Any) -> int:
         f"active: {_label(active)}; new: {_label(live[generation])}"
     )
     print(gate.verdict_table(verdict, ("active", "new")))
-    enqueuer.record_gate(
+    enqueuer.reindex.record_gate(
         namespace,
         generation,
         {
@@ -147,7 +147,7 @@ def _gated_reindex(args: argparse.Namespace, enqueuer: Any) -> int:
         },
     )
     if verdict.passed or args.force:
-        enqueuer.activate_held(namespace, generation)
+        enqueuer.reindex.activate_held(namespace, generation)
         why = "passed the gate" if verdict.passed else "forced past the gate"
         print(f"{namespace}: switched to generation {generation} ({why})")
         return 0
@@ -186,7 +186,7 @@ def _follow_one(
 ) -> str:
     with tqdm(unit="doc", desc=namespace, disable=not sys.stderr.isatty()) as bar:
         while True:
-            rows = enqueuer.reindex_status(namespace)
+            rows = enqueuer.reindex.status(namespace)
             row = next((g for g in rows if g["id"] == generation), None)
             if row is None:
                 print(
@@ -223,11 +223,11 @@ def _follow_one(
 def _maintain(enqueuer: Any, namespaces: list[str], *, rollback: bool, force: bool) -> int:
     for namespace in namespaces:
         if rollback:
-            generation = enqueuer.rollback(namespace, force=force)
+            generation = enqueuer.reindex.rollback(namespace, force=force)
             model = generation.embedding_model
             print(f"{namespace}: generation {generation.id} ({model}) is active")
         else:
-            freed = enqueuer.drop_previous(namespace)
+            freed = enqueuer.reindex.drop_previous(namespace)
             print(f"{namespace}: dropped retired generations, freeing {freed} chunks")
     return 0
 

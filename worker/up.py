@@ -262,7 +262,7 @@ class Stack:
     # ------------------------------------------------------------------ use
 
     def ingest_samples(self, folder: Path) -> None:
-        from ragsage.library.enqueue import Enqueuer
+        from ragsage.jobs.enqueue import Enqueuer
 
         assert self.settings is not None
         enqueuer = Enqueuer(self.settings)

@@ -37,7 +37,7 @@ def start() -> Any:
     who = require(Role.ADMIN)
     body = json_body(ReindexRequest)
     here = services()
-    generation, queued = here.enqueuer.start_reindex(
+    generation, queued = here.enqueuer.reindex.start(
         who.scope.namespace,
         embedder=body.embedder or here.settings.embedder,
         model=body.embedding_model,
@@ -69,7 +69,7 @@ def _active(generation: Generation) -> Any:
 def rollback() -> Any:
     who = require(Role.ADMIN)
     body = json_body(RollbackRequest)
-    return _active(services().enqueuer.rollback(who.scope.namespace, force=body.force))
+    return _active(services().enqueuer.reindex.rollback(who.scope.namespace, force=body.force))
 
 
 @blueprint.post("/v1/reindex/drop-previous")
@@ -80,7 +80,7 @@ def rollback() -> Any:
 )
 def drop_previous() -> Any:
     who = require(Role.ADMIN)
-    freed = services().enqueuer.drop_previous(who.scope.namespace)
+    freed = services().enqueuer.reindex.drop_previous(who.scope.namespace)
     return convert.dump(DroppedGenerations(freed_chunks=freed))
 
 
@@ -93,12 +93,12 @@ def drop_previous() -> Any:
 def activate(generation: int) -> Any:
     """Switch to a held, complete generation: what a gate does once it approves."""
     who = require(Role.ADMIN)
-    return _active(services().enqueuer.activate_held(who.scope.namespace, generation))
+    return _active(services().enqueuer.reindex.activate_held(who.scope.namespace, generation))
 
 
 @blueprint.get("/v1/reindex")
 @documented("Embedding generations and re-index progress (admin)", ok(schemas.ReindexStatus))
 def status() -> Any:
     who = require(Role.ADMIN)
-    rows = services().enqueuer.reindex_status(who.scope.namespace)
+    rows = services().enqueuer.reindex.status(who.scope.namespace)
     return convert.dump(ReindexStatus(generations=[GenerationOut(**row) for row in rows]))

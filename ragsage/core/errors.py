@@ -13,17 +13,21 @@
     │   ├── RetryableProviderError rate limits, 5xx, timeouts, lost connections
     │   └── PermanentProviderError bad credentials, rejected request, malformed reply
     ├── StorageError               a store failed
+    │   ├── StorageUnavailable     unreachable, or the connection was lost (retryable)
+    │   └── StorageTimeout         a statement ran past its time limit and was cancelled
+    ├── BrokerUnavailable          the job queue cannot take a message now (retryable)
     └── ConfigurationError         settings that cannot work
 
 ``retryable`` is the one attribute a job runner needs: it decides between backing
 off and failing the job with the message.  Vendor exceptions are translated into
 this tree with ``raise ... from exc`` so the cause is kept for logs but never
-shown to an HTTP client.
+shown to a client: :func:`client_message` is the one rule for what a client
+(an HTTP caller, a job's reader, a streamed answer) may be told.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 
@@ -110,8 +114,48 @@ class StorageError(RagsageError):
     """A store operation failed."""
 
 
+class StorageUnavailable(StorageError):
+    """The database was unreachable or dropped the connection; trying again may work."""
+
+    retryable = True
+
+
+class StorageTimeout(StorageError):
+    """The database cancelled a statement that ran past its time limit."""
+
+
+class BrokerUnavailable(RagsageError):
+    """The job queue's broker could not be reached; the message was not sent."""
+
+    retryable = True
+
+
 class ConfigurationError(RagsageError):
     """Settings that cannot produce a working system."""
+
+
+def client_message(exc: BaseException) -> str | None:
+    """What a client may read of ``exc``: its message if it is one of ours, else None.
+
+    ragsage writes its own errors for whoever caused them (they name the file,
+    the option or the limit, never a secret or a server's internals); any other
+    exception may quote a driver, an SDK or a path, so only its kind may be named.
+    """
+    return str(exc) if isinstance(exc, RagsageError) else None
+
+
+def causes(exc: BaseException) -> Iterator[BaseException]:
+    """``exc``, what caused it, and the members of exception groups, each once."""
+    pending, seen = [exc], set()
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        if isinstance(current, BaseExceptionGroup):
+            pending.extend(current.exceptions)
+        pending.extend(c for c in (current.__cause__, current.__context__) if c is not None)
 
 
 def json_type(value: Any) -> str:

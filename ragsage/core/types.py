@@ -8,11 +8,13 @@ equal, which is what the tests and the dedup logic lean on.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal, NamedTuple
+
+from ragsage.core.errors import InvalidRequest
 
 NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
 _NAMESPACE = re.compile(NAMESPACE_PATTERN)
@@ -83,6 +85,17 @@ class Scope:
     def unbound(self) -> Scope:
         """The same namespace, read for no principal in particular."""
         return Scope(self.namespace)
+
+
+def scope_for(namespace: str, principals: Collection[str] | None = None) -> Scope:
+    """The scope a caller names, bound to ``principals`` when given (docs/access.md).
+
+    A malformed namespace or principal name is the caller's error: InvalidRequest.
+    """
+    try:
+        return Scope(namespace, None if principals is None else frozenset(principals))
+    except ValueError as exc:
+        raise InvalidRequest(str(exc)) from None
 
 
 @dataclass(frozen=True, slots=True)

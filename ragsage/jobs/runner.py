@@ -31,7 +31,13 @@ from ragsage.adapters.postgres.generations import (
     live_generations,
 )
 from ragsage.adapters.postgres.jobs import document_rows, page_store, reindex, store, turns
-from ragsage.core.errors import DocumentError, InputError, RagsageError, StorageError
+from ragsage.core.errors import (
+    DocumentError,
+    InputError,
+    RagsageError,
+    StorageError,
+    client_message,
+)
 from ragsage.core.jobs import Job, result_summary
 from ragsage.core.tracing import timed_stage
 from ragsage.core.types import RawSource, Scope
@@ -523,10 +529,9 @@ async def _record_failure(runtime: Runtime, scope: Scope, job: Job, exc: Excepti
             "failed",
             f"{job.filename}: gave up after {job.attempts} attempts: {_describe(exc)}",
         )
-    elif isinstance(exc, RagsageError):
-        # Our own errors (a provider refusing an input, a misconfiguration) carry
-        # readable, secret-free messages; show them as they are.
-        outcome = JobOutcome(job.id, "failed", f"{job.filename}: {exc}")
+    elif (shown := client_message(exc)) is not None:
+        # A provider refusing an input, a misconfiguration: said as it is.
+        outcome = JobOutcome(job.id, "failed", f"{job.filename}: {shown}")
     else:
         _log.exception("job %s failed unexpectedly", job.id)
         outcome = JobOutcome(
@@ -538,5 +543,5 @@ async def _record_failure(runtime: Runtime, scope: Scope, job: Job, exc: Excepti
 
 
 def _describe(exc: BaseException) -> str:
-    # Our own errors carry readable, secret-free messages; others only their type.
-    return str(exc) if isinstance(exc, RagsageError) else type(exc).__name__
+    shown = client_message(exc)
+    return shown if shown is not None else type(exc).__name__

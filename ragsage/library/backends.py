@@ -10,26 +10,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from ragsage.adapters.offline import ExtractiveReader
-from ragsage.adapters.parsing import HeuristicBackend, LayoutPageClassifier
-from ragsage.adapters.parsing.contextualizing import HeadingWindowContextualizer
 from ragsage.core.errors import InvalidRequest
-from ragsage.core.ports import (
-    Chunker,
-    Contextualizer,
-    DocumentParser,
-    DocumentStore,
-    Embedder,
-    LexicalStore,
-    LLMClient,
-    PageClassifier,
-    Reranker,
-    Tracer,
-    VectorStore,
-)
 from ragsage.core.types import Document, Page, Scope
-from ragsage.ingestion import IngestionConfig, IngestionPipeline, PreparedDocument
-from ragsage.query import QueryConfig, QueryEngine
+from ragsage.ingestion import IngestionPipeline, PreparedDocument
+from ragsage.query import QueryEngine
 
 if TYPE_CHECKING:
     from ragsage.runtime import Runtime
@@ -63,60 +47,13 @@ class Backend(Protocol):
 
 
 class LocalBackend:
-    """Ports held by this process (in-memory stores, or any the caller passed)."""
+    """Both pipelines held by this process (over in-memory stores, or any the caller passed)."""
 
     def __init__(self, scope: Scope, pipeline: IngestionPipeline, engine: QueryEngine) -> None:
         self.scope = scope
         self._pipeline, self._engine = pipeline, engine
         # Resolved pages per document, so reindex() needs neither the file nor vision.
         self._pages: dict[str, tuple[Page, ...]] = {}
-
-    @classmethod
-    def from_ports(
-        cls,
-        scope: Scope,
-        *,
-        embedder: Embedder,
-        vector_store: VectorStore,
-        lexical_store: LexicalStore,
-        document_store: DocumentStore,
-        reranker: Reranker | None,
-        parser: DocumentParser | None,
-        chunker: Chunker | None,
-        classifier: PageClassifier | None,
-        contextualizer: Contextualizer | None,
-        llm: LLMClient | None,
-        tracer: Tracer | None,
-        ingestion_config: IngestionConfig | None,
-        query_config: QueryConfig | None,
-    ) -> LocalBackend:
-        """Both pipelines over the given ports; the ones left out are the offline defaults."""
-        backend = HeuristicBackend()
-        model = llm or ExtractiveReader()
-        pipeline = IngestionPipeline(
-            parser=parser or backend,
-            classifier=classifier or LayoutPageClassifier(),
-            chunker=chunker or backend,
-            contextualizer=contextualizer or HeadingWindowContextualizer(),
-            embedder=embedder,
-            llm=model,
-            vector_store=vector_store,
-            lexical_store=lexical_store,
-            document_store=document_store,
-            tracer=tracer,
-            config=ingestion_config,
-        )
-        engine = QueryEngine(
-            embedder=embedder,
-            vector_store=vector_store,
-            lexical_store=lexical_store,
-            document_store=document_store,
-            llm=model,
-            reranker=reranker,
-            tracer=tracer,
-            config=query_config,
-        )
-        return cls(scope, pipeline, engine)
 
     @property
     def has_reranker(self) -> bool:

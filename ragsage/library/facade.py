@@ -13,6 +13,7 @@ per task.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,12 +35,12 @@ from ragsage.core.ports import (
     Tracer,
     VectorStore,
 )
-from ragsage.core.types import Chunk, SearchFilters
+from ragsage.core.types import Chunk, SearchFilters, scope_for
 from ragsage.ingestion import IngestionConfig
 from ragsage.library import indexing
 from ragsage.library.backends import Backend, LocalBackend, PostgresBackend
 from ragsage.library.context import RAGContext
-from ragsage.library.inputs import TextDocument, as_text_document, scope_for, text_document
+from ragsage.library.inputs import TextDocument, as_text_document, text_document
 from ragsage.library.private_loop import LoopOwner
 from ragsage.library.tool_payloads import chunk_payload, search_payload
 from ragsage.library.tracking import SourceTracker
@@ -48,6 +49,7 @@ from ragsage.library.twins import Work, awaiting, blocking
 from ragsage.query import QueryConfig, QueryEngine
 from ragsage.query.options import DEFAULT_HYBRID_ALPHA
 from ragsage.query.results import ChunkContext
+from ragsage.runtime.composition import compose, offline_ports
 
 if TYPE_CHECKING:
     from ragsage.agent.tools import Tool
@@ -82,23 +84,28 @@ class RAG(LoopOwner, TracksSources):
         query_config: QueryConfig | None = None,
         namespace: str = "default",
     ) -> None:
-        local = LocalBackend.from_ports(
-            scope_for(namespace),
-            embedder=embedder,
-            vector_store=vector_store,
-            lexical_store=lexical_store,
-            document_store=document_store,
-            reranker=reranker,
-            parser=parser,
-            chunker=chunker,
-            classifier=classifier,
-            contextualizer=contextualizer,
-            llm=llm,
-            tracer=tracer,
-            ingestion_config=ingestion_config,
-            query_config=query_config,
+        # The offline set, with the caller's ports in place of its own.  The
+        # reranker is the caller's alone: without one, searches do not rerank and
+        # rerank=True is refused (docs/library.md).
+        offline = offline_ports(embedder=embedder)
+        engine = compose(
+            replace(
+                offline,
+                vector_store=vector_store,
+                lexical_store=lexical_store,
+                document_store=document_store,
+                reranker=reranker,
+                parser=parser or offline.parser,
+                chunker=chunker or offline.chunker,
+                classifier=classifier or offline.classifier,
+                contextualizer=contextualizer or offline.contextualizer,
+                llm=llm or offline.llm,
+                tracer=tracer,
+            ),
+            ingestion=ingestion_config,
+            query=query_config,
         )
-        self._attach(local)
+        self._attach(LocalBackend(scope_for(namespace), engine.ingestion, engine.query))
 
     def _attach(self, backend: Backend) -> None:
         self._backend = backend

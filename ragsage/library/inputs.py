@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from ragsage.core.errors import InvalidRequest
 from ragsage.core.identity import content_hash
-from ragsage.core.types import Scope
 
 _FIELDS = ("id", "content", "metadata", "source", "title", "created_at")
 
@@ -88,14 +87,3 @@ def text_document(
             created_at=created_at,
         )
     )
-
-
-def scope_for(namespace: str, principals: Collection[str] | None = None) -> Scope:
-    """The scope a library call acts in, bound to ``principals`` when given (docs/access.md).
-
-    A malformed namespace or principal name is the caller's error: InvalidRequest.
-    """
-    try:
-        return Scope(namespace, None if principals is None else frozenset(principals))
-    except ValueError as exc:
-        raise InvalidRequest(str(exc)) from None

@@ -5,20 +5,5 @@ The reference page documents this path; the code lives in
 loads no database driver, web framework or model runtime.
 """
 
-from ragsage.adapters.parsing import (
-    DocumentFormat,
-    HeuristicBackend,
-    LayoutPageClassifier,
-    ParseLimits,
-    make_token_counter,
-    route,
-)
-
-__all__ = [
-    "DocumentFormat",
-    "HeuristicBackend",
-    "LayoutPageClassifier",
-    "ParseLimits",
-    "make_token_counter",
-    "route",
-]
+from ragsage.adapters.parsing import *  # noqa: F403 - the home's names, as its __all__ lists them
+from ragsage.adapters.parsing import __all__ as __all__

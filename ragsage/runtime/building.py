@@ -31,6 +31,7 @@ from ragsage.runtime.models import (
     build_reranker,
     build_rewriter,
     make_embedder,
+    worth_caching,
 )
 
 
@@ -62,7 +63,7 @@ def build_runtime(
         settings.embedder, settings.embedding_model_name, settings.embedding_dim
     )
     built_cache = cache if cache is not None else build_cache(settings)
-    if built_cache is not None and embedder is None and settings.embedder != "hashing":
+    if built_cache is not None and embedder is None and worth_caching(built_embedder):
         built_embedder = CachingEmbedder(built_embedder, built_cache)
     if built_embedder.dimension != settings.embedding_dim:
         raise ConfigurationError(

@@ -34,6 +34,7 @@ from ragsage.ingestion import IngestionConfig, IngestionPipeline
 from ragsage.ingestion.fingerprint import chunking_fingerprint
 from ragsage.query import QueryConfig, QueryEngine
 from ragsage.query.fusion import FusionMethod
+from ragsage.runtime.composition import Engine, EnginePorts, compose
 from ragsage.settings import Settings
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from ragsage.adapters.postgres import Database, PgDocumentStore, PgLexicalStore, PgVectorStore
     from ragsage.adapters.postgres.dense_statements import DensePaths
 
-from ragsage.runtime.models import Providers
+from ragsage.runtime.models import Providers, worth_caching
 
 EmbedderFactory = Callable[[str, str, "int | None"], Embedder]
 # Namespaces whose active embedder one process remembers (least recent dropped).
@@ -112,8 +113,7 @@ class Runtime:
         key = (kind, model, dim)
         if key not in self._embedders:
             built = self.embedder_factory(kind, model, dim)
-            if self.cache is not None and kind != "hashing":
-                # Paid models only: hashing is cheaper to recompute than to fetch.
+            if self.cache is not None and worth_caching(built):
                 built = CachingEmbedder(built, self.cache)
             if dim is not None and built.dimension != dim:
                 raise ConfigurationError(
@@ -188,44 +188,43 @@ class Runtime:
             PgDocumentStore(where),
         )
 
-    def pipeline(self, embedder: Embedder | None = None) -> IngestionPipeline:
-        """The ingestion pipeline; its stores open a session per call unless overridden."""
+    def engine(self, embedder: Embedder | None = None, *, generation: int | None = None) -> Engine:
+        """Both pipelines over this runtime's ports; their stores open a session per call.
+
+        ``generation`` points searches at that live generation instead of the active one.
+        """
         chosen = embedder or self.embedder
-        vectors, lexical, documents = self.stores(embedder=chosen)
-        return IngestionPipeline(
+        vectors, lexical, documents = self.stores(embedder=chosen, generation=generation)
+        ports = EnginePorts(
             parser=self.parser,
             classifier=self.classifier,
             chunker=self.chunker,
+            # With contextualizing off the pipeline never asks; the port still needs one.
             contextualizer=self.contextualizer or HeadingWindowContextualizer(window=0),
             embedder=chosen,
             llm=self.llm,
             vector_store=vectors,
             lexical_store=lexical,
             document_store=documents,
+            reranker=self.reranker,
+            rewriter=self.rewriter,
             cache=self.cache,
             tracer=self.tracer,
-            config=self.ingestion_config(),
         )
+        query = QueryConfig(
+            fusion=cast(FusionMethod, self.settings.fusion),
+            rerank_searches=not isinstance(self.reranker, OverlapReranker),
+        )
+        return compose(ports, ingestion=self.ingestion_config(), query=query)
+
+    def pipeline(self, embedder: Embedder | None = None) -> IngestionPipeline:
+        """The ingestion pipeline; its stores open a session per call unless overridden."""
+        return self.engine(embedder).ingestion
 
     def query_engine(
         self, embedder: Embedder | None = None, *, generation: int | None = None
     ) -> QueryEngine:
-        chosen = embedder or self.embedder
-        vectors, lexical, documents = self.stores(embedder=chosen, generation=generation)
-        return QueryEngine(
-            embedder=chosen,
-            vector_store=vectors,
-            lexical_store=lexical,
-            document_store=documents,
-            llm=self.llm,
-            reranker=self.reranker,
-            rewriter=self.rewriter,
-            tracer=self.tracer,
-            config=QueryConfig(
-                fusion=cast(FusionMethod, self.settings.fusion),
-                rerank_searches=not isinstance(self.reranker, OverlapReranker),
-            ),
-        )
+        return self.engine(embedder, generation=generation).query
 
     async def query_engine_for(self, scope: Scope) -> QueryEngine:
         """A query engine using the namespace's active embedding generation (read now)."""

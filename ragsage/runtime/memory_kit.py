@@ -7,21 +7,12 @@ writes the corpus as one JSON-able dict, so a corpus outlives the process.
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
-from ragsage.adapters.memory import (
-    MemoryCache,
-    MemoryDocumentStore,
-    MemoryLexicalStore,
-    MemoryVectorStore,
-)
-from ragsage.adapters.offline import (
-    ExtractiveReader,
-    HashingEmbedder,
-    OverlapReranker,
-    TermRewriter,
-)
+from ragsage.adapters.memory import MemoryDocumentStore, MemoryLexicalStore, MemoryVectorStore
 from ragsage.core.ports import (
+    Cache,
     Chunker,
     Contextualizer,
     DocumentParser,
@@ -35,12 +26,17 @@ from ragsage.core.ports import (
 from ragsage.core.tracing import NullTracer
 from ragsage.ingestion import IngestionConfig, IngestionPipeline
 from ragsage.query import QueryConfig, QueryEngine
+from ragsage.runtime.composition import EnginePorts, compose, offline_ports
 
 SNAPSHOT_VERSION = 1
 
 
 class MemoryKit:
-    """Every port instantiated once and shared, so ingest and query see one corpus."""
+    """Every port instantiated once and shared, so ingest and query see one corpus.
+
+    The models left out are the offline set's (:func:`offline_ports`); the
+    parsing adapters are the caller's.  No parse cache unless one is given.
+    """
 
     def __init__(
         self,
@@ -54,47 +50,33 @@ class MemoryKit:
         llm: LLMClient | None = None,
         rewriter: QueryRewriter | None = None,
         tracer: Tracer | None = None,
+        cache: Cache | None = None,
     ) -> None:
+        offline = offline_ports(embedder=embedder)
         self.parser, self.classifier = parser, classifier
         self.chunker, self.contextualizer = chunker, contextualizer
-        self.embedder: Embedder = embedder or HashingEmbedder()
-        self.reranker: Reranker = reranker or OverlapReranker()
-        self.llm: LLMClient = llm or ExtractiveReader()
-        self.rewriter: QueryRewriter = rewriter or TermRewriter()
+        self.embedder: Embedder = offline.embedder
+        self.reranker: Reranker | None = reranker or offline.reranker
+        self.llm: LLMClient = llm or offline.llm
+        self.rewriter: QueryRewriter | None = rewriter or offline.rewriter
         self.tracer: Tracer = tracer or NullTracer()
         self.vector_store = MemoryVectorStore()
         self.lexical_store = MemoryLexicalStore()
         self.document_store = MemoryDocumentStore()
-        self.cache = MemoryCache()
+        self.cache = cache
+
+    def ports(self) -> EnginePorts:
+        """The kit's ports as they are now (a test may have swapped one).
+
+        The kit's attributes carry the ports' own names, so they are read by name.
+        """
+        return EnginePorts(**{port.name: getattr(self, port.name) for port in fields(EnginePorts)})
 
     def ingestion(self, config: IngestionConfig | None = None) -> IngestionPipeline:
-        return IngestionPipeline(
-            parser=self.parser,
-            classifier=self.classifier,
-            chunker=self.chunker,
-            contextualizer=self.contextualizer,
-            embedder=self.embedder,
-            llm=self.llm,
-            vector_store=self.vector_store,
-            lexical_store=self.lexical_store,
-            document_store=self.document_store,
-            cache=self.cache,
-            tracer=self.tracer,
-            config=config,
-        )
+        return compose(self.ports(), ingestion=config).ingestion
 
     def query_engine(self, config: QueryConfig | None = None) -> QueryEngine:
-        return QueryEngine(
-            embedder=self.embedder,
-            vector_store=self.vector_store,
-            lexical_store=self.lexical_store,
-            document_store=self.document_store,
-            llm=self.llm,
-            reranker=self.reranker,
-            rewriter=self.rewriter,
-            tracer=self.tracer,
-            config=config,
-        )
+        return compose(self.ports(), query=config).query
 
     def snapshot(self) -> dict[str, Any]:
         """The whole corpus as one JSON-able dict."""

@@ -35,6 +35,12 @@ def hashing_dimension(model: str) -> int | None:
     return None
 
 
+def worth_caching(embedder: Embedder) -> bool:
+    """Whether a cache of ``embedder``'s vectors pays: not for the hashing embedder,
+    which makes a vector faster than any cache can hand one back."""
+    return hashing_dimension(embedder.model) is None
+
+
 def provider_config(settings: Settings) -> ProviderConfig:
     """The provider adapters' configuration, from the settings."""
     from ragsage.adapters.providers import ProviderConfig

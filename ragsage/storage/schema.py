@@ -1,23 +1,9 @@
 """``ragsage.storage.schema``: the versioned migrations, at the path the reference page names.
 
-They live in :mod:`ragsage.adapters.postgres.migrations`; they run on the owner
+They live in :mod:`ragsage.adapters.postgres.migrations`, and run on the owner
 connection only.
 """
 
-from ragsage.adapters.postgres.migrations import (
-    LATEST_VERSION,
-    MIGRATIONS,
-    SchemaMismatch,
-    migrate,
-    migration_statements,
-    schema_version,
-)
+from ragsage.adapters.postgres.migrations import SchemaMismatch, migrate, migration_statements
 
-__all__ = [
-    "LATEST_VERSION",
-    "MIGRATIONS",
-    "SchemaMismatch",
-    "migrate",
-    "migration_statements",
-    "schema_version",
-]
+__all__ = ["SchemaMismatch", "migrate", "migration_statements"]

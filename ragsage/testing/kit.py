@@ -37,6 +37,8 @@ class FakeEngineKit(MemoryKit):
         contextualizer: Contextualizer | None = None,
         dimension: int | None = None,
     ) -> None:
+        # A parse cache in memory too (the offline kit has none), for the tests to watch.
+        cache = FakeCache()
         super().__init__(
             parser=parser or FakeDocumentParser(),
             classifier=classifier or FakePageClassifier(),
@@ -47,7 +49,9 @@ class FakeEngineKit(MemoryKit):
             llm=FakeLLMClient(),
             rewriter=FakeQueryRewriter(),
             tracer=FakeTracer(),
+            cache=cache,
         )
+        self.cache: FakeCache = cache
 
 
 def all_fakes() -> Iterable[type]:

@@ -24,7 +24,7 @@ import pytest
 from ragsage.adapters.embedded.postgres import EmbeddedPostgres
 from ragsage.adapters.embedded.redis import EmbeddedRedis
 from ragsage.adapters.postgres import Database, PostgresConfig
-from ragsage.library.enqueue import Enqueuer
+from ragsage.jobs.enqueue import Enqueuer
 
 if TYPE_CHECKING:
     from .api_harness import ApiServer

@@ -12,7 +12,7 @@ from ragsage.adapters.postgres.namespaces import set_overrides
 from ragsage.core.errors import QuotaExceeded
 from ragsage.core.jobs import JobState, Upload
 from ragsage.core.types import Scope
-from ragsage.library.enqueue import Enqueuer
+from ragsage.jobs.enqueue import Enqueuer
 from ragsage.runtime import build_runtime
 
 from .api_harness import ApiServer, make_key

@@ -101,7 +101,7 @@ def _sql(deployment: Deployment, statement: str) -> list[tuple[object, ...]]:
 
 
 def _generation(deployment: Deployment, state: str) -> dict[str, object] | None:
-    rows = deployment.enqueuer.reindex_status(ACME)
+    rows = deployment.enqueuer.reindex.status(ACME)
     return next((row for row in rows if row["state"] == state), None)
 
 
@@ -112,7 +112,7 @@ def _wait_active(deployment: Deployment, model: str, timeout: float = 120) -> No
         if active and active["embedding_model"] == model:
             return
         time.sleep(0.3)
-    raise AssertionError(f"{model} never became active: {deployment.enqueuer.reindex_status(ACME)}")
+    raise AssertionError(f"{model} never became active: {deployment.enqueuer.reindex.status(ACME)}")
 
 
 def test_reindex_serves_the_old_model_until_the_switch_then_rolls_back_and_drops(
@@ -127,7 +127,7 @@ def test_reindex_serves_the_old_model_until_the_switch_then_rolls_back_and_drops
 
     # Reading pages back from Postgres must not need the parse cache.
     redis.Redis.from_url(redis_server.url(1)).flushdb()
-    generation, sent = deployment.enqueuer.start_reindex(ACME, embedder="hashing", model=MODEL_B)
+    generation, sent = deployment.enqueuer.reindex.start(ACME, embedder="hashing", model=MODEL_B)
     assert sent == 30
 
     compared = 0
@@ -226,7 +226,7 @@ def test_a_reindex_after_a_chunking_change_cuts_the_documents_again(
     # A smaller chunk size since the first ingestion: kept rows would carry the old cut.
     smaller = {"RAGSAGE_CHUNK_SIZE": "64", "RAGSAGE_CHUNK_OVERLAP": "8"}
     deployment.worker(**_worker_env(deployment), **smaller).start(pool="solo")
-    generation, _ = deployment.enqueuer.start_reindex(ACME, embedder="hashing", model=MODEL_B)
+    generation, _ = deployment.enqueuer.reindex.start(ACME, embedder="hashing", model=MODEL_B)
     _wait_active(deployment, MODEL_B)
     results = _sql(
         deployment, "SELECT result ? 'chunks_from' FROM ragsage_jobs WHERE kind = 'reindex'"
@@ -243,7 +243,7 @@ def test_a_sigkilled_worker_does_not_stop_the_reindex(deployment: Deployment) ->
     first = deployment.worker(**_worker_env(deployment, delay="0.4"))
     first.start()
     _ingest(deployment, 8)
-    deployment.enqueuer.start_reindex(ACME, embedder="hashing", model=MODEL_B)
+    deployment.enqueuer.reindex.start(ACME, embedder="hashing", model=MODEL_B)
     deadline = time.monotonic() + 60
     while (_generation(deployment, "building") or {}).get("done", 0) < 2:
         assert time.monotonic() < deadline
@@ -264,7 +264,7 @@ def test_a_document_failing_in_the_new_model_holds_the_switch(deployment: Deploy
     deployment.worker(**_worker_env(deployment, marker="zeppelinmarker")).start()
     _ingest(deployment, 5, marked=3)
     before = _search(deployment)
-    deployment.enqueuer.start_reindex(ACME, embedder="hashing", model=MODEL_B)
+    deployment.enqueuer.reindex.start(ACME, embedder="hashing", model=MODEL_B)
 
     deadline = time.monotonic() + 60
     while True:
@@ -310,7 +310,7 @@ def test_a_rollback_that_would_lose_uploads_is_refused_with_their_count(
 
     deployment.worker().start(pool="solo")
     _ingest(deployment, 3)
-    deployment.enqueuer.start_reindex(ACME, embedder="hashing", model=MODEL_B)
+    deployment.enqueuer.reindex.start(ACME, embedder="hashing", model=MODEL_B)
     _wait_active(deployment, MODEL_B)
     # Since the switch: one new document and one replaced version, written to B only.
     fresh = deployment.enqueuer.enqueue_document(ACME, "new.md", data=_document(50))
@@ -377,7 +377,7 @@ def test_a_scan_skipped_without_ocr_is_read_when_reindexed_with_tesseract(
     job = _ingest_blind_then_see(deployment)
     assert job.state is JobState.SUCCEEDED
     assert any("page 2 is a scan and was skipped" in w for w in job.result["warnings"])
-    deployment.enqueuer.start_reindex(ACME, embedder="hashing", model=MODEL_B)
+    deployment.enqueuer.reindex.start(ACME, embedder="hashing", model=MODEL_B)
     _wait_active(deployment, MODEL_B)
     results = _sql(
         deployment,

@@ -100,7 +100,7 @@ def _gate(deployment: Deployment, model: str, *extra: str) -> subprocess.Complet
 
 def _generations(deployment: Deployment) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
-    for row in deployment.enqueuer.reindex_status(ACME):
+    for row in deployment.enqueuer.reindex.status(ACME):
         found.setdefault(str(row["state"]), []).append(str(row["embedding_model"]))
     return found
 
@@ -162,7 +162,7 @@ def test_the_gate_refuses_a_worse_model_and_switches_to_a_better_one(
     status = _reindex(deployment, "--status")
     assert "complete, awaiting gate" in status.stdout, status.stdout
     # The verdict is kept on the generation, for GET /v1/reindex as well.
-    (held,) = [g for g in deployment.enqueuer.reindex_status(ACME) if g["state"] == "building"]
+    (held,) = [g for g in deployment.enqueuer.reindex.status(ACME) if g["state"] == "building"]
     assert held["gate"]["passed"] is False and held["gate"]["forced"] is False
     assert (held["gate"]["active"], held["gate"]["new"]) == pytest.approx(
         figures["recall@10"], abs=5e-4

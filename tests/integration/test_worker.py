@@ -15,7 +15,7 @@ from ragsage.core.identity import content_hash
 from ragsage.core.jobs import JobState
 from ragsage.core.types import Scope
 from ragsage.ingestion.parse_cache import parse_cache_key
-from ragsage.library.enqueue import Enqueuer
+from ragsage.jobs.enqueue import Enqueuer
 from ragsage.runtime import build_runtime
 
 from ..fixtures.make_fixtures import build_all
@@ -204,7 +204,7 @@ def test_bulk_enqueue_answers_each_file_in_place_and_runs_the_good_ones(
     deployment: Deployment,
 ) -> None:
     from ragsage.core.errors import EmptyDocument
-    from ragsage.library.enqueue import Upload
+    from ragsage.jobs.enqueue import Upload
 
     deployment.worker().start()
     uploads = [

@@ -20,7 +20,7 @@ from ragsage.adapters.embedded.redis import EmbeddedRedis
 from ragsage.adapters.webhooks.signing import new_operator_key
 from ragsage.core.jobs import Job
 from ragsage.core.types import Scope
-from ragsage.library.enqueue import Enqueuer
+from ragsage.jobs.enqueue import Enqueuer
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings
 from worker.cli import celery_worker_argv

@@ -33,6 +33,7 @@ def loaded_by(statement: str, prefix: str) -> list[str]:
         "from api import create_app",
         "import api.routes.documents, api.probes, api.services",
         "from ragsage.library.enqueue import Enqueuer",
+        "from ragsage.jobs.enqueue import Enqueuer",
         "import ragsage.adapters.celery.broker",
     ],
 )

@@ -28,6 +28,7 @@ PUBLIC = {
     "ragsage.caching": "ragsage.ingestion.parse_cache",
     "ragsage.fakes": "ragsage.testing",
     "ragsage.shipit": "ragsage.library.shipit",
+    "ragsage.library.enqueue": "ragsage.jobs.enqueue",  # the README's
 }
 
 # The names the adapters reference page documents under each path.  It also shows
@@ -55,6 +56,7 @@ DOCUMENTED = {
         "FakeDocumentStore FakeCache RecordedSpan FakeSpan FakeTracer FakeEngineKit all_fakes"
     ),
     "ragsage.shipit": "RAG HybridSearchPipeline HashingEmbedder SearchQuery IndexFilters",
+    "ragsage.library.enqueue": "Enqueuer",
 }
 
 

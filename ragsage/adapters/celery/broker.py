@@ -13,6 +13,9 @@ from uuid import UUID
 
 import redis
 from celery import Celery
+from kombu.exceptions import OperationalError as KombuOperationalError
+
+from ragsage.core.errors import BrokerUnavailable
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,11 @@ def waiting_messages(settings: QueueSettings) -> int | None:
         client.close()
 
 
+# What a send raises when the broker cannot be reached (kombu wraps redis-py's own
+# errors; a refused or reset socket can surface as a bare OSError).
+_BROKER_DOWN = (KombuOperationalError, redis.ConnectionError, redis.TimeoutError, OSError)
+
+
 def publish(
     celery: Celery,
     settings: QueueSettings,
@@ -89,19 +97,25 @@ def publish(
     """Send a job's message on its kind's queue: uploads never wait behind a re-index.
 
     ``recovered`` (a job re-sent by the watchdog, or retried) jumps the queue.
+    Raises :class:`~ragsage.core.errors.BrokerUnavailable` when the broker is away.
     """
     task, queue = (
         (INGEST_TASK, settings.ingest_queue)
         if kind == "ingest"
         else (REINDEX_TASK, settings.reindex_queue)
     )
-    celery.send_task(
-        task,
-        args=[namespace, str(job_id)],
-        queue=queue,
-        countdown=countdown,
-        priority=RECOVERED_PRIORITY if recovered else NORMAL_PRIORITY,
-    )
+    try:
+        celery.send_task(
+            task,
+            args=[namespace, str(job_id)],
+            queue=queue,
+            countdown=countdown,
+            priority=RECOVERED_PRIORITY if recovered else NORMAL_PRIORITY,
+        )
+    except _BROKER_DOWN as exc:
+        raise BrokerUnavailable(
+            f"the job queue could not take job {job_id} ({type(exc).__name__})"
+        ) from exc
 
 
 def create_celery(settings: QueueSettings) -> Celery:

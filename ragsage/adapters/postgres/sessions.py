@@ -10,10 +10,18 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.postgres.isolation import SCOPE_KEY, Statements, pinned_as
-from ragsage.core.errors import InvalidRequest, RagsageError, StorageError
+from ragsage.core.errors import (
+    InvalidRequest,
+    RagsageError,
+    StorageError,
+    StorageTimeout,
+    StorageUnavailable,
+    causes,
+)
 from ragsage.core.types import Scope
 
 if TYPE_CHECKING:
@@ -22,25 +30,44 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 
 
-class RetryableStorageError(StorageError):
-    """The database was unreachable or dropped the connection; trying again may work."""
-
-    retryable = True
+# What a database that is down or out of reach raises, wrapped by SQLAlchemy or not.
+_DATABASE_DOWN = (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout)
 
 
 def translate(exc: SQLAlchemyError | psycopg.Error) -> RagsageError:
     """A short, internals-free error for ``exc``; the full one goes to the log only."""
     _log.warning("database error: %s", exc)
     if isinstance(exc, DBAPIError) and exc.connection_invalidated:
-        return RetryableStorageError("the database connection was lost")
+        return StorageUnavailable("the database connection was lost")
     origin = type(getattr(exc, "orig", None) or exc).__name__
     if origin in {"OperationalError", "InterfaceError", "ConnectionTimeout", "PoolTimeout"}:
-        return RetryableStorageError(f"the database is unavailable ({origin})")
+        return StorageUnavailable(f"the database is unavailable ({origin})")
     if origin == "DataError" or isinstance(getattr(exc, "orig", exc), psycopg.DataError):
         return InvalidRequest("a value in the request cannot be stored or searched")
     if origin == "QueryCanceled":
-        return StorageError("the database query took too long and was cancelled")
+        return StorageTimeout("the database query took too long and was cancelled")
     return StorageError(f"the database rejected the operation ({origin})")
+
+
+def database_failure(exc: BaseException) -> RagsageError | None:
+    """The error tree's word for a database failure in ``exc`` or its causes; None if none.
+
+    Drivers raise their own types, often wrapped (SQLAlchemy wraps psycopg), so
+    an outage is looked for along the whole chain of causes; any other driver
+    error is translated only when it is ``exc`` itself.  This is what lets the
+    API's one error handler answer without importing a driver.
+    """
+    for cause in causes(exc):
+        if isinstance(cause, psycopg.errors.QueryCanceled):
+            # A statement timeout, which psycopg files under operational errors.
+            return StorageTimeout("the database query took too long and was cancelled")
+        if isinstance(cause, DBAPIError) and cause.connection_invalidated:
+            return StorageUnavailable("the database connection was lost")
+        if isinstance(cause, _DATABASE_DOWN):
+            return StorageUnavailable(f"the database is unavailable ({type(cause).__name__})")
+    if isinstance(exc, SQLAlchemyError | psycopg.Error):
+        return translate(exc)
+    return None
 
 
 def _check_pinned(session: AsyncSession, scope: Scope) -> None:

@@ -28,7 +28,8 @@ from ragsage.ingestion import IngestionPipeline, PreparedDocument
 from ragsage.settings import Settings
 
 if TYPE_CHECKING:
-    from ragsage.runtime import Runtime
+    from ragsage.query import RetrievalOptions, RetrievalResult
+    from ragsage.runtime import Engine, Runtime
 
 Writer = Callable[[PreparedDocument], Awaitable[None]]
 DEFAULT_CACHE_DIR = Path(".ragsage") / "eval-cache"
@@ -127,8 +128,9 @@ def _settings(base: Settings, config: IndexConfig) -> Settings:
 
 
 async def _with_cache(stack: AsyncExitStack, inner: Embedder, config: IndexConfig) -> Embedder:
-    # The hashing embedder is cheaper to recompute than to look up.
-    if config.cache_dir is None or inner.model.startswith("ragsage-hashing-"):
+    from ragsage.runtime import worth_caching
+
+    if config.cache_dir is None or not worth_caching(inner):
         return inner
     from ragsage.cli.evaluation.disk_cache import cached_embedder
 
@@ -137,19 +139,24 @@ async def _with_cache(stack: AsyncExitStack, inner: Embedder, config: IndexConfi
     return embedder
 
 
+def memory_engine(settings: Settings, embedder: Embedder, *, contextualize: bool) -> Engine:
+    """The offline set over ``embedder``, chunked as ``settings`` say, for one evaluation."""
+    from ragsage.ingestion import IngestionConfig
+    from ragsage.runtime import compose, offline_ports
+
+    return compose(
+        offline_ports(embedder=embedder, code_chunking=settings.code_chunking),
+        ingestion=IngestionConfig(
+            chunk_size=settings.chunk_size,
+            chunk_overlap=settings.chunk_overlap,
+            contextualize=contextualize,
+        ),
+    )
+
+
 @asynccontextmanager
 async def in_memory(dataset: Dataset, config: IndexConfig) -> AsyncIterator[IndexedCorpus]:
     """The dataset in in-memory stores, parsed and chunked by the real heuristic parser."""
-    from ragsage.adapters.memory import (
-        MemoryDocumentStore,
-        MemoryLexicalStore,
-        MemoryVectorStore,
-    )
-    from ragsage.adapters.offline import ExtractiveReader, OverlapReranker
-    from ragsage.adapters.parsing import HeuristicBackend, LayoutPageClassifier
-    from ragsage.adapters.parsing.contextualizing import HeadingWindowContextualizer
-    from ragsage.ingestion import IngestionConfig
-    from ragsage.query import QueryEngine, RetrievalOptions, RetrievalResult
     from ragsage.runtime import make_embedder
 
     settings = _settings(
@@ -158,52 +165,8 @@ async def in_memory(dataset: Dataset, config: IndexConfig) -> AsyncIterator[Inde
     async with AsyncExitStack() as stack:
         inner = make_embedder(settings, settings.embedder, settings.embedding_model_name, None)
         embedder = await _with_cache(stack, inner, config)
-        backend = HeuristicBackend(code_chunking=settings.code_chunking)
-        vectors, lexical = MemoryVectorStore(), MemoryLexicalStore()
-        documents = MemoryDocumentStore()
-        pipeline = IngestionPipeline(
-            parser=backend,
-            classifier=LayoutPageClassifier(),
-            chunker=backend,
-            contextualizer=HeadingWindowContextualizer(),
-            embedder=embedder,
-            llm=ExtractiveReader(),
-            vector_store=vectors,
-            lexical_store=lexical,
-            document_store=documents,
-            config=IngestionConfig(
-                chunk_size=settings.chunk_size,
-                chunk_overlap=settings.chunk_overlap,
-                contextualize=config.contextualize,
-            ),
-        )
-        engine = QueryEngine(
-            embedder=embedder,
-            vector_store=vectors,
-            lexical_store=lexical,
-            document_store=documents,
-            llm=ExtractiveReader(),
-            reranker=OverlapReranker(),
-        )
-        scope = Scope("eval")
-        started = time.perf_counter()
-        mapping, chunks, failures = await ingest_all(pipeline, scope, dataset.documents)
-        elapsed = time.perf_counter() - started
-
-        async def search(query: str, options: RetrievalOptions) -> RetrievalResult:
-            return await engine.search(scope, query, options)
-
-        yield IndexedCorpus(
-            search=search,
-            document_ids=mapping.ids,
-            index_seconds=elapsed,
-            chunks=chunks,
-            failures=failures,
-            where="memory",
-            embedding_model=embedder.model,
-            chunk_size=settings.chunk_size,
-            chunk_overlap=settings.chunk_overlap,
-        )
+        built = memory_engine(settings, embedder, contextualize=config.contextualize)
+        yield await _index(dataset, built, Scope("eval"), settings, "memory")
 
 
 @asynccontextmanager
@@ -214,7 +177,6 @@ async def in_postgres(
 
     Runs the real stores, so it measures the production lexical and dense search.
     """
-    from ragsage.query import RetrievalOptions, RetrievalResult
     from ragsage.runtime import build_runtime, make_embedder
 
     chosen = _settings(settings or Settings.from_env(), config)
@@ -226,35 +188,48 @@ async def in_postgres(
         scope = Scope(f"eval-{secrets.token_hex(4)}")
         if not config.keep:
             stack.push_async_callback(_purge, runtime, scope)
-        started = time.perf_counter()
-        pipeline = runtime.pipeline(embedder)
+        engine = runtime.engine(embedder)
 
         async def write(prepared: PreparedDocument) -> None:
             from ragsage.jobs.versions import write_version
 
             async with runtime.database.session(scope) as session:
-                await write_version(session, runtime, scope, pipeline, prepared)
+                await write_version(session, runtime, scope, engine.ingestion, prepared)
 
-        mapping, chunks, failures = await ingest_all(pipeline, scope, dataset.documents, write)
-        elapsed = time.perf_counter() - started
-        engine = runtime.query_engine(embedder)
-
-        async def search(query: str, options: RetrievalOptions) -> RetrievalResult:
-            return await engine.search(scope, query, options)
-
+        where = f"postgres namespace {scope.namespace}"
+        corpus = await _index(dataset, engine, scope, chosen, where, write)
         if config.keep:
             print(f"keeping namespace {scope.namespace!r}", file=sys.stderr)
-        yield IndexedCorpus(
-            search=search,
-            document_ids=mapping.ids,
-            index_seconds=elapsed,
-            chunks=chunks,
-            failures=failures,
-            where=f"postgres namespace {scope.namespace}",
-            embedding_model=embedder.model,
-            chunk_size=chosen.chunk_size,
-            chunk_overlap=chosen.chunk_overlap,
-        )
+        yield corpus
+
+
+async def _index(
+    dataset: Dataset,
+    engine: Engine,
+    scope: Scope,
+    settings: Settings,
+    where: str,
+    write: Writer | None = None,
+) -> IndexedCorpus:
+    """Ingest the dataset into ``scope`` and search it there: what each backend yields."""
+    started = time.perf_counter()
+    mapping, chunks, failures = await ingest_all(engine.ingestion, scope, dataset.documents, write)
+    elapsed = time.perf_counter() - started
+
+    async def search(query: str, options: RetrievalOptions) -> RetrievalResult:
+        return await engine.query.search(scope, query, options)
+
+    return IndexedCorpus(
+        search=search,
+        document_ids=mapping.ids,
+        index_seconds=elapsed,
+        chunks=chunks,
+        failures=failures,
+        where=where,
+        embedding_model=engine.query.embedder.model,
+        chunk_size=settings.chunk_size,
+        chunk_overlap=settings.chunk_overlap,
+    )
 
 
 async def _purge(runtime: Runtime, scope: Scope) -> None:

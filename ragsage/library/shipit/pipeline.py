@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ragsage.core.ports import InputType
@@ -29,6 +30,7 @@ from ragsage.library.shipit.types import (
 )
 from ragsage.query import QueryConfig, QueryEngine, RetrievalOptions
 from ragsage.query.fusion import DEFAULT_RRF_K
+from ragsage.runtime.composition import compose, offline_ports
 from ragsage.runtime.loop import LoopThread
 
 if TYPE_CHECKING:
@@ -242,15 +244,23 @@ class HybridSearchPipeline:
     ) -> None:
         self.vector_store, self.embedder = vector_store, embedder
         self.keyword_store, self.reranker = keyword_store, reranker
-        self.engine = QueryEngine(
-            embedder=EmbedderPort(embedder),
-            vector_store=VectorPort(vector_store),
-            lexical_store=KeywordPort(keyword_store) if keyword_store is not None else NoKeywords(),
-            document_store=ChunkReads(vector_store),
-            llm=NoAnswers(),
-            reranker=RerankerPort(reranker) if reranker is not None else None,
-            config=QueryConfig(fusion="rrf", rrf_k=DEFAULT_RRF_K, rerank_searches=False),
-        )
+        # The page's components in place of the offline set's stores and models;
+        # only the query engine is used (the page indexes through its own chunker).
+        self.engine: QueryEngine = compose(
+            replace(
+                offline_ports(),
+                embedder=EmbedderPort(embedder),
+                vector_store=VectorPort(vector_store),
+                lexical_store=(
+                    KeywordPort(keyword_store) if keyword_store is not None else NoKeywords()
+                ),
+                document_store=ChunkReads(vector_store),
+                llm=NoAnswers(),
+                reranker=RerankerPort(reranker) if reranker is not None else None,
+                rewriter=None,
+            ),
+            query=QueryConfig(fusion="rrf", rrf_k=DEFAULT_RRF_K, rerank_searches=False),
+        ).query
         self._loop = LoopThread(name="ragsage-shipit-search")
         # A pipeline dropped without close() must not leave its thread behind.
         weakref.finalize(self, self._loop.stop)

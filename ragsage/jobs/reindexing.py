@@ -1,14 +1,15 @@
 """Re-indexing a namespace from an upload service: start, switch, roll back, report.
 
-:class:`ReindexControls` is the part of :class:`~ragsage.library.enqueue.Enqueuer`
-that drives embedding generations; each call runs on the enqueuer's loop and
-database, and sends the jobs it queues through the enqueuer.
+:class:`ReindexControls` drives a deployment's embedding generations.  An
+:class:`~ragsage.jobs.enqueue.Enqueuer` holds one (``enqueuer.reindex``) built
+on its own loop, database and sends, so every call runs where the enqueuer's
+pool lives and the jobs it queues go out through the enqueuer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 from uuid import UUID
 
 from ragsage.adapters.postgres import Database
@@ -19,23 +20,22 @@ from ragsage.runtime.loop import LoopThread
 from ragsage.settings import Settings
 
 
+class SendJobs(Protocol):
+    """Sends committed jobs' messages; returns how many the broker took."""
+
+    def __call__(self, namespace: str, job_ids: Sequence[UUID], kind: str = "ingest") -> int: ...
+
+
 class ReindexControls:
-    """Generation control for an enqueuer, which provides what is declared here."""
+    """Generation control for one deployment: its settings, database, loop and sends."""
 
-    settings: Settings
-    database: Database
-    _loop: LoopThread
+    def __init__(
+        self, settings: Settings, database: Database, loop: LoopThread, send: SendJobs
+    ) -> None:
+        self.settings, self.database = settings, database
+        self._loop, self._send = loop, send
 
-    def _send_committed(
-        self,
-        namespace: str,
-        job_ids: Sequence[UUID],
-        kind: str = "ingest",
-        countdown: float | None = None,
-    ) -> int:
-        raise NotImplementedError
-
-    def start_reindex(
+    def start(
         self,
         namespace: str,
         *,
@@ -77,7 +77,7 @@ class ReindexControls:
             return generation.id, job_ids
 
         generation_id, job_ids = self._loop.run(prepare())
-        self._send_committed(namespace, job_ids, kind="reindex")
+        self._send(namespace, job_ids, kind="reindex")
         return generation_id, len(job_ids)
 
     def activate_held(self, namespace: str, generation: int) -> Generation:
@@ -126,7 +126,7 @@ class ReindexControls:
                 return await reprocess.queue(session, scope, only_skipped_pages=only_skipped_pages)
 
         job_ids: list[UUID] = self._loop.run(record())
-        self._send_committed(namespace, job_ids)
+        self._send(namespace, job_ids)
         return job_ids
 
     def drop_previous(self, namespace: str) -> int:
@@ -149,7 +149,7 @@ class ReindexControls:
 
         self._loop.run(act())
 
-    def reindex_status(self, namespace: str) -> list[dict[str, Any]]:
+    def status(self, namespace: str) -> list[dict[str, Any]]:
         """Every generation of the namespace with its re-index progress."""
         from ragsage.adapters.postgres.jobs.reindex_status import status
 
