@@ -64,13 +64,14 @@ def unavailable(
     return response
 
 
-def outage(exc: BaseException) -> str | None:
+def outage(exc: BaseException, named: RagsageError | None = None) -> str | None:
     """What ``exc`` says is unavailable: "database", "broker", "timeout" or None.
 
-    The adapters translate their drivers' failures into the error tree, so the
-    chain of causes is searched for the tree's own outage errors.
+    The chain of causes is searched for the error tree's outage errors, and so
+    is ``named``: the Postgres adapter's name for a driver's error still in the
+    chain (:func:`~ragsage.adapters.postgres.sessions.database_failure`).
     """
-    for cause in causes(exc):
+    for cause in [*causes(exc), *([named] if named is not None else [])]:
         if isinstance(cause, StorageTimeout):
             return "timeout"
         if isinstance(cause, BrokerUnavailable):
@@ -119,7 +120,7 @@ def _ragsage(exc: RagsageError) -> Response:
     if isinstance(exc, ProviderError):
         return error_response(502, "provider_error", "a model provider failed")
     if isinstance(exc, StorageError | BrokerUnavailable):
-        which = outage(exc)
+        which = outage(exc, database_failure(exc))
         return _outage_response(which) if which is not None else _internal(exc)
     if isinstance(exc, ConfigurationError):
         _log.error("configuration error: %s", exc)
@@ -157,14 +158,13 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(Exception)
     def unexpected(exc: Exception) -> Response:
-        which = outage(exc)
+        named = database_failure(exc)
+        which = outage(exc, named)
         if which is not None:
             return _outage_response(which)
-        # A driver's error: an outage, or a value the database refuses (a NUL in
-        # an id, say), which is the caller's.
-        translated = database_failure(exc)
-        if translated is not None:
-            return _ragsage(translated)
+        if named is not None:
+            # A value the database refuses (a NUL in an id, say) is the caller's.
+            return _ragsage(named)
         if isinstance(exc, TimeoutError):
             return _outage_response("timeout")
         return _internal(exc)

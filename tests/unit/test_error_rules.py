@@ -102,3 +102,28 @@ def test_one_rule_says_which_messages_a_client_may_read() -> None:
     # Anyone else's may quote a server's internals: only its kind may be named.
     assert client_message(psycopg.OperationalError("password authentication failed")) is None
     assert client_message(KeyError("secret")) is None
+
+
+def _stores_error_from(cause: BaseException) -> StorageError:
+    try:
+        raise StorageError("the database rejected the operation") from cause
+    except StorageError as exc:
+        return exc
+
+
+@pytest.mark.parametrize(
+    ("failure", "which"),
+    [
+        (_stores_error_from(PoolTimeout("pool exhausted")), "database"),
+        (_stores_error_from(psycopg.errors.QueryCanceled("statement timeout")), "timeout"),
+        (StorageUnavailable("the database connection was lost"), "database"),
+        (BrokerUnavailable("the job queue could not take job 1"), "broker"),
+        (_caused_by(psycopg.OperationalError("connection refused")), "database"),
+        (_stores_error_from(psycopg.errors.UniqueViolation("duplicate key")), None),
+        (ValueError("nothing to do with a dependency"), None),
+    ],
+)
+def test_the_api_names_the_dependency_that_is_down(failure: Exception, which: str | None) -> None:
+    from api.errors import outage
+
+    assert outage(failure, database_failure(failure)) == which
