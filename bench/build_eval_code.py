@@ -75,9 +75,10 @@ DEFAULT_HANDWRITTEN = HERE / "code_questions_handwritten.jsonl"
 # Frozen question files beside the hand-written one: (family, file, may name the definition).
 FROZEN = (
     ("behaviour", HERE / "code_questions_behaviour.jsonl", False),
+    ("behaviour-2", HERE / "code_questions_behaviour_2.jsonl", False),
     ("developer", HERE / "code_questions_developer.jsonl", True),
 )
-FAMILIES = ("doc-comment", "handwritten", "behaviour", "developer")
+FAMILIES = ("doc-comment", "handwritten", "behaviour", "behaviour-2", "developer")
 BUILDER = "bench/build_eval_code.py"
 
 

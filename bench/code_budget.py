@@ -1,6 +1,6 @@
 """ragsage against the plain baseline on the code set, at equal token budgets, per family.
 
-    python bench/code_budget.py [--dataset .ragsage/eval/code] [--split dev]
+    python bench/code_budget.py [--dataset .ragsage/eval/code] [--split dev [test]]
                                 [--families developer behaviour doc-comment handwritten]
                                 [--label shipped] [--env NAME=VALUE ...] [--out runs/code-budget]
 
@@ -36,7 +36,7 @@ SHOWN = ("budget@330", "budget@660", "budget@1320", "ndcg@10")
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dataset", type=Path, default=Path(".ragsage/eval/code"))
-    parser.add_argument("--split", default="dev")
+    parser.add_argument("--split", nargs="+", default=["dev"], help="one index, asked each")
     parser.add_argument("--families", nargs="+", default=list(FAMILIES))
     parser.add_argument("--label", default="shipped", help="names this run's files")
     parser.add_argument("--env", nargs="*", default=[], metavar="NAME=VALUE")
@@ -49,21 +49,28 @@ def main() -> int:
     flags = ["--upload-as-text"] if args.as_text else []
     env = {**os.environ, **extra}
     with _stack(env, args.port) as key:
+        for split in args.split:
+            for family in args.families:
+                saved = args.out / f"{args.label}-{family}-{split}.json"
+                _eval(args, split, family, saved, ["--backend", "api", "--api-url",
+                      f"http://127.0.0.1:{args.port}", "--api-timeout", "3600", *flags],
+                      {**env, "RAGSAGE_API_KEY": key})  # fmt: skip
+    for split in args.split:
         for family in args.families:
-            saved = args.out / f"{args.label}-{family}-{args.split}.json"
-            _eval(args, family, saved, ["--backend", "api", "--api-url",
-                  f"http://127.0.0.1:{args.port}", "--api-timeout", "3600", *flags],
-                  {**env, "RAGSAGE_API_KEY": key})  # fmt: skip
-    for family in args.families:
-        baseline = args.out / f"baseline-{family}-{args.split}.json"
-        if not baseline.exists():
-            _eval(args, family, baseline, ["--backend", "baseline", *flags], env)
-    print(f"\n{args.label} against the plain baseline, split {args.split}"
+            baseline = args.out / f"baseline-{family}-{split}.json"
+            if not baseline.exists():
+                _eval(args, split, family, baseline, ["--backend", "baseline", *flags], env)
+        _print(args, split)
+    return 0
+
+
+def _print(args: argparse.Namespace, split: str) -> None:
+    print(f"\n{args.label} against the plain baseline, split {split}"
           f"{' (uploaded as .txt)' if args.as_text else ''}:")  # fmt: skip
     print(f"{'family':<13}{'n':>5}  " + "".join(f"{name:>36}" for name in SHOWN))
     for family in args.families:
-        base = load_run(args.out / f"baseline-{family}-{args.split}.json")
-        ours = load_run(args.out / f"{args.label}-{family}-{args.split}.json")
+        base = load_run(args.out / f"baseline-{family}-{split}.json")
+        ours = load_run(args.out / f"{args.label}-{family}-{split}.json")
         result = compare(base, ours)
         cells = []
         for name in SHOWN:
@@ -78,14 +85,18 @@ def main() -> int:
             for kind, values in sorted(ours.by_kind.items())
         }
         print(f"{'':<20}budget@660 by language, ragsage - baseline: {json.dumps(by_language)}")
-    return 0
 
 
 def _eval(
-    args: argparse.Namespace, family: str, saved: Path, backend: list[str], env: dict[str, str]
+    args: argparse.Namespace,
+    split: str,
+    family: str,
+    saved: Path,
+    backend: list[str],
+    env: dict[str, str],
 ) -> None:
     command = [
-        str(RAGSAGE), "eval", str(args.dataset), "--split", args.split, "--family", family,
+        str(RAGSAGE), "eval", str(args.dataset), "--split", split, "--family", family,
         "--save", str(saved), *backend,
     ]  # fmt: skip
     print(f"== {saved.stem}", flush=True)

@@ -15,7 +15,6 @@ from ragsage.cli.namespaces import register_namespaces
 from ragsage.cli.service import graphs_command, migrate_command, register_keys
 from ragsage.cli.webhooks import register_webhooks
 from ragsage.core.errors import RagsageError
-from ragsage.query.options import DEFAULT_HYBRID_ALPHA
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -33,8 +32,8 @@ def _retrieval(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--alpha",
         type=float,
-        default=DEFAULT_HYBRID_ALPHA,
-        help=f"1 = dense only, 0 = lexical only (default {DEFAULT_HYBRID_ALPHA})",
+        help="1 = dense only, 0 = lexical only (default: the engine's choice, 0.3 or, "
+        "for a question about code that names none of it, 0.5)",
     )
     parser.add_argument("--no-rerank", action="store_true")
     parser.add_argument("--context", type=int, default=0, help="neighbouring chunks to add")

@@ -21,12 +21,20 @@ def describe(config: dict[str, Any]) -> str:
         + (f", split {config['split']})" if config.get("split") else ")"),
         f"backend {config.get('backend', '?')}",
         f"embedder {config.get('embedding_model', '?')}",
-        f"retrieval {config.get('retrieval', '?')} (alpha {config.get('hybrid_alpha', '?')})",
+        f"retrieval {config.get('retrieval', '?')} (alpha {_alpha(config)})",
         f"rerank {'on' if config.get('rerank') else 'off'}",
     ]
     if config.get("chunk_size"):
         parts.append(f"chunks {config['chunk_size']}/{config.get('chunk_overlap', '?')} tokens")
     return " · ".join(parts)
+
+
+def _alpha(config: dict[str, Any]) -> str:
+    # A run saved before the engine could choose the weight says '?' instead.
+    if "hybrid_alpha" not in config:
+        return "?"
+    alpha = config["hybrid_alpha"]
+    return "chosen by the engine" if alpha is None else str(alpha)
 
 
 def report_table(report: EvalReport) -> str:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 GATE_METRIC = "recall@10"
 SHOWN_METRICS = ("recall@10", "ndcg@10", "mrr", "tokens@10")
 DEFAULT_MARGIN = 0.02
-RETRIEVAL_ALPHA: dict[str, float] = {"dense": 1.0, "hybrid": RetrievalOptions().hybrid_alpha}
+RETRIEVAL_ALPHA: dict[str, float | None] = {"dense": 1.0, "hybrid": None}
 # Recall is a mean of fractions; without a tolerance a drop of exactly the
 # margin (0.50 -> 0.48) would read as 0.020000000000000018 and be refused.
 _TOLERANCE = 1e-9

@@ -47,7 +47,6 @@ from ragsage.library.tracking import SourceTracker
 from ragsage.library.tracking_runs import TracksSources
 from ragsage.library.twins import Work, awaiting, blocking
 from ragsage.query import QueryConfig, QueryEngine
-from ragsage.query.options import DEFAULT_HYBRID_ALPHA
 from ragsage.query.results import ChunkContext
 from ragsage.runtime.composition import compose, offline_ports
 
@@ -270,7 +269,7 @@ class RAG(LoopOwner, TracksSources):
         *,
         top_k: int = 5,
         filters: FiltersArg = None,
-        hybrid_alpha: float = DEFAULT_HYBRID_ALPHA,
+        hybrid_alpha: float | None = None,
         rerank: bool = False,
         recency_bias: bool = False,
         recency_half_life_days: float = 30.0,

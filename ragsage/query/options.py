@@ -12,11 +12,6 @@ from ragsage.query.fusion import DEFAULT_RRF_K, FusionMethod
 MAX_TOP_K = 100
 MAX_EXPANSION = 10
 MAX_QUERY_CHARS = 8_000
-# The dense weight in hybrid search.  Measured on the python-docs development
-# set (docs/retrieval.md): with scaled-score fusion, 0.3 is the one weight at
-# which hybrid beat both keyword-only and dense-only search on both splits; at
-# 0.5 the weaker dense list pulled hybrid below keyword-only on the test split.
-DEFAULT_HYBRID_ALPHA = 0.3
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,8 +19,10 @@ class RetrievalOptions:
     """Per-request retrieval options (the shipit-style search surface).
 
     ``hybrid_alpha`` weighs dense against lexical results (1 = dense only,
-    0 = lexical only).  With ``recency_bias`` a chunk's fused score is multiplied
-    by ``0.5 + 0.5 * 2^(-age_days / half_life)``: an old document keeps at least
+    0 = lexical only); None leaves it to the engine: 0.3, or 0.5 for a
+    question about code that names none of it (:func:`fusion_for`).  With
+    ``recency_bias`` a chunk's fused score is multiplied by
+    ``0.5 + 0.5 * 2^(-age_days / half_life)``: an old document keeps at least
     half its score rather than vanishing.  ``chunks_above``/``chunks_below`` add
     that many neighbouring chunks of the same document around each hit.
 
@@ -40,7 +37,7 @@ class RetrievalOptions:
 
     top_k: int = 5
     filters: SearchFilters | None = None
-    hybrid_alpha: float = DEFAULT_HYBRID_ALPHA
+    hybrid_alpha: float | None = None
     rerank: bool | None = None
     recency_bias: bool = False
     recency_half_life_days: float = 30.0
@@ -52,7 +49,7 @@ class RetrievalOptions:
     def __post_init__(self) -> None:
         if not 1 <= self.top_k <= MAX_TOP_K:
             raise InvalidRequest(f"top_k must be between 1 and {MAX_TOP_K}, got {self.top_k}")
-        if not 0.0 <= self.hybrid_alpha <= 1.0:
+        if self.hybrid_alpha is not None and not 0.0 <= self.hybrid_alpha <= 1.0:
             raise InvalidRequest(f"hybrid_alpha must be between 0 and 1, got {self.hybrid_alpha}")
         if not self.recency_half_life_days > 0:
             raise InvalidRequest(

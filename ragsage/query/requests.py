@@ -33,7 +33,6 @@ from pydantic_core import ErrorDetails
 from ragsage.core.errors import InvalidRequest, json_type
 from ragsage.core.types import SearchFilters
 from ragsage.query.options import (
-    DEFAULT_HYBRID_ALPHA,
     MAX_EXPANSION,
     MAX_QUERY_CHARS,
     MAX_TOP_K,
@@ -117,7 +116,13 @@ class SearchOptions(Strict):
 
     top_k: Integer = Field(default=5, ge=1, le=MAX_TOP_K)
     filters: Filters | None = None
-    hybrid_alpha: float = Field(default=DEFAULT_HYBRID_ALPHA, ge=0.0, le=1.0)
+    hybrid_alpha: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="Dense weight against keyword search: 1 dense only, 0 keyword only. Unset: "
+        "0.3, or 0.5 for a question about source code that names none of it.",
+    )
     rerank: bool | None = Field(
         default=None,
         description="Rerank the candidates. Unset: searches rerank with a provider's reranker "

@@ -151,13 +151,10 @@ class Retriever:
         )
 
         def fused_whole() -> list[ScoredChunk]:
-            fused = fuse(
-                fusion_for(self.config.fusion, query, dense, lexical),
-                dense,
-                lexical,
-                alpha=options.hybrid_alpha,
-                rrf_k=self.config.rrf_k,
+            method, alpha = fusion_for(
+                self.config.fusion, query, dense, lexical, options.hybrid_alpha
             )
+            fused = fuse(method, dense, lexical, alpha=alpha, rrf_k=self.config.rrf_k)
             if options.recency_bias:
                 fused = apply_recency(fused, options.recency_half_life_days)
             return fused
@@ -195,18 +192,13 @@ class Retriever:
             lambda: text.rank_text(scope, query, k=k, filters=filters, rows=rows),
             lambda v: vectors.rank_vectors(scope, v, k=k, filters=filters, rows=rows),
         )
+        method, alpha = fusion_for(self.config.fusion, query, dense, lexical, options.hybrid_alpha)
         fused = self._fuse(
             root,
             timing,
             len(dense),
             len(lexical),
-            lambda: fuse_ranked(
-                fusion_for(self.config.fusion, query, dense, lexical),
-                dense,
-                lexical,
-                alpha=options.hybrid_alpha,
-                rrf_k=self.config.rrf_k,
-            ),
+            lambda: fuse_ranked(method, dense, lexical, alpha=alpha, rrf_k=self.config.rrf_k),
         )
         carried = {r.chunk_id: r.chunk for r in (*dense, *lexical) if r.chunk is not None}
         return fused, carried

@@ -14,13 +14,12 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragsage.query.options import DEFAULT_HYBRID_ALPHA
-
 if TYPE_CHECKING:
     from ragsage.cli.evaluation.backends import IndexConfig, IndexedCorpus
     from ragsage.evaluation.datasets import Dataset
 
-RETRIEVAL_ALPHA = {"hybrid": DEFAULT_HYBRID_ALPHA, "dense": 1.0, "lexical": 0.0}
+# Hybrid leaves the dense weight to the engine, as a request that sets none does.
+RETRIEVAL_ALPHA: dict[str, float | None] = {"hybrid": None, "dense": 1.0, "lexical": 0.0}
 BACKENDS = ("memory", "postgres", "api", "baseline")
 
 

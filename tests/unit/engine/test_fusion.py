@@ -155,16 +155,16 @@ def test_close_cosines_count_once_stretched_from_worst_to_best() -> None:
 @pytest.mark.parametrize(
     ("question", "language", "chosen"),
     [
-        ("how are negative nanosecond counts turned into seconds?", "rust", "minmax"),
-        ("what does run_connecting return?", "rust", "score"),
-        ("how is IndexMap::last_mut implemented?", "rust", "score"),
-        ("what does getLogger do?", "java", "score"),
-        ("how are negative nanosecond counts turned into seconds?", None, "score"),
-        ("how are negative nanosecond counts turned into seconds?", "en", "score"),
+        ("how are negative nanosecond counts turned into seconds?", "rust", ("minmax", 0.5)),
+        ("what does run_connecting return?", "rust", ("score", 0.3)),
+        ("how is IndexMap::last_mut implemented?", "rust", ("score", 0.3)),
+        ("what does getLogger do?", "java", ("score", 0.3)),
+        ("how are negative nanosecond counts turned into seconds?", None, ("score", 0.3)),
+        ("how are negative nanosecond counts turned into seconds?", "en", ("score", 0.3)),
     ],
 )
-def test_a_question_about_code_that_names_none_of_it_is_stretched(
-    question: str, language: str | None, chosen: FusionMethod
+def test_a_question_about_code_that_names_none_of_it_is_stretched_and_weighed_equally(
+    question: str, language: str | None, chosen: tuple[FusionMethod, float]
 ) -> None:
     from ragsage.query.fusion import fusion_for
 
@@ -172,7 +172,12 @@ def test_a_question_about_code_that_names_none_of_it_is_stretched(
     dense = [_code(f"v{i}", 0.5 - i / 100, language, fenced=fenced) for i in range(5)]
     lexical = [_code(f"k{i}", 10.0 - i, language, fenced=fenced) for i in range(5)]
     assert fusion_for("score", question, dense, lexical) == chosen
+    # A keyword hit far above the rest (a comment's own words) keeps its weight.
+    found = [_code("k0", 20.0, language, fenced=fenced), *lexical[1:]]
+    assert fusion_for("score", question, dense, found) == (chosen[0], 0.3)
+    # A weight the caller chose is kept, whichever way the lists are scaled.
+    assert fusion_for("score", question, dense, lexical, 0.8) == (chosen[0], 0.8)
     # Reciprocal ranks, and candidates whose rows were not read, are left alone.
-    assert fusion_for("rrf", question, dense, lexical) == "rrf"
+    assert fusion_for("rrf", question, dense, lexical) == ("rrf", 0.3)
     unread = [Ranked(f"k{i}", 1.0) for i in range(5)]
-    assert fusion_for("score", question, unread, unread) == "score"
+    assert fusion_for("score", question, unread, unread) == ("score", 0.3)
