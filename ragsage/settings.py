@@ -184,7 +184,7 @@ class Settings:
     webhook_poll_interval: float = 5.0
     webhook_max_endpoints: int = 20
     # Worker processes run this much nicer than the API: on a shared machine the
-    # CPU goes to a waiting query before a background ingest (docs/operations.md).
+    # CPU goes to a waiting query before a background ingest (docs/configuration.md).
     worker_nice: int = 5
     broker_visibility_timeout: float = 7200.0
     # Observability

@@ -4,8 +4,8 @@ Clients upload code as ``text/plain`` or under a ``.txt`` name often enough
 that trusting the label would read a Go file as prose.  This detector is a set
 of weighted line patterns per language (shebangs and PHP's opening tag
 decide at once); it imports nothing heavy, so routing stays cheap and
-``import ragsage.adapters.parsing`` stays light.  ``bench/detect_languages.py`` prints
-its confusion on real files.
+``import ragsage.adapters.parsing`` stays light.  ``tests/unit/parsing/test_code_routing.py``
+checks it on a source fixture of each language uploaded as plain text.
 
 It answers only when the text is clearly code: at least half of its
 non-blank lines must look like code (brackets, operators, comment markers or

@@ -84,16 +84,6 @@ async def active_generation_of(database: Database, scope: Scope) -> Generation |
     return Generation(int(r[0]), str(r[1]), int(r[2]), str(r[3]), str(r[4]))
 
 
-async def read_generation(
-    session: AsyncSession, scope: Scope, model: str, dim: int
-) -> Generation | None:
-    """The active generation, checked against the embedder that will query it."""
-    active = await active_generation(session)
-    if active is not None and (active.embedding_model, active.embedding_dim) != (model, dim):
-        raise EmbeddingModelMismatch(scope.namespace, active, model, dim)
-    return active
-
-
 async def write_generation(
     session: AsyncSession, scope: Scope, model: str, dim: int, embedder: str = "hashing"
 ) -> Generation:

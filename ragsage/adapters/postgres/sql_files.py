@@ -99,11 +99,6 @@ def split_statements(sql: str) -> list[str]:
     return [_without_leading_comments(s) for s in statements if _COMMENTS.sub("", s).strip()]
 
 
-def _dollar_tag(sql: str, position: int) -> re.Match[str] | None:
-    # `x$a$` is an identifier holding dollars, not the start of a quoted body.
-    return None if _in_word(sql, position) else _DOLLAR_QUOTE.match(sql, position)
-
-
 def _in_word(sql: str, position: int) -> bool:
     """Whether the character before ``position`` continues an identifier (``x$a$``, ``NE'``)."""
     return position > 0 and (sql[position - 1].isalnum() or sql[position - 1] in "_$")

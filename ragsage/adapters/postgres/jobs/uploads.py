@@ -1,6 +1,7 @@
 """The upload path: store the bytes, the document and a job in one transaction.
 
-The caller sends the job's message only after this commits (DESIGN rule 4), and
+The caller sends the job's message only after this commits (so a message never
+names a job the database does not hold), and
 then calls :func:`~ragsage.adapters.postgres.jobs.store.mark_enqueued`.  If the process dies in
 between, the job sits ``queued`` with no ``enqueued_at`` and the watchdog sends
 it, so an accepted upload is never lost.
