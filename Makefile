@@ -34,8 +34,9 @@ system-packages:
 	@bash tests/system-packages.sh
 
 # Two processes: much of the suite waits on the services and workers it starts.
+# The 20 slowest tests are listed at the end, so a slow new test shows at once.
 unit: setup system-packages
-	$(BIN)/pytest -q --numprocesses=2 --dist=loadfile
+	$(BIN)/pytest -q --numprocesses=2 --dist=loadfile --durations=20
 
 test: lint typecheck unit
 
