@@ -1,4 +1,4 @@
-"""Keyword-search ablations on an evaluation namespace, for docs/retrieval.md.
+"""Keyword-search ablations on an evaluation namespace, for bench/RESULTS.md.
 
     RAGSAGE_DATABASE_URL=... ragsage eval DATASET --backend postgres --keep ...
     RAGSAGE_DATABASE_URL=... python bench/keyword_ablation.py DATASET --namespace eval-xxxx \\

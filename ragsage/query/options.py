@@ -85,8 +85,8 @@ class QueryConfig:
     ``rerank_searches`` is whether a search reranks when its options leave it
     open; answers always do when a reranker exists.  The runtime turns it off
     for the offline overlap reranker, which costs a search more than the
-    search itself and, with it off, the own-sentence rate on real pages does
-    not move (docs/retrieval.md); a provider's reranker keeps it on.
+    search itself (docs/retrieval.md, "Reranking"); a provider's reranker
+    keeps it on.
     """
 
     fusion: FusionMethod = "score"

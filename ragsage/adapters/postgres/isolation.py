@@ -185,7 +185,7 @@ async def read_in_one_message(
     them with libpq's escaping for this connection), never spliced in by us.
     One message is one round trip, one parse and no Sync: a read costs about a
     quarter of the CPU that the same statements sent in pipeline mode through
-    the session pool did (docs/retrieval.md, "Fifth pass").  A connection found
+    the session pool did (bench/RESULTS.md, "Fifth pass").  A connection found
     dead is replaced, with every idle one, and the whole read sent once more on
     a new connection (it has written nothing).
     """

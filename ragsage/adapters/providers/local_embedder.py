@@ -30,7 +30,7 @@ MINILM_SIMILARITY_FLOOR = 0.2
 
 # What becomes of a text longer than the model reads: read whole in overlapping
 # windows, or cut at the model's length as sentence-transformers does (faster,
-# and much worse on prose: docs/retrieval.md, "The local model at its compute limit").
+# and much worse on prose: bench/RESULTS.md, "The local model at its compute limit").
 LongTexts = Literal["windows", "truncate"]
 LONG_TEXTS: tuple[LongTexts, ...] = ("windows", "truncate")
 # The arithmetic of the model's matrix products (see local_int8.py).

@@ -4,7 +4,7 @@ The packaged all-MiniLM-L6-v2 file stores its weights as int8 but runs every
 matrix product in float32: onnxruntime turns the weights back into floats when
 it loads them.  Quantizing the products themselves (dynamic quantization:
 int8 weights per output channel, activations scaled per batch) lets
-onnxruntime use the CPU's int8 dot-product instructions (docs/retrieval.md,
+onnxruntime use the CPU's int8 dot-product instructions (bench/RESULTS.md,
 "The local model at its compute limit", has the figures).
 
 The derived file depends only on the source model and the tool versions, so it
