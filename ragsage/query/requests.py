@@ -121,7 +121,8 @@ class SearchOptions(Strict):
         ge=0.0,
         le=1.0,
         description="Dense weight against keyword search: 1 dense only, 0 keyword only. Unset: "
-        "0.3, or 0.5 for a question about source code that names none of it.",
+        "0.3, or 0.5 for a question about source code that names none of it, unless keyword "
+        "search found one passage far above the rest.",
     )
     rerank: bool | None = Field(
         default=None,

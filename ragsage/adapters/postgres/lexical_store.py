@@ -47,11 +47,11 @@ class PgLexicalStore:
     miss; ranking every chunk that holds any term makes a common word cost tens
     of milliseconds on a large corpus.  So candidates come from the query's
     *distinctive* terms only — those in at most ``common_term_rows`` chunks of
-    the namespace, counted with a capped index scan the first time a search
-    meets the term and cached for ten minutes (storage migration 13), rarest
-    first while their chunks stay within ``common_sample_rows`` — while every
-    term still counts toward the rank.  Nothing but the namespace's own rows feeds these counts
-    or the weights below, so another tenant's documents never move a ranking.
+    the namespace, by the exact counts the writers keep (storage migration 29;
+    a search only reads them), rarest first while their chunks stay within
+    ``common_sample_rows`` — while every term still counts toward the rank.
+    Nothing but the namespace's own rows feeds these counts or the weights
+    below, so another tenant's documents never move a ranking.
     A query made only of common terms ranks the chunks holding all of them
     when there are enough, else the rarest term's; either way at most
     ``common_sample_rows`` chunks.  With ``weighted`` (the default)
