@@ -46,7 +46,8 @@ def test_the_conformance_module_names_every_port() -> None:
 
 
 def test_mypy_accepts_each_fake_as_its_protocol() -> None:
-    stdout, stderr, status = mypy_api.run(
-        ["--strict", "--no-error-summary", "--follow-imports=silent", str(CONFORMANCE)]
-    )
+    # Imports are followed as `make typecheck` follows them, so the cache that
+    # step leaves is reused and only the conformance module is checked afresh
+    # (4 s instead of 21 s with imports silenced, which changes every module's options).
+    stdout, stderr, status = mypy_api.run(["--strict", "--no-error-summary", str(CONFORMANCE)])
     assert status == 0, stdout + stderr
