@@ -5,9 +5,9 @@
 Questions asked the way people ask them, in plain words, over real manuals: the
 question paraphrases its answer and does not repeat the rare term that would give
 the passage away ("which kind of value can't this library handle?", not "REAL").
-The questions are written by hand in ``plain_words_questions.jsonl`` beside this module, one per
-line, each naming its document and its answer (one or two sentences copied from
-the document as ragsage parses it).
+The questions are written by hand in ``plain_words_questions.jsonl`` beside this
+module, one per line, each naming its document and its answer (one or two
+sentences copied from the document as ragsage parses it).
 
 The builder downloads the exact ``-doc`` package versions pinned in ``SOURCES``
 with ``apt-get download`` into ``--cache``, checks each archive's SHA-256,
