@@ -23,11 +23,11 @@ $(STAMP):
 setup: $(STAMP)
 
 lint: setup
-	$(BIN)/ruff check ragsage worker api tests bench examples
-	$(BIN)/ruff format --check ragsage worker api tests bench examples
+	$(BIN)/ruff check ragsage worker api tests bench examples evaluation_data
+	$(BIN)/ruff format --check ragsage worker api tests bench examples evaluation_data
 
 typecheck: setup
-	$(BIN)/mypy --strict ragsage worker api
+	$(BIN)/mypy --strict ragsage worker api evaluation_data
 
 # Debian packages some tests drive (OCR, a real manual, a headless browser).
 system-packages:

@@ -1,9 +1,9 @@
 """Search latency and the own-sentence rate over a corpus that ``real_corpus.py`` ingested.
 
 Used by ``bench/real_corpus.py`` once the pages are in: the query sentences are
-the ones ``../shared/bench/llamaindex_bench.py`` samples from the same pages
-(its own HTML-to-text and sampling, loaded from that file), so both sides ask
-the very same 200 questions.
+the ones the peer's benchmark script (given with ``--peer-script``) samples from
+the same pages (its own HTML-to-text and sampling, loaded from that file), so
+both sides ask the very same 200 questions.
 
 Every path gets 20 warm-up queries, then 3 rounds over every query; the paths
 are interleaved per query so machine noise falls on all of them alike, and
@@ -49,8 +49,6 @@ from ragsage.query import RetrievalOptions
 from ragsage.runtime import Runtime, build_runtime
 from ragsage.settings import Settings
 
-ROOT = Path(__file__).resolve().parents[1]
-PEER_SCRIPT = ROOT.parent / "shared" / "bench" / "llamaindex_bench.py"
 QUERIES, SEED, WARMUPS, ROUNDS, TOP_K = 200, 20261130, 20, 3, 10
 _INLINE_MARKS = re.compile(r"[*`\\]+|\[([^\]]*)\]\([^)]*\)")
 _BLOCK_MARKS = re.compile(r"[#|>]+")
@@ -59,16 +57,19 @@ _SPACE = re.compile(r"\s+")
 Path_ = Callable[[int], Awaitable[list[tuple[str, int]]]]
 
 
-def peer_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("llamaindex_bench", PEER_SCRIPT)
+def peer_module(script: Path) -> ModuleType:
+    """The peer's benchmark script, loaded as a module for its text conversion and sampling."""
+    if not script.is_file():
+        raise SystemExit(f"error: {script}: no such file (--peer-script names the peer's script)")
+    spec = importlib.util.spec_from_file_location("peer_bench", script)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-def query_sentences(pages: list[Path]) -> list[str]:
-    peer = peer_module()
+def query_sentences(pages: list[Path], peer_script: Path) -> list[str]:
+    peer = peer_module(peer_script)
     docs = [{"text": peer.html_to_text(path.read_bytes())} for path in pages]
     return list(peer.build_queries(docs, QUERIES, SEED))
 

@@ -1,11 +1,12 @@
 """Ingest a folder of real files through the queue and report what a user would measure.
 
-    python bench/real_corpus.py [--doc-root /usr/share/doc] [--processes 2]
-                                [--chunk-size 512] [--peer-python PATH]
+    python bench/real_corpus.py --peer-script PATH [--doc-root /usr/share/doc]
+                                [--processes 2] [--chunk-size 512] [--peer-python PATH]
+                                [--no-search]
 
 The files are every regular ``.html``/``.htm`` under ``--doc-root`` (no symlinks),
 sorted by path: on these machines Debian's package documentation folder, the
-242 pages ``../shared/bench/llamaindex_bench.py`` ingests.  An embedded Postgres
+242 pages the peer's benchmark script (``--peer-script``) ingests.  An embedded Postgres
 and Redis are started in a temporary folder, one ``ragsage worker`` with
 ``--processes`` processes consumes the queue, and every page is uploaded with
 ``Enqueuer.enqueue_documents`` (the bulk upload) under its path relative to the
@@ -17,10 +18,12 @@ Printed: wall time from the first upload to the last finished job; jobs by
 state and any that were delivered more than once; chunks and their size in
 tokens (p50/p99/max) against the budget; per-stage totals from the jobs'
 timings; each worker process's peak RSS; and the chunks that hold site
-navigation (``bench/site_chrome.py`` explains the count).  With
-``--peer-python`` (a venv holding LlamaIndex, see ``../shared/bench/README.md``)
-the peer ingests the same pages right after, and the ratio of wall times is
-printed.
+navigation (``bench/site_chrome.py`` explains the count).  The search
+measurements ask the sentences the peer's script samples from the same pages
+(``corpus_search.py``), so they need ``--peer-script``; ``--no-search`` skips
+them.  With ``--peer-python`` (the Python of an environment holding LlamaIndex)
+the peer's script ingests the same pages right after, and the ratio of wall
+times is printed.
 """
 
 from __future__ import annotations
@@ -53,7 +56,6 @@ from ragsage.settings import Settings
 from worker.cli import celery_worker_argv
 
 ROOT = Path(__file__).resolve().parents[1]
-PEER_SCRIPT = ROOT.parent / "shared" / "bench" / "llamaindex_bench.py"
 NAMESPACE = "corpus"
 
 
@@ -263,11 +265,11 @@ def stored_chunks(owner_url: str) -> list[tuple[str, str]]:
         engine.dispose()
 
 
-def run_peer(peer_python: str, doc_root: Path, workdir: Path) -> dict | None:
+def run_peer(peer_python: str, peer_script: Path, doc_root: Path, workdir: Path) -> dict | None:
     done = subprocess.run(
         [
             peer_python,
-            str(PEER_SCRIPT),
+            str(peer_script),
             "--doc-root",
             str(doc_root),
             "--workdir",
@@ -303,11 +305,19 @@ def main() -> None:
         "on a fresh database, and prints the wall-time ratios",
     )
     parser.add_argument("--chunk-size", type=int, default=512)
-    parser.add_argument("--peer-python", help="python of a venv holding LlamaIndex")
+    parser.add_argument(
+        "--peer-script",
+        type=Path,
+        help="the peer's benchmark script: its sampled sentences are the search queries, "
+        "and --peer-python runs it",
+    )
+    parser.add_argument("--peer-python", help="python of an environment holding LlamaIndex")
     parser.add_argument(
         "--no-search", action="store_true", help="skip the search measurements after ingestion"
     )
     args = parser.parse_args()
+    if args.peer_script is None and (args.peer_python or not args.no_search):
+        parser.error("--peer-script is needed for the search queries and --peer-python")
     pages = site_chrome.html_pages(args.doc_root)
     megabytes = sum(path.stat().st_size for path in pages) / 1e6
     print(f"{len(pages)} pages, {megabytes:.1f} MB of HTML under {args.doc_root}")
@@ -320,7 +330,7 @@ def main() -> None:
             print(f"{processes} processes: {wall:.1f} s = {wall / walls[fewest]:.2f} x {fewest}")
     if args.peer_python:
         with tempfile.TemporaryDirectory() as directory:
-            results = run_peer(args.peer_python, args.doc_root, Path(directory))
+            results = run_peer(args.peer_python, args.peer_script, args.doc_root, Path(directory))
         peer = peer_wall(results) if results else None
         if results and not args.no_search:
             print("peer (LlamaIndex, same pages, same run) search, top 10:")
@@ -410,7 +420,7 @@ def search_report(
 ) -> None:
     """Search latency idle, over HTTP, during a second ingestion; the own-sentence rate."""
     settings = stack.settings
-    sentences = corpus_search.query_sentences(pages)
+    sentences = corpus_search.query_sentences(pages, args.peer_script)
     key = asyncio.run(new_key(settings, Scope(NAMESPACE)))
     server, url = serve_api(settings, stack.directory / "api.log")
     try:

@@ -1,11 +1,14 @@
 """What a read replica costs a search, idle and while the primary ingests, on real pages.
 
-    python bench/replicas.py [--doc-root /usr/share/doc] [--queries 100] [--rounds 5]
+    python bench/replicas.py --peer-script PATH [--doc-root /usr/share/doc] [--queries 100]
+                             [--rounds 5]
 
 Debian's HTML pages (the 242 of ``bench/real_corpus.py``) are ingested through the
 queue into an embedded Postgres; ``pg_basebackup`` then makes a hot standby of it
-on the same machine.  Two runtimes search the same sampled sentences (hybrid,
-top 10), in alternating rounds so drift hits both alike:
+on the same machine.  Two runtimes search the same sentences, sampled from the
+pages by the peer's benchmark script (given with ``--peer-script``, as
+``bench/real_corpus.py`` takes it), hybrid, top 10, in alternating rounds so
+drift hits both alike:
 
 * **primary alone**: no replica configured, the default;
 * **with a replica**: every search marked as the API marks it, so the standby
@@ -103,11 +106,17 @@ def report(title: str, times: dict[str, list[float]], servers: Counter[str]) -> 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--doc-root", type=Path, default=Path("/usr/share/doc"))
+    parser.add_argument(
+        "--peer-script",
+        type=Path,
+        required=True,
+        help="the peer's benchmark script, whose sampled sentences are the queries",
+    )
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=6)
     args = parser.parse_args()
     pages = site_chrome.html_pages(args.doc_root)
-    sentences = corpus_search.query_sentences(pages)[: args.queries]
+    sentences = corpus_search.query_sentences(pages, args.peer_script)[: args.queries]
     print(f"{len(pages)} pages under {args.doc_root}; {len(sentences)} sampled sentences")
     unlimited = {
         f"rate_limit_{kind}_{who}": "none"

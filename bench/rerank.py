@@ -2,7 +2,7 @@
 
     python bench/rerank.py [--dataset .ragsage/eval/plain-words] [--candidates 50]
 
-Reads the plain-words set's manuals (``bench/build_eval_plainwords.py``) with
+Reads the plain-words set's manuals (``python -m evaluation_data plainwords``) with
 the heuristic parser, cuts their text into passages of about a default chunk
 (350 words), and for each of the set's questions reranks ``--candidates``
 passages: those of the question's own manual first, then others drawn with a

@@ -1,4 +1,4 @@
-"""Writing a QA-span dataset: what the development-set builders in bench/ share."""
+"""Writing a QA-span dataset: what the builders of the ``evaluation_data`` package share."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The layers of docs/architecture.md, enforced on the import graph of the source.
 
-Every ``import`` and ``from ... import`` in ``ragsage/``, ``api/`` and
-``worker/`` is read with :mod:`ast` (inside functions too: a lazy import is
+Every ``import`` and ``from ... import`` in ``ragsage/``, ``api/``,
+``worker/`` and ``evaluation_data/`` is read with :mod:`ast` (inside functions too: a lazy import is
 still a dependency) and each edge is checked against the table below.  Edges
 that break a rule today are listed in ``KNOWN`` with the reason; the test
 fails on any edge not listed, and on a listed edge that no longer exists, so
@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("ragsage", "api", "worker")
+PACKAGES = ("ragsage", "api", "worker", "evaluation_data")
 
 # Longest prefix wins.
 LAYERS: dict[str, str] = {
@@ -39,6 +39,7 @@ LAYERS: dict[str, str] = {
     "ragsage": "entry",  # the package's own __init__: the public names
     "api": "entry",
     "worker": "entry",
+    "evaluation_data": "tool",  # the dataset builders: the checkout's, never the engine's
 }
 
 # What each layer may import, besides itself.
@@ -50,6 +51,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "application": frozenset({"core", "service", "adapter", "runtime"}),
     "testing": frozenset({"core", "service", "adapter", "runtime", "application"}),
     "entry": frozenset({"core", "service", "adapter", "runtime", "application"}),
+    "tool": frozenset({"core", "service", "adapter", "runtime", "application"}),
 }
 
 # Exceptions, by (importer, imported) module → the reason and what would remove
@@ -171,6 +173,7 @@ def test_a_deliberate_violation_is_caught() -> None:
         ("ragsage.runtime.container", "ragsage.jobs.runner"),  # the root reaching a job
         ("ragsage.adapters.postgres.jobs.store", "ragsage.jobs.runner"),  # SQL reaching a job
         ("ragsage.query.engine", "ragsage.adapters.postgres"),  # a service reaching SQL
+        ("ragsage.evaluation.writing", "evaluation_data.code_questions"),  # the engine on a tool
     }
     new = violations(edges) - KNOWN.keys()
     assert new == {
@@ -183,6 +186,7 @@ def test_a_deliberate_violation_is_caught() -> None:
         ("ragsage.runtime.container", "ragsage.jobs.runner"),
         ("ragsage.adapters.postgres.jobs.store", "ragsage.jobs.runner"),
         ("ragsage.query.engine", "ragsage.adapters.postgres"),
+        ("ragsage.evaluation.writing", "evaluation_data.code_questions"),
     }
 
 

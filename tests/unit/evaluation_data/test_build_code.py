@@ -5,21 +5,17 @@ from __future__ import annotations
 import dataclasses
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from evaluation_data import build_eval_code as builder
+from evaluation_data import code_doc_text as doc_text
+from evaluation_data import code_questions, pinned_packages
+from evaluation_data import code_questions_developer as developer
+from evaluation_data import code_sources as sources
 from ragsage.evaluation.writing import split_of
-from tests.unit.evaluation_data.scripts import load_builder
-
-builder = load_builder("build_eval_code")
-# The builder's parts are its sibling modules, loaded with it.
-pinned_packages = sys.modules["pinned_packages"]
-sources = sys.modules["code_sources"]
-doc_text = sys.modules["code_doc_text"]
-code_questions = sys.modules["code_questions"]
 
 RUST = b"""use std::fmt;
 
@@ -357,7 +353,6 @@ def test_the_committed_handwritten_questions_are_well_formed() -> None:
 def test_developer_questions_name_the_definition_and_ask_what_its_kind_allows(
     tmp_path: Path,
 ) -> None:
-    developer = load_builder("code_questions_developer")
     root = tmp_path / "documents"
     (root / "go" / "pkg").mkdir(parents=True)
     (root / "go" / "pkg" / "retry.go").write_bytes(GO)

@@ -9,12 +9,10 @@ from typing import Any
 
 import pytest
 
+from evaluation_data import build_eval_plainwords as builder
 from ragsage.core.text import words
 from ragsage.core.types import Page, ParsedDocument
 from ragsage.evaluation.writing import QAQuestion, question_line, split_of
-from tests.unit.evaluation_data.scripts import load_builder
-
-builder = load_builder("build_eval_plainwords")
 
 # Two small "parsed" manuals, written here, with the Markdown and line breaks a
 # reader leaves behind.

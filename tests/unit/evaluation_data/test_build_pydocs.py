@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
+from evaluation_data import build_eval_pydocs as builder
+from evaluation_data import pydocs_questions
 from ragsage.core.text import words
 from ragsage.evaluation.writing import split_of
-from tests.unit.evaluation_data.scripts import load_builder
-
-builder = load_builder("build_eval_pydocs")
-# The question makers are the builder's sibling module, loaded with it.
-pydocs_questions = sys.modules["pydocs_questions"]
 
 LIBRARY = """<html><head><title>shutil</title></head><body>
 <div class="related" role="navigation"><ul><li>index</li></ul></div>

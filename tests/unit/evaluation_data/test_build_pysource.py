@@ -6,11 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from evaluation_data import build_eval_pysource as builder
 from ragsage.core.text import words
 from ragsage.evaluation.writing import split_of
-from tests.unit.evaluation_data.scripts import load_builder
-
-builder = load_builder("build_eval_pysource")
 
 MODULE = '''"""Copy trees of files."""
 

@@ -1,6 +1,6 @@
 """ragsage against the plain baseline on the code set, at equal token budgets, per family.
 
-    python bench/code_budget.py [--dataset .ragsage/eval/code] [--split dev [test]]
+    python bench/studies/code_budget.py [--dataset .ragsage/eval/code] [--split dev [test]]
                                 [--families developer behaviour doc-comment handwritten]
                                 [--label shipped] [--env NAME=VALUE ...] [--out runs/code-budget]
 
@@ -24,9 +24,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+# Run as a script, this folder (bench/studies/) is on sys.path: its sibling imports directly.
 from eval_code_api import RAGSAGE, _stack
 
-# Run as a script, this folder is on sys.path: its sibling modules import directly.
 from ragsage.evaluation.runs import compare, load_run
 
 FAMILIES = ("developer", "behaviour", "doc-comment", "handwritten")

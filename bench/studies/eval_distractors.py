@@ -1,14 +1,14 @@
 """Grow a kept evaluation namespace with distractor documents, to measure at scale.
 
     RAGSAGE_DATABASE_URL=... ragsage eval DATASET --backend postgres --retrieval lexical --keep
-    RAGSAGE_DATABASE_URL=... python bench/eval_distractors.py --namespace eval-xxxx \\
+    RAGSAGE_DATABASE_URL=... python bench/studies/eval_distractors.py --namespace eval-xxxx \\
         --chunks 97000 FILE_LIST
 
 FILE_LIST names one file per line (HTML, Markdown, Python, ...); they are ingested
 with the namespace's own embedder until about ``--chunks`` chunks were added.  Keep
 the dataset's own documents out of the list: a copy under another id would count
 as a wrong answer.  Then re-run the evaluation on the namespace, for instance with
-``bench/keyword_ablation.py``.
+``bench/studies/keyword_ablation.py``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Build the development retrieval dataset from Debian's Python documentation.
 
-    python bench/build_eval_pydocs.py [--html DIR] [--out DIR] [--max-pages N]
-                                      [--max-questions N] [--seed N]
+    python -m evaluation_data pydocs [--html DIR] [--out DIR] [--max-pages N]
+                                     [--max-questions N] [--seed N]
 
-Without ``--html`` the script fetches ``python3-doc`` and the versioned package
+Without ``--html`` the builder fetches ``python3-doc`` and the versioned package
 holding its HTML with ``apt-get download`` into ``--cache`` and unpacks them with
 ``dpkg-deb -x``; nothing else touches the network.  It copies a fixed, seeded
 subset of pages into ``<out>/documents/`` and writes questions in the QA-span
@@ -19,12 +19,11 @@ import random
 import re
 import shutil
 import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
-from builder_cli import add_sampling, builder_parser
-from pydocs_questions import (
+from evaluation_data.builder_cli import add_sampling, builder_parser
+from evaluation_data.pydocs_questions import (
     FAMILY_SHARES,
     api_items,
     faq_questions,
@@ -34,7 +33,6 @@ from pydocs_questions import (
     question_sections,
     summary_questions,
 )
-
 from ragsage.adapters.parsing import HeuristicBackend
 from ragsage.core.text import words
 from ragsage.core.types import Document, RawSource
@@ -254,6 +252,7 @@ def build(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = builder_parser(
+        "pydocs",
         __doc__,
         out=DEFAULT_OUT,
         cache=DEFAULT_CACHE,
@@ -264,7 +263,3 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-questions", type=positive_int, default=600)
     add_sampling(parser, per_document=30, unit="page")
     return build(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,4 @@
-"""The command line the dataset builders under ``bench/`` have in common.
+"""The command line the dataset builders have in common.
 
 Each builder writes one dataset directory (``--out``, replaced whole), most
 download pinned archives first (``--cache``), and those that sample questions
@@ -15,14 +15,18 @@ from ragsage.evaluation.writing import positive_int
 
 
 def builder_parser(
+    name: str,
     doc: str | None,
     *,
     out: Path,
     cache: Path | None = None,
     cache_help: str = "where archives are downloaded and unpacked",
 ) -> argparse.ArgumentParser:
-    """A parser with ``--out`` and, where the builder downloads, ``--cache``."""
-    parser = argparse.ArgumentParser(description=doc.splitlines()[0] if doc else None)
+    """The parser of ``python -m evaluation_data <name>``: ``--out``, ``--cache`` to download."""
+    parser = argparse.ArgumentParser(
+        prog=f"python -m evaluation_data {name}",
+        description=doc.splitlines()[0] if doc else None,
+    )
     if cache is not None:
         parser.add_argument(
             "--cache", type=Path, default=cache, help=f"{cache_help} (default {cache})"

@@ -1,6 +1,6 @@
 """The code dataset through a running API: definitions against lines, real names against .txt.
 
-    python bench/eval_code_api.py [--dataset .ragsage/eval/code] [--split test]
+    python bench/studies/eval_code_api.py [--dataset .ragsage/eval/code] [--split test]
                                   [--embedders hashing local] [--out runs/code]
 
 For each embedder, four stacks are started one after another with

@@ -10,10 +10,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from code_doc_text import strip_markers
-from code_specs import SPECS, LanguageSpec
-
-# Run as a script, this folder is on sys.path: its sibling modules import directly.
+from evaluation_data.code_doc_text import strip_markers
+from evaluation_data.code_specs import SPECS, LanguageSpec
 from ragsage.core.text import words
 
 MIN_CODE_LINES = 3

@@ -8,9 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-# Run as a script, this folder is on sys.path: its sibling modules import directly.
-from pinned_packages import Pin, fetch, unpack
-
+from evaluation_data.pinned_packages import Pin, fetch, unpack
 from ragsage.core.text import words
 from ragsage.core.types import ParsedDocument
 

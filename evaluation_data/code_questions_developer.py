@@ -1,8 +1,8 @@
 """Questions about code in developers' words, generated from the code set's definitions.
 
-    python bench/code_questions_developer.py [--documents .ragsage/eval/code/documents]
-                                             [--per-language 60] [--per-document 6] [--seed 11]
-                                             > bench/code_questions_developer.jsonl
+    python -m evaluation_data.code_questions_developer
+        [--documents .ragsage/eval/code/documents] [--per-language 60] [--per-document 6]
+        [--seed 11] > evaluation_data/code_questions_developer.jsonl
 
 A developer reading unfamiliar code names what they see and asks about it:
 what a type is for and how to get one, what a function does, what it returns,
@@ -30,10 +30,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from code_definitions import MIN_CODE_LINES, Definition, find_definitions
-from code_questions import Handwritten, seeded_pick
-
-# Run as a script, this folder is on sys.path: its sibling modules import directly.
+from evaluation_data.code_definitions import MIN_CODE_LINES, Definition, find_definitions
+from evaluation_data.code_questions import Handwritten, seeded_pick
 from ragsage.evaluation.writing import split_of
 
 TYPE_NODES = re.compile(r"class|struct|enum|interface|trait|type_spec|type_alias|type_item|module")
@@ -175,13 +173,16 @@ def pick(
     )
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m evaluation_data.code_questions_developer",
+        description=__doc__.split("\n\n")[0],
+    )
     parser.add_argument("--documents", type=Path, default=Path(".ragsage/eval/code/documents"))
     parser.add_argument("--per-language", type=int, default=60)
     parser.add_argument("--per-document", type=int, default=6)
     parser.add_argument("--seed", type=int, default=11)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if not args.documents.is_dir():
         raise SystemExit(f"error: {args.documents}: no documents (build the code set first)")
     chosen = pick(

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Run as a script, this folder is on sys.path: its sibling modules import directly.
-
 
 @dataclass(frozen=True, slots=True)
 class LanguageSpec:

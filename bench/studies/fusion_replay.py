@@ -1,7 +1,7 @@
 """Save each question's dense and keyword candidates once, then replay fusions over them.
 
-    python bench/fusion_replay.py collect DATASET --split dev --embedder local --out FILE
-    python bench/fusion_replay.py replay FILE DATASET --split dev
+    python bench/studies/fusion_replay.py collect DATASET --split dev --embedder local --out FILE
+    python bench/studies/fusion_replay.py replay FILE DATASET --split dev
 
 ``collect`` indexes the dataset in a throwaway namespace of the Postgres that
 ``RAGSAGE_DATABASE_URL`` names (as ``ragsage eval --backend postgres`` does) and

@@ -10,8 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-# Run as a script, this folder is on sys.path: its sibling modules import directly.
-from pinned_packages import Pin
+from evaluation_data.pinned_packages import Pin
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,6 @@ import html
 import re
 from collections.abc import Sequence
 
-# Run as a script, this folder is on sys.path: its sibling modules import directly.
 from ragsage.core.text import STOPWORDS, words
 
 MIN_WORDS, MAX_WORDS = 4, 40

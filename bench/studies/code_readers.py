@@ -1,6 +1,6 @@
 """How the source-code readers and the language detector do on real files.
 
-    python bench/code_readers.py DIR [DIR ...] [--prose DIR] [--size 512] [--max-files N]
+    python bench/studies/code_readers.py DIR [DIR ...] [--prose DIR] [--size 512] [--max-files N]
 
 Every file under the folders whose extension names a language is read three
 ways and the figures are printed per language:

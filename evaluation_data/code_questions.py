@@ -10,12 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from code_definitions import MIN_CODE_LINES, Definition, find_definitions, line_of
-from code_doc_text import name_path, summary
-from code_sources import Source
-from code_specs import SPECS
-
-# Run as a script, this folder is on sys.path: its sibling modules import directly.
+from evaluation_data.code_definitions import MIN_CODE_LINES, Definition, find_definitions, line_of
+from evaluation_data.code_doc_text import name_path, summary
+from evaluation_data.code_sources import Source
+from evaluation_data.code_specs import SPECS
 from ragsage.core.text import words
 
 
@@ -132,7 +130,7 @@ def choose(
 
 @dataclass(frozen=True, slots=True)
 class Handwritten:
-    """One line of bench/code_questions_handwritten.jsonl."""
+    """One line of a hand-written question file, such as code_questions_handwritten.jsonl."""
 
     id: str
     question: str

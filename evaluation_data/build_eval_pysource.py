@@ -1,7 +1,7 @@
 """Build the Python-source retrieval dataset from the standard library on this machine.
 
-    python bench/build_eval_pysource.py [--src DIR] [--out DIR] [--max-files N]
-                                        [--max-questions N] [--seed N]
+    python -m evaluation_data pysource [--src DIR] [--out DIR] [--max-files N]
+                                       [--max-questions N] [--seed N]
 
 It copies a fixed, seeded subset of CPython's own modules (``/usr/lib/python3.11``
 by default; tests, IDLE, lib2to3 and other tool trees left out) into
@@ -24,15 +24,13 @@ import argparse
 import ast
 import random
 import re
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from builder_cli import add_sampling, builder_parser
-
+from evaluation_data.builder_cli import add_sampling, builder_parser
 from ragsage.adapters.parsing import HeuristicBackend
 from ragsage.adapters.parsing.limits import DEFAULT_LIMITS
 from ragsage.adapters.parsing.readers.code import module_name
@@ -281,7 +279,7 @@ def build(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = builder_parser(__doc__, out=DEFAULT_OUT)
+    parser = builder_parser("pysource", __doc__, out=DEFAULT_OUT)
     parser.add_argument(
         "--src", type=Path, default=DEFAULT_SRC, help=f"library folder (default {DEFAULT_SRC})"
     )
@@ -292,7 +290,3 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-questions", type=positive_int, default=800)
     add_sampling(parser, per_document=8, unit="file")
     return build(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,13 +1,13 @@
 """Build the plain-words retrieval dataset (plain-words) from pinned Debian manuals.
 
-    python bench/build_eval_plainwords.py [--cache DIR] [--out DIR] [--questions FILE]
+    python -m evaluation_data plainwords [--cache DIR] [--out DIR] [--questions FILE]
 
 Questions asked the way people ask them, in plain words, over real manuals: the
 question paraphrases its answer and does not repeat the rare term that would give
 the passage away ("which kind of value can't this library handle?", not "REAL").
-The questions are written by hand in ``bench/plain_words_questions.jsonl``, one per
-line, each naming its document and its answer (one or two sentences copied from
-the document as ragsage parses it).
+The questions are written by hand in ``plain_words_questions.jsonl`` beside this
+module, one per line, each naming its document and its answer (one or two
+sentences copied from the document as ragsage parses it).
 
 The builder downloads the exact ``-doc`` package versions pinned in ``SOURCES``
 with ``apt-get download`` into ``--cache``, checks each archive's SHA-256,
@@ -31,10 +31,9 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-# Run as a script, this folder is on sys.path: its sibling modules import directly.
-from builder_cli import builder_parser
-from pinned_packages import sha256_of
-from plainwords_corpus import (
+from evaluation_data.builder_cli import builder_parser
+from evaluation_data.pinned_packages import sha256_of
+from evaluation_data.plainwords_corpus import (
     KIND_ORDER,
     LONG_ANSWER_WORDS,
     RARE_SHARE,
@@ -48,7 +47,6 @@ from plainwords_corpus import (
     span_count,
     verify,
 )
-
 from ragsage.adapters.parsing import HeuristicBackend
 from ragsage.core.text import content_words, words
 from ragsage.core.types import Document as StoredDocument
@@ -65,7 +63,7 @@ from ragsage.ingestion import IngestionConfig
 DEFAULT_CACHE = Path(".ragsage/cache/plain-words")
 DEFAULT_OUT = Path(".ragsage/eval/plain-words")
 DEFAULT_QUESTIONS = Path(__file__).resolve().parent / "plain_words_questions.jsonl"
-BUILDER = "bench/build_eval_plainwords.py"
+BUILDER = "python -m evaluation_data plainwords"
 NAME = "plain-words"
 FAMILY = "plain-words"
 
@@ -198,7 +196,7 @@ def metadata(
         "documents": {
             d.path: sha256_of(d.content) for d in sorted(documents, key=lambda d: d.path)
         },
-        "questions": "bench/plain_words_questions.jsonl",
+        "questions": "evaluation_data/plain_words_questions.jsonl",
         "questions_sha256": sha256_of(questions),
     }
 
@@ -244,15 +242,11 @@ def build(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = builder_parser(__doc__, out=DEFAULT_OUT, cache=DEFAULT_CACHE)
+    parser = builder_parser("plainwords", __doc__, out=DEFAULT_OUT, cache=DEFAULT_CACHE)
     parser.add_argument(
         "--questions",
         type=Path,
         default=DEFAULT_QUESTIONS,
-        help="the hand-written questions (default bench/plain_words_questions.jsonl)",
+        help="the hand-written questions (default evaluation_data/plain_words_questions.jsonl)",
     )
     return build(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

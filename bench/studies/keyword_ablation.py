@@ -1,8 +1,9 @@
 """Keyword-search ablations on an evaluation namespace, for bench/RESULTS.md.
 
     RAGSAGE_DATABASE_URL=... ragsage eval DATASET --backend postgres --keep ...
-    RAGSAGE_DATABASE_URL=... python bench/keyword_ablation.py DATASET --namespace eval-xxxx \\
-        --variant shipped|headings-x10|no-identifiers|before [--alpha 0.0] [--split dev]
+    RAGSAGE_DATABASE_URL=... python bench/studies/keyword_ablation.py DATASET \\
+        --namespace eval-xxxx --variant shipped|headings-x10|no-identifiers|before \\
+        [--alpha 0.0] [--split dev]
 
 Rewrites the keyword index of the whole database to the variant (the search
 function, and for ``no-identifiers``/``before`` the generated column), then
