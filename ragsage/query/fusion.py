@@ -208,16 +208,19 @@ def fusion_for(
     stretched and, unless the caller chose a weight or keyword search found one
     passage far above the rest (a comment's own words), weighed equally.
     """
-    weight = DEFAULT_HYBRID_ALPHA if alpha is None else alpha
-    if method != "score" or names_code(query):
-        return method, weight
+    if method != "score" or names_code(query) or not _mostly_code(dense, lexical):
+        return method, DEFAULT_HYBRID_ALPHA if alpha is None else alpha
+    if alpha is None:
+        alpha = DEFAULT_HYBRID_ALPHA if _decisive(lexical) else CODE_HYBRID_ALPHA
+    return "minmax", alpha
+
+
+def _mostly_code(
+    dense: Sequence[Ranked | ScoredChunk], lexical: Sequence[Ranked | ScoredChunk]
+) -> bool:
     kinds = [_is_code(c.chunk) for c in (*dense[:_LOOKED_AT], *lexical[:_LOOKED_AT])]
     known = [kind for kind in kinds if kind is not None]
-    if not (known and 2 * sum(known) > len(known)):
-        return method, weight
-    if alpha is not None or _decisive(lexical):
-        return "minmax", weight
-    return "minmax", CODE_HYBRID_ALPHA
+    return bool(known) and 2 * sum(known) > len(known)
 
 
 def _decisive(lexical: Sequence[Ranked | ScoredChunk]) -> bool:
