@@ -38,15 +38,28 @@ def translate(exc: SQLAlchemyError | psycopg.Error) -> RagsageError:
     """A short, internals-free error for ``exc``; the full one goes to the log only."""
     _log.warning("database error: %s", exc)
     if isinstance(exc, DBAPIError) and exc.connection_invalidated:
-        return StorageUnavailable("the database connection was lost")
+        return _connection_lost()
     origin = type(getattr(exc, "orig", None) or exc).__name__
     if origin in {"OperationalError", "InterfaceError", "ConnectionTimeout", "PoolTimeout"}:
-        return StorageUnavailable(f"the database is unavailable ({origin})")
+        return _unavailable(origin)
     if origin == "DataError" or isinstance(getattr(exc, "orig", exc), psycopg.DataError):
         return InvalidRequest("a value in the request cannot be stored or searched")
     if origin == "QueryCanceled":
-        return StorageTimeout("the database query took too long and was cancelled")
+        return _cancelled()
     return StorageError(f"the database rejected the operation ({origin})")
+
+
+# The three outages, said alike whichever of the functions here finds them.
+def _connection_lost() -> StorageUnavailable:
+    return StorageUnavailable("the database connection was lost")
+
+
+def _unavailable(origin: str) -> StorageUnavailable:
+    return StorageUnavailable(f"the database is unavailable ({origin})")
+
+
+def _cancelled() -> StorageTimeout:
+    return StorageTimeout("the database query took too long and was cancelled")
 
 
 def database_failure(exc: BaseException) -> RagsageError | None:
@@ -60,11 +73,11 @@ def database_failure(exc: BaseException) -> RagsageError | None:
     for cause in causes(exc):
         if isinstance(cause, psycopg.errors.QueryCanceled):
             # A statement timeout, which psycopg files under operational errors.
-            return StorageTimeout("the database query took too long and was cancelled")
+            return _cancelled()
         if isinstance(cause, DBAPIError) and cause.connection_invalidated:
-            return StorageUnavailable("the database connection was lost")
+            return _connection_lost()
         if isinstance(cause, _DATABASE_DOWN):
-            return StorageUnavailable(f"the database is unavailable ({type(cause).__name__})")
+            return _unavailable(type(cause).__name__)
     if isinstance(exc, SQLAlchemyError | psycopg.Error):
         return translate(exc)
     return None
