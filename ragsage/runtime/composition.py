@@ -74,32 +74,41 @@ def compose(
     query: QueryConfig | None = None,
 ) -> Engine:
     """The ingestion pipeline and the query engine over ``ports`` (building opens nothing)."""
-    return Engine(
-        ingestion=IngestionPipeline(
-            parser=ports.parser,
-            classifier=ports.classifier,
-            chunker=ports.chunker,
-            contextualizer=ports.contextualizer,
-            embedder=ports.embedder,
-            llm=ports.llm,
-            vector_store=ports.vector_store,
-            lexical_store=ports.lexical_store,
-            document_store=ports.document_store,
-            cache=ports.cache,
-            tracer=ports.tracer,
-            config=ingestion,
-        ),
-        query=QueryEngine(
-            embedder=ports.embedder,
-            vector_store=ports.vector_store,
-            lexical_store=ports.lexical_store,
-            document_store=ports.document_store,
-            llm=ports.llm,
-            reranker=ports.reranker,
-            rewriter=ports.rewriter,
-            tracer=ports.tracer,
-            config=query,
-        ),
+    return Engine(compose_ingestion(ports, ingestion), compose_query(ports, query))
+
+
+def compose_ingestion(
+    ports: EnginePorts, config: IngestionConfig | None = None
+) -> IngestionPipeline:
+    """The ingestion half of :func:`compose`, for a caller that only writes."""
+    return IngestionPipeline(
+        parser=ports.parser,
+        classifier=ports.classifier,
+        chunker=ports.chunker,
+        contextualizer=ports.contextualizer,
+        embedder=ports.embedder,
+        llm=ports.llm,
+        vector_store=ports.vector_store,
+        lexical_store=ports.lexical_store,
+        document_store=ports.document_store,
+        cache=ports.cache,
+        tracer=ports.tracer,
+        config=config,
+    )
+
+
+def compose_query(ports: EnginePorts, config: QueryConfig | None = None) -> QueryEngine:
+    """The query half of :func:`compose`, for a caller that only reads (a request)."""
+    return QueryEngine(
+        embedder=ports.embedder,
+        vector_store=ports.vector_store,
+        lexical_store=ports.lexical_store,
+        document_store=ports.document_store,
+        llm=ports.llm,
+        reranker=ports.reranker,
+        rewriter=ports.rewriter,
+        tracer=ports.tracer,
+        config=config,
     )
 
 

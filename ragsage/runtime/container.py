@@ -34,7 +34,13 @@ from ragsage.ingestion import IngestionConfig, IngestionPipeline
 from ragsage.ingestion.fingerprint import chunking_fingerprint
 from ragsage.query import QueryConfig, QueryEngine
 from ragsage.query.fusion import FusionMethod
-from ragsage.runtime.composition import Engine, EnginePorts, compose
+from ragsage.runtime.composition import (
+    Engine,
+    EnginePorts,
+    compose,
+    compose_ingestion,
+    compose_query,
+)
 from ragsage.settings import Settings
 
 if TYPE_CHECKING:
@@ -193,9 +199,22 @@ class Runtime:
 
         ``generation`` points searches at that live generation instead of the active one.
         """
+        ports = self._ports(embedder, generation)
+        return compose(ports, ingestion=self.ingestion_config(), query=self._query_config())
+
+    def pipeline(self, embedder: Embedder | None = None) -> IngestionPipeline:
+        """The ingestion pipeline; its stores open a session per call unless overridden."""
+        return compose_ingestion(self._ports(embedder), self.ingestion_config())
+
+    def query_engine(
+        self, embedder: Embedder | None = None, *, generation: int | None = None
+    ) -> QueryEngine:
+        return compose_query(self._ports(embedder, generation), self._query_config())
+
+    def _ports(self, embedder: Embedder | None, generation: int | None = None) -> EnginePorts:
         chosen = embedder or self.embedder
         vectors, lexical, documents = self.stores(embedder=chosen, generation=generation)
-        ports = EnginePorts(
+        return EnginePorts(
             parser=self.parser,
             classifier=self.classifier,
             chunker=self.chunker,
@@ -211,20 +230,12 @@ class Runtime:
             cache=self.cache,
             tracer=self.tracer,
         )
-        query = QueryConfig(
+
+    def _query_config(self) -> QueryConfig:
+        return QueryConfig(
             fusion=cast(FusionMethod, self.settings.fusion),
             rerank_searches=not isinstance(self.reranker, OverlapReranker),
         )
-        return compose(ports, ingestion=self.ingestion_config(), query=query)
-
-    def pipeline(self, embedder: Embedder | None = None) -> IngestionPipeline:
-        """The ingestion pipeline; its stores open a session per call unless overridden."""
-        return self.engine(embedder).ingestion
-
-    def query_engine(
-        self, embedder: Embedder | None = None, *, generation: int | None = None
-    ) -> QueryEngine:
-        return self.engine(embedder, generation=generation).query
 
     async def query_engine_for(self, scope: Scope) -> QueryEngine:
         """A query engine using the namespace's active embedding generation (read now)."""

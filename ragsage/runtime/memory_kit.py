@@ -26,7 +26,12 @@ from ragsage.core.ports import (
 from ragsage.core.tracing import NullTracer
 from ragsage.ingestion import IngestionConfig, IngestionPipeline
 from ragsage.query import QueryConfig, QueryEngine
-from ragsage.runtime.composition import EnginePorts, compose, offline_ports
+from ragsage.runtime.composition import (
+    EnginePorts,
+    compose_ingestion,
+    compose_query,
+    offline_ports,
+)
 
 SNAPSHOT_VERSION = 1
 
@@ -73,10 +78,10 @@ class MemoryKit:
         return EnginePorts(**{port.name: getattr(self, port.name) for port in fields(EnginePorts)})
 
     def ingestion(self, config: IngestionConfig | None = None) -> IngestionPipeline:
-        return compose(self.ports(), ingestion=config).ingestion
+        return compose_ingestion(self.ports(), config)
 
     def query_engine(self, config: QueryConfig | None = None) -> QueryEngine:
-        return compose(self.ports(), query=config).query
+        return compose_query(self.ports(), config)
 
     def snapshot(self) -> dict[str, Any]:
         """The whole corpus as one JSON-able dict."""

@@ -28,9 +28,9 @@ from ragsage.library.shipit.types import (
     to_engine_chunk,
     to_engine_filters,
 )
-from ragsage.query import QueryConfig, QueryEngine, RetrievalOptions
+from ragsage.query import QueryConfig, RetrievalOptions
 from ragsage.query.fusion import DEFAULT_RRF_K
-from ragsage.runtime.composition import compose, offline_ports
+from ragsage.runtime.composition import compose_query, offline_ports
 from ragsage.runtime.loop import LoopThread
 
 if TYPE_CHECKING:
@@ -246,7 +246,7 @@ class HybridSearchPipeline:
         self.keyword_store, self.reranker = keyword_store, reranker
         # The page's components in place of the offline set's stores and models;
         # only the query engine is used (the page indexes through its own chunker).
-        self.engine: QueryEngine = compose(
+        self.engine = compose_query(
             replace(
                 offline_ports(),
                 embedder=EmbedderPort(embedder),
@@ -259,8 +259,8 @@ class HybridSearchPipeline:
                 reranker=RerankerPort(reranker) if reranker is not None else None,
                 rewriter=None,
             ),
-            query=QueryConfig(fusion="rrf", rrf_k=DEFAULT_RRF_K, rerank_searches=False),
-        ).query
+            QueryConfig(fusion="rrf", rrf_k=DEFAULT_RRF_K, rerank_searches=False),
+        )
         self._loop = LoopThread(name="ragsage-shipit-search")
         # A pipeline dropped without close() must not leave its thread behind.
         weakref.finalize(self, self._loop.stop)
