@@ -218,7 +218,7 @@ def fusion_for(
 def _mostly_code(
     dense: Sequence[Ranked | ScoredChunk], lexical: Sequence[Ranked | ScoredChunk]
 ) -> bool:
-    kinds = [_is_code(c.chunk) for c in (*dense[:_LOOKED_AT], *lexical[:_LOOKED_AT])]
+    kinds = [is_code(c.chunk) for c in (*dense[:_LOOKED_AT], *lexical[:_LOOKED_AT])]
     known = [kind for kind in kinds if kind is not None]
     return bool(known) and 2 * sum(known) > len(known)
 
@@ -229,7 +229,7 @@ def _decisive(lexical: Sequence[Ranked | ScoredChunk]) -> bool:
     return lexical[0].score >= DECISIVE_KEYWORD_RATIO * max(lexical[_LOOKED_AT - 1].score, 0.0)
 
 
-def _is_code(chunk: Chunk | None) -> bool | None:
+def is_code(chunk: Chunk | None) -> bool | None:
     """A chunk as a code reader writes it: a language named, the text one fenced block.
 
     The language alone would not do: a caller's own metadata, which wins over

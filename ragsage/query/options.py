@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from ragsage.core.errors import InvalidRequest
 from ragsage.core.types import SearchFilters
 from ragsage.query.fusion import DEFAULT_RRF_K, FusionMethod
+from ragsage.query.scores import CODE_LENGTH_EXPONENT
 
 MAX_TOP_K = 100
 MAX_EXPANSION = 10
@@ -87,6 +88,10 @@ class QueryConfig:
     for the offline overlap reranker, which costs a search more than the
     search itself (docs/retrieval.md, "Reranking"); a provider's reranker
     keeps it on.
+
+    ``code_length_exponent`` is how strongly a long source-code passage's
+    score is scaled down by its length when no reranker ordered the results
+    (:func:`~ragsage.query.scores.prefer_concise_code`; 0 turns it off).
     """
 
     fusion: FusionMethod = "score"
@@ -98,3 +103,10 @@ class QueryConfig:
     max_source_chars: int = 4000
     not_found_message: str = "I could not find an answer to that in your documents."
     rerank_searches: bool = True
+    code_length_exponent: float = CODE_LENGTH_EXPONENT
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.code_length_exponent <= 2.0:
+            raise InvalidRequest(
+                f"code_length_exponent must be between 0 and 2, got {self.code_length_exponent}"
+            )

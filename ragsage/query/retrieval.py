@@ -2,7 +2,8 @@
 
 rewrite against history → dense and lexical retrieval in parallel → weighted
 fusion (reciprocal-rank or scaled-score) → optional recency bias → rerank →
-relevance floor → context expansion.
+relevance floor → the results read, long code passages scaled by their length
+unless a reranker ordered them → context expansion.
 
 When the stores can rank by chunk id and nothing downstream needs every
 candidate's text (no rerank, no recency bias), retrieval ranks by id and reads
@@ -36,7 +37,7 @@ from ragsage.core.types import Chunk, Scope, ScoredChunk, SearchFilters, Turn
 from ragsage.query.fusion import FusedRank, fuse, fuse_ranked, fusion_for
 from ragsage.query.options import MAX_QUERY_CHARS, QueryConfig, RetrievalOptions
 from ragsage.query.results import ChunkContext, RetrievalResult, SearchHit
-from ragsage.query.scores import apply_recency, has_signal
+from ragsage.query.scores import apply_recency, has_signal, prefer_concise_code
 
 _Found = TypeVar("_Found")
 _Ranked = TypeVar("_Ranked")
@@ -106,6 +107,11 @@ class Retriever:
             passing = [c for c in passing if has_signal(c, options.min_score)]
         root.set(passing=len(passing), reranked=reranked)
         chosen = await self._rows_of(root, scope, passing[: options.top_k], timing, by_id, carried)
+        if not reranked:
+            # A reranker has judged each passage whole; fused scores have not.
+            chosen = prefer_concise_code(chosen, self.config.code_length_exponent)
+            if not answering and options.min_score is not None:
+                chosen = [c for c in chosen if c.score >= options.min_score]
 
         with timed_stage(
             root,

@@ -295,3 +295,50 @@ async def test_a_passage_sharing_one_word_of_four_is_not_an_answer(
     # Sharing most of the question's words still answers.
     found = await kit.query_engine().answer(scope, "How many days of paid holiday per year?")
     assert not found.not_found and "28 days" in found.text
+
+
+def _pool_source() -> str:
+    # A source file shaped like a real one: a short helper that answers the
+    # question, and a long function that repeats its words while doing much else.
+    steps = "\n".join(
+        f"        log.debug('attempt %d of the connection to %s failed; wait and retry', n, host)\n"
+        f"        stats.failures[{i}] += 1\n"
+        f"        if stats.failures[{i}] > limit:\n"
+        f"            raise PoolExhausted(host, stats.failures[{i}])"
+        for i in range(14)
+    )
+    return (
+        "import logging\n\nlog = logging.getLogger(__name__)\n\n\n"
+        "def retry_delay(attempt: int) -> float:\n"
+        '    """How long to wait before retrying a failed connection: doubling, at most 30 s."""\n'
+        "    return min(30.0, 0.5 * 2**attempt)\n\n\n"
+        "def open_connection(host, stats, limit):\n"
+        '    """Open a pooled connection to host, retrying a failed connection after a wait."""\n'
+        "    for n in range(limit):\n"
+        f"{steps}\n"
+        "    return Connection(host)\n"
+    )
+
+
+async def test_a_short_definition_that_answers_comes_before_a_long_one(
+    kit: FakeEngineKit, scope: Scope, ingest: Ingest
+) -> None:
+    from ragsage.ingestion import IngestionConfig
+    from ragsage.query import QueryConfig
+
+    await ingest(_pool_source(), "pool.py", config=IngestionConfig())
+    question = "how long to wait before retrying a failed connection"
+    options = RetrievalOptions(rerank=False, top_k=5)
+    plain = await kit.query_engine(QueryConfig(code_length_exponent=0.0)).search(
+        scope, question, options
+    )
+    concise = await kit.query_engine().search(scope, question, options)
+
+    # Fused alone, the long function's many matching words put it first.
+    assert "def open_connection" in plain.hits[0].chunk.text
+    # Scaled by its length, the short helper that answers comes first, and
+    # every score the caller sees follows the order it is given in.
+    assert "def retry_delay" in concise.hits[0].chunk.text
+    scores = [hit.score for hit in concise.hits]
+    assert scores == sorted(scores, reverse=True)
+    assert {h.chunk.id for h in concise.hits} == {h.chunk.id for h in plain.hits}
