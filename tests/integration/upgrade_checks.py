@@ -720,6 +720,37 @@ async def _check_v34(database: Database) -> None:
     assert named[0] == ("doc_v3", 2)
 
 
+async def _seed_v34(database: Database) -> None:
+    await _seed_v3(database)
+    async with database.owner_connection() as connection:
+        # As versions 27 to 34 left the shared graph, beside a namespace's own graph.
+        await connection.execute(
+            text("ALTER INDEX ragsage_chunks_embedding_256 SET (m = 12, ef_construction = 40)")
+        )
+        await connection.execute(
+            text(
+                "CREATE INDEX ragsage_graph_256_seeded ON ragsage_chunks USING hnsw "
+                "((embedding::vector(256)) vector_cosine_ops) "
+                "WITH (m = 24, ef_construction = 200) WHERE namespace = 'acme'"
+            )
+        )
+
+
+async def _check_v35(database: Database) -> None:
+    # The shared graph links new rows through the configured list; a namespace's
+    # own graph keeps the parameters it was built with.
+    async with database.owner_connection() as connection:
+        shared = await connection.scalar(
+            text("SELECT reloptions FROM pg_class WHERE relname = 'ragsage_chunks_embedding_256'")
+        )
+        own = await connection.scalar(
+            text("SELECT reloptions FROM pg_class WHERE relname = 'ragsage_graph_256_seeded'")
+        )
+    assert f"ef_construction={database.config.hnsw_ef_construction}" in shared
+    assert database.config.hnsw_ef_construction != 40
+    assert sorted(own) == ["ef_construction=200", "m=24"]
+
+
 UPGRADES = {
     2: (_seed_v1, _check_v2),
     3: (_seed_v2, _check_v3),
@@ -754,4 +785,5 @@ UPGRADES = {
     32: (_seed_v3, _check_v32),
     33: (_seed_v32, _check_v33),
     34: (_seed_v3, _check_v34),
+    35: (_seed_v34, _check_v35),
 }
