@@ -54,21 +54,23 @@ def apply_recency(candidates: list[ScoredChunk], half_life_days: float) -> list[
 
 
 def prefer_concise_code(
-    candidates: Sequence[ScoredChunk], exponent: float = CODE_LENGTH_EXPONENT
+    candidates: Sequence[ScoredChunk],
+    exponent: float = CODE_LENGTH_EXPONENT,
+    concise_words: int = CONCISE_CODE_WORDS,
 ) -> list[ScoredChunk]:
     """``candidates`` with each long code passage's score scaled by its length, re-sorted.
 
     Only source code (:func:`~ragsage.query.fusion.is_code`) longer than
-    :data:`CONCISE_CODE_WORDS` whitespace-separated words is scaled; prose and
-    short code keep their scores.  ``exponent`` 0 changes nothing.
+    ``concise_words`` whitespace-separated words is scaled; prose and short
+    code keep their scores.  ``exponent`` 0 changes nothing.
     """
     if exponent <= 0:
         return list(candidates)
     scaled = []
     for candidate in candidates:
         words = len(candidate.chunk.text.split())
-        if words > CONCISE_CODE_WORDS and is_code(candidate.chunk):
-            factor = (CONCISE_CODE_WORDS / words) ** exponent
+        if words > concise_words and is_code(candidate.chunk):
+            factor = (concise_words / words) ** exponent
             candidate = replace(candidate, score=candidate.score * factor)
         scaled.append(candidate)
     # Stable on ties: an unscaled list comes back in the order it came.
