@@ -4,11 +4,25 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from ragsage.core.types import RawSource, Scope
+from ragsage.core.types import Chunk, RawSource, Scope, ScoredChunk
 from ragsage.ingestion import IngestionConfig, IngestResult
 from ragsage.testing import FakeEngineKit
 
 Ingest = Callable[..., Awaitable[IngestResult]]
+
+
+def scored(name: str, text: str, score: float, language: str | None) -> ScoredChunk:
+    """A candidate of document ``d`` as the stores return one, ``language`` in its metadata."""
+    chunk = Chunk(
+        id=f"d:{name}",
+        document_id="d",
+        ordinal=0,
+        text=text,
+        embed_text=text,
+        metadata={"language": language} if language else {},
+    )
+    return ScoredChunk(chunk=chunk, score=score)
+
 
 HANDBOOK = """# Employee handbook
 

@@ -5,23 +5,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragsage.core.errors import InvalidRequest
-from ragsage.core.types import Chunk, ScoredChunk
+from ragsage.core.types import ScoredChunk
 from ragsage.query import QueryConfig
 from ragsage.query.scores import CONCISE_CODE_WORDS, prefer_concise_code
+
+from .conftest import scored
 
 
 def _hit(name: str, words: int, score: float, *, code: bool = True) -> ScoredChunk:
     body = " ".join(f"x{i} = step({i})" for i in range(max(1, words // 3)))
     text = f"```go\nfunc {name}() {{ {body} }}\n```" if code else f"{name}: {body}"
-    chunk = Chunk(
-        id=f"d:{name}",
-        document_id="d",
-        ordinal=0,
-        text=text,
-        embed_text=text,
-        metadata={"language": "go"} if code else {"language": "en"},
-    )
-    return ScoredChunk(chunk=chunk, score=score)
+    return scored(name, text, score, "go" if code else "en")
 
 
 def test_a_long_code_passage_yields_to_a_short_one_that_scores_nearly_as_well() -> None:

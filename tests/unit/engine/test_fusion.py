@@ -13,6 +13,8 @@ from ragsage.query.fusion import (
     score_fusion,
 )
 
+from .conftest import scored
+
 
 def candidate(
     name: str, *, vector: float | None = None, keyword: float | None = None
@@ -130,15 +132,7 @@ def _code(
     # A code reader writes one fenced block; prose whose caller set a language
     # of its own (say "en") in the metadata is not code.
     text = f"```{language}\nfn {name}() {{}}\n```" if fenced else name
-    chunk = Chunk(
-        id=f"d:{name}",
-        document_id="d",
-        ordinal=0,
-        text=text,
-        embed_text=text,
-        metadata={"language": language} if language else {},
-    )
-    return ScoredChunk(chunk=chunk, score=score)
+    return scored(name, text, score, language)
 
 
 def test_close_cosines_count_once_stretched_from_worst_to_best() -> None:
