@@ -86,6 +86,18 @@ def test_a_database_failure_is_named_in_the_error_tree(
     assert "connection refused" not in str(translated)  # the driver's words stay in the log
 
 
+def test_a_full_pool_inside_a_stores_session_is_an_outage_a_job_retries() -> None:
+    from ragsage.adapters.postgres.sessions import translate
+    from ragsage.jobs.runner import is_transient
+
+    # What a store raises when every pooled connection stayed busy for the
+    # pool's timeout: before, "the database rejected the operation", and the
+    # job failed for good instead of backing off.
+    raised = translate(PoolTimeout("QueuePool limit of size 5 overflow 5 reached"))
+    assert isinstance(raised, StorageUnavailable) and is_transient(raised)
+    assert "TimeoutError" in str(raised) and "QueuePool" not in str(raised)
+
+
 def test_an_error_with_no_database_in_it_is_not_the_databases() -> None:
     assert database_failure(ValueError("no")) is None
     # Only an outage is looked for among the causes; a refused value must be the error itself.

@@ -40,7 +40,13 @@ def translate(exc: SQLAlchemyError | psycopg.Error) -> RagsageError:
     if isinstance(exc, DBAPIError) and exc.connection_invalidated:
         return _connection_lost()
     origin = type(getattr(exc, "orig", None) or exc).__name__
-    if origin in {"OperationalError", "InterfaceError", "ConnectionTimeout", "PoolTimeout"}:
+    # SQLAlchemy's pool timeout is named TimeoutError and carries no driver error:
+    # a pool that stayed full is an outage to retry, not a rejected operation.
+    if isinstance(exc, _DATABASE_DOWN) or origin in {
+        "OperationalError",
+        "InterfaceError",
+        "ConnectionTimeout",
+    }:
         return _unavailable(origin)
     if origin == "DataError" or isinstance(getattr(exc, "orig", exc), psycopg.DataError):
         return InvalidRequest("a value in the request cannot be stored or searched")
