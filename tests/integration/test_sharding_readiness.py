@@ -1,6 +1,6 @@
 """Sharding readiness: what a distributed Postgres (Citus, by ``namespace``) needs of ragsage.
 
-Citus is not installable here (``../shared/ENVIRONMENT.md``), so readiness is a
+Citus is not installable on the development machines, so readiness is a
 lint over the schema the migrations build and the SQL the code sends.  Four
 rules, each a test, and beside each a test that its checker catches a
 deliberate violation:

@@ -1,6 +1,6 @@
 """Every name, field, default and behaviour of the shipit RAG API reference page, in order.
 
-The page is ``../shared/seeds/shipit-rag-api-reference.txt``; each table row
+The page lives with the team's seed pages, outside this repository; each table row
 and example is transcribed here as the page gives it, and run against
 ``ragsage.library.shipit`` in memory (the Postgres half is in
 ``tests/integration/test_shipit_postgres.py``).
