@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ragsage.core.errors import InvalidRequest
+from ragsage.core.errors import ConfigurationError, InvalidRequest
 from ragsage.core.types import SearchFilters
 from ragsage.query.fusion import DEFAULT_RRF_K, FusionMethod
 from ragsage.query.scores import CODE_LENGTH_EXPONENT
@@ -90,7 +90,8 @@ class QueryConfig:
     keeps it on.
 
     ``code_length_exponent`` is how strongly a long source-code passage's
-    score is scaled down by its length when no reranker ordered the results
+    score is scaled down by its length when scores were fused (not ranks) and
+    no reranker ordered the results
     (:func:`~ragsage.query.scores.prefer_concise_code`; 0 turns it off).
     """
 
@@ -107,6 +108,6 @@ class QueryConfig:
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.code_length_exponent <= 2.0:
-            raise InvalidRequest(
+            raise ConfigurationError(
                 f"code_length_exponent must be between 0 and 2, got {self.code_length_exponent}"
             )

@@ -107,11 +107,12 @@ class Retriever:
             passing = [c for c in passing if has_signal(c, options.min_score)]
         root.set(passing=len(passing), reranked=reranked)
         chosen = await self._rows_of(root, scope, passing[: options.top_k], timing, by_id, carried)
-        if not reranked:
-            # A reranker has judged each passage whole; fused scores have not.
+        if not reranked and self.config.fusion != "rrf":
+            # A reranker has judged each passage whole; fused scores have not.  Rank
+            # fusion's scores sit too close together to be scaled (the exponent was
+            # chosen for scaled scores).  min_score was checked before, on the fused
+            # score, so scaling never drops a result.
             chosen = prefer_concise_code(chosen, self.config.code_length_exponent)
-            if not answering and options.min_score is not None:
-                chosen = [c for c in chosen if c.score >= options.min_score]
 
         with timed_stage(
             root,

@@ -62,14 +62,15 @@ def prefer_concise_code(
 
     Only source code (:func:`~ragsage.query.fusion.is_code`) longer than
     ``concise_words`` whitespace-separated words is scaled; prose and short
-    code keep their scores.  ``exponent`` 0 changes nothing.
+    code keep their scores, as does a score of 0 or less (scaling would raise
+    a negative one).  ``exponent`` 0 changes nothing.
     """
     if exponent <= 0:
         return list(candidates)
     scaled = []
     for candidate in candidates:
         words = len(candidate.chunk.text.split())
-        if words > concise_words and is_code(candidate.chunk):
+        if candidate.score > 0 and words > concise_words and is_code(candidate.chunk):
             factor = (concise_words / words) ** exponent
             candidate = replace(candidate, score=candidate.score * factor)
         scaled.append(candidate)

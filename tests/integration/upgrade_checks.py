@@ -727,9 +727,10 @@ async def _seed_v34(database: Database) -> None:
         await connection.execute(
             text("ALTER INDEX ragsage_chunks_embedding_256 SET (m = 12, ef_construction = 40)")
         )
+        own = await connection.scalar(text("SELECT ragsage_graph_name('acme', 256)"))
         await connection.execute(
             text(
-                "CREATE INDEX ragsage_graph_256_seeded ON ragsage_chunks USING hnsw "
+                f"CREATE INDEX {own} ON ragsage_chunks USING hnsw "
                 "((embedding::vector(256)) vector_cosine_ops) "
                 "WITH (m = 24, ef_construction = 200) WHERE namespace = 'acme'"
             )
@@ -744,7 +745,7 @@ async def _check_v35(database: Database) -> None:
             text("SELECT reloptions FROM pg_class WHERE relname = 'ragsage_chunks_embedding_256'")
         )
         own = await connection.scalar(
-            text("SELECT reloptions FROM pg_class WHERE relname = 'ragsage_graph_256_seeded'")
+            text("SELECT reloptions FROM pg_class WHERE relname = ragsage_graph_name('acme', 256)")
         )
     assert f"ef_construction={database.config.hnsw_ef_construction}" in shared
     assert database.config.hnsw_ef_construction != 40

@@ -96,6 +96,8 @@ def test_a_full_pool_inside_a_stores_session_is_an_outage_a_job_retries() -> Non
     raised = translate(PoolTimeout("QueuePool limit of size 5 overflow 5 reached"))
     assert isinstance(raised, StorageUnavailable) and is_transient(raised)
     assert "TimeoutError" in str(raised) and "QueuePool" not in str(raised)
+    # A statement timeout stays a timeout, raised bare (as the one-message reads do) or wrapped.
+    assert isinstance(translate(psycopg.errors.QueryCanceled("timeout")), StorageTimeout)
 
 
 def test_an_error_with_no_database_in_it_is_not_the_databases() -> None:

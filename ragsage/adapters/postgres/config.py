@@ -106,8 +106,9 @@ class PostgresConfig:
     pool_pre_ping: bool = False
     statement_timeout_ms: int = 30_000
     # A sparser graph built with a shorter candidate list, walked with a longer
-    # one: on the 7,946 chunks of the 242 Debian pages, m 12 / ef_construction 40
-    # costs 60% of the insert CPU of m 16 / 64 (HNSW upkeep was half of Postgres's
+    # one (the defaults from migration 27 until 35): on the 7,946 chunks of the
+    # 242 Debian pages, m 12 / ef_construction 40 costs 60% of the insert CPU of
+    # m 16 / 64 (HNSW upkeep was half of Postgres's
     # share of an ingestion).  Walked with ef_search 100 it finds 0.87 of the exact
     # top 10 there (0.86 before, with 40), but on the python-docs dev set dense
     # nDCG@10 fell 0.005 and recall@20 0.02; with 160 both are back (0.571 and
@@ -119,8 +120,8 @@ class PostgresConfig:
     replica_dsns: tuple[str, ...] = field(default=(), repr=False)
     replica_max_lag: float = 5.0
     # ef_construction went back to 64 (storage migration 35): on source code a
-    # graph linked through a list of 40 found 0.84 of the exact top ten at
-    # ef_search 160, and some definitions at no ef_search; with 64, 0.91, and
+    # graph linked through a list of 40 found 0.84-0.85 of the exact top ten at
+    # ef_search 160, and some definitions at no ef_search; with 64, 0.90-0.91, and
     # the code set's behaviour questions were answered as with exact ranking
     # (docs/retrieval.md, "Dense recall").  m stays 12: memory is unchanged.
     hnsw_m: int = 12

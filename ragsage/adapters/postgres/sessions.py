@@ -42,7 +42,7 @@ def translate(exc: SQLAlchemyError | psycopg.Error) -> RagsageError:
     origin = type(getattr(exc, "orig", None) or exc).__name__
     # SQLAlchemy's pool timeout is named TimeoutError and carries no driver error:
     # a pool that stayed full is an outage to retry, not a rejected operation.
-    if isinstance(exc, _DATABASE_DOWN) or origin in {
+    if isinstance(exc, PoolTimeout) or origin in {
         "OperationalError",
         "InterfaceError",
         "ConnectionTimeout",

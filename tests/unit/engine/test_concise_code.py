@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragsage.core.errors import InvalidRequest
+from ragsage.core.errors import ConfigurationError
 from ragsage.core.types import ScoredChunk
 from ragsage.query import QueryConfig
 from ragsage.query.scores import CONCISE_CODE_WORDS, prefer_concise_code
@@ -36,7 +36,7 @@ def test_prose_short_code_and_a_zero_exponent_keep_their_scores() -> None:
 
 
 def test_the_exponent_is_checked_by_name() -> None:
-    with pytest.raises(InvalidRequest, match="code_length_exponent"):
+    with pytest.raises(ConfigurationError, match="code_length_exponent"):
         QueryConfig(code_length_exponent=-0.1)
 
 

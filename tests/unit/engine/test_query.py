@@ -300,45 +300,75 @@ async def test_a_passage_sharing_one_word_of_four_is_not_an_answer(
 def _pool_source() -> str:
     # A source file shaped like a real one: a short helper that answers the
     # question, and a long function that repeats its words while doing much else.
+    notes = "\n".join(
+        "    # The pool keeps one slot per host and hands it back when the caller closes it."
+        for _ in range(3)
+    )
     steps = "\n".join(
-        f"        log.debug('attempt %d of the connection to %s failed; wait and retry', n, host)\n"
+        f"        log.warning('connection to %s failed; wait before retrying', host)\n"
         f"        stats.failures[{i}] += 1\n"
         f"        if stats.failures[{i}] > limit:\n"
         f"            raise PoolExhausted(host, stats.failures[{i}])"
-        for i in range(14)
+        for i in range(8)
     )
     return (
         "import logging\n\nlog = logging.getLogger(__name__)\n\n\n"
         "def retry_delay(attempt: int) -> float:\n"
-        '    """How long to wait before retrying a failed connection: doubling, at most 30 s."""\n'
+        '    """Wait before retrying a failed connection: doubling, at most 30 s."""\n'
         "    return min(30.0, 0.5 * 2**attempt)\n\n\n"
         "def open_connection(host, stats, limit):\n"
-        '    """Open a pooled connection to host, retrying a failed connection after a wait."""\n'
+        '    """Open a pooled connection to host; a failed connection is retried after a wait."""\n'
+        f"{notes}\n"
         "    for n in range(limit):\n"
         f"{steps}\n"
+        "        time.sleep(retry_delay(n))\n"
         "    return Connection(host)\n"
     )
 
 
-async def test_a_short_definition_that_answers_comes_before_a_long_one(
-    kit: FakeEngineKit, scope: Scope, ingest: Ingest
-) -> None:
+async def test_long_code_passages_are_scaled_by_their_length_unless_ranks_were_fused() -> None:
+    from ragsage.core.types import RawSource
     from ragsage.ingestion import IngestionConfig
     from ragsage.query import QueryConfig
+    from ragsage.runtime.composition import offline_ports
+    from ragsage.runtime.memory_kit import MemoryKit
 
-    await ingest(_pool_source(), "pool.py", config=IngestionConfig())
+    # The real readers and chunker: the file is cut along its definitions.
+    ports = offline_ports()
+    kit = MemoryKit(
+        parser=ports.parser,
+        classifier=ports.classifier,
+        chunker=ports.chunker,
+        contextualizer=ports.contextualizer,
+    )
+    scope = Scope("acme")
+    await kit.ingestion(IngestionConfig()).ingest(
+        scope, RawSource(_pool_source().encode(), "pool.py")
+    )
     question = "how long to wait before retrying a failed connection"
     options = RetrievalOptions(rerank=False, top_k=5)
-    plain = await kit.query_engine(QueryConfig(code_length_exponent=0.0)).search(
-        scope, question, options
-    )
-    concise = await kit.query_engine().search(scope, question, options)
 
-    # Fused alone, the long function's many matching words put it first.
-    assert "def open_connection" in plain.hits[0].chunk.text
-    # Scaled by its length, the short helper that answers comes first, and
-    # every score the caller sees follows the order it is given in.
-    assert "def retry_delay" in concise.hits[0].chunk.text
-    scores = [hit.score for hit in concise.hits]
-    assert scores == sorted(scores, reverse=True)
-    assert {h.chunk.id for h in concise.hits} == {h.chunk.id for h in plain.hits}
+    async def search(config: QueryConfig, chosen: RetrievalOptions = options) -> dict[str, float]:
+        found = await kit.query_engine(config).search(scope, question, chosen)
+        scores = [hit.score for hit in found.hits]
+        assert scores == sorted(scores, reverse=True)  # the order follows the scores shown
+        return {hit.chunk.text: hit.score for hit in found.hits}
+
+    plain = await search(QueryConfig(code_length_exponent=0.0))
+    concise = await search(QueryConfig())
+    assert concise.keys() == plain.keys()
+    long = [text for text in plain if len(text.split()) > 100]
+    assert long and any("def open_connection" in text for text in long)
+    for text, score in plain.items():
+        words = len(text.split())
+        factor = (100 / words) ** 0.3 if words > 100 else 1.0
+        assert concise[text] == pytest.approx(score * factor)
+    # min_score is checked on the fused score: the long function clears it though
+    # its scaled score is lower.
+    (top,) = [text for text in long if "def open_connection" in text]
+    kept = await search(QueryConfig(), RetrievalOptions(rerank=False, min_score=plain[top]))
+    assert top in kept and kept[top] < plain[top]
+    # Fused by ranks, whose scores sit too close together to scale, nothing is.
+    assert await search(QueryConfig(fusion="rrf")) == await search(
+        QueryConfig(fusion="rrf", code_length_exponent=0.0)
+    )
