@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -41,16 +41,15 @@ def apply_recency(candidates: list[ScoredChunk], half_life_days: float) -> list[
     quarters of it, and the oldest tend to half.
     """
     now = datetime.now(UTC)
-    biased = []
-    for candidate in candidates:
+
+    def factor(candidate: ScoredChunk) -> float:
         created = candidate.chunk.created_at
         if created is None:
-            factor = 0.5  # unknown age is treated as very old, never as brand new
-        else:
-            age_days = max(0.0, (now - created).total_seconds() / _DAY_SECONDS)
-            factor = 0.5 + 0.5 * 2.0 ** (-age_days / half_life_days)
-        biased.append(replace(candidate, score=candidate.score * factor))
-    return sorted(biased, key=lambda c: (-c.score, c.chunk.id))
+            return 0.5  # unknown age is treated as very old, never as brand new
+        age_days = max(0.0, (now - created).total_seconds() / _DAY_SECONDS)
+        return float(0.5 + 0.5 * 2.0 ** (-age_days / half_life_days))
+
+    return _rescored(candidates, factor)
 
 
 def prefer_concise_code(
@@ -67,12 +66,25 @@ def prefer_concise_code(
     """
     if exponent <= 0:
         return list(candidates)
-    scaled = []
-    for candidate in candidates:
+
+    def factor(candidate: ScoredChunk) -> float:
+        # Code first: only a code passage's words are counted.
+        if candidate.score <= 0 or not is_code(candidate.chunk):
+            return 1.0
         words = len(candidate.chunk.text.split())
-        if candidate.score > 0 and words > concise_words and is_code(candidate.chunk):
-            factor = (concise_words / words) ** exponent
-            candidate = replace(candidate, score=candidate.score * factor)
-        scaled.append(candidate)
-    # Stable on ties: an unscaled list comes back in the order it came.
-    return sorted(scaled, key=lambda c: -c.score)
+        return (concise_words / words) ** exponent if words > concise_words else 1.0
+
+    return _rescored(candidates, factor)
+
+
+def _rescored(
+    candidates: Sequence[ScoredChunk], factor: Callable[[ScoredChunk], float]
+) -> list[ScoredChunk]:
+    """Each candidate's score times its ``factor``, best first (ties by chunk id, as fused)."""
+    weighed = []
+    for candidate in candidates:
+        weight = factor(candidate)
+        weighed.append(
+            candidate if weight == 1.0 else replace(candidate, score=candidate.score * weight)
+        )
+    return sorted(weighed, key=lambda c: (-c.score, c.chunk.id))
