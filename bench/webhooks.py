@@ -37,7 +37,7 @@ import site_chrome
 from sqlalchemy import text
 from stack import Worker, local_stack, migrate
 
-from ragsage.adapters.webhooks.signing import new_operator_key
+from ragsage.adapters.sealing import new_operator_key
 from ragsage.core.jobs import Upload
 from ragsage.core.types import Scope
 from ragsage.jobs.enqueue import Enqueuer
@@ -194,7 +194,7 @@ def main() -> None:
     with (
         tempfile.TemporaryDirectory() as logs,
         local_stack(
-            "webhooks", webhook_keys=new_operator_key(), webhook_allow_private=True
+            "webhooks", sealing_keys=new_operator_key(), webhook_allow_private=True
         ) as stack,
     ):
         settings = stack.settings

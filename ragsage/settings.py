@@ -41,6 +41,8 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 LONGEST_RESTRICTED_KEY = 31 * 86400
 # The width of the bundled local embedding model (all-MiniLM-L6-v2).
 LOCAL_MODEL_WIDTH = 384
+# The sealing keys' earlier name, from when only webhook secrets were sealed.
+_OLD_SEALING_VARIABLE = "RAGSAGE_WEBHOOK_KEYS"
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,14 +164,16 @@ class Settings:
     # delegate key; revoking or rotating a parent takes effect within the latter.
     restricted_key_max_lifetime: int = 24 * 3600
     restricted_key_recheck: float = 5.0
-    # Webhooks (docs/webhooks.md).  The operator's Fernet keys that seal endpoint
-    # secrets (comma-separated, the first seals); private receivers (loopback,
+    # The operator's Fernet keys that seal every stored secret (webhook endpoints',
+    # delegate keys') and check new API keys (comma-separated, the first seals;
+    # RAGSAGE_WEBHOOK_KEYS, its earlier name, is still read: docs/security.md).
+    sealing_keys: str = field(default="", repr=False)
+    # Webhooks (docs/webhooks.md).  Private receivers (loopback,
     # 10/8, ...) refused unless allowed; one attempt's deadline; the retry
     # schedule (backoff base and cap, and how long an event is retried); how
     # long a rotated secret keeps signing; how long delivered and undelivered
     # events are kept; sends at once per worker, per endpoint and per namespace; endpoints per
     # namespace.
-    webhook_keys: str = field(default="", repr=False)
     webhook_allow_private: bool = False
     webhook_timeout: float = 10.0
     webhook_retry_base: float = 30.0
@@ -314,6 +318,8 @@ class Settings:
                 values[spec.name] = overrides[spec.name]
             elif name in env and env[name] != "":
                 values[spec.name] = _parse(name, env[name], type(spec.default))
+        if "sealing_keys" not in values and env.get(_OLD_SEALING_VARIABLE, ""):
+            values["sealing_keys"] = env[_OLD_SEALING_VARIABLE]
         return cls(**values)
 
     def replica_urls(self) -> tuple[str, ...]:

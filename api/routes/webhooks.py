@@ -29,12 +29,12 @@ def _admin() -> tuple[Principal, WebhookAdmin]:
 
 
 def _configured() -> None:
-    if not services().settings.webhook_keys.strip():
+    if not services().settings.sealing_keys.strip():
         raise ApiError(
             503,
             "webhooks_not_configured",
             "webhooks are not configured on this server: the operator sets "
-            "RAGSAGE_WEBHOOK_KEYS to seal their secrets",
+            "RAGSAGE_SEALING_KEYS to seal their secrets",
         )
 
 

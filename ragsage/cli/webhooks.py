@@ -25,10 +25,10 @@ if TYPE_CHECKING:
 
 async def webhooks_command(args: argparse.Namespace) -> int:
     if args.action == "new-operator-key":
-        from ragsage.adapters.webhooks.signing import new_operator_key
+        from ragsage.adapters.sealing import new_operator_key
 
         print(new_operator_key())
-        print("(a Fernet key for RAGSAGE_WEBHOOK_KEYS; keep it with your secrets)", file=sys.stderr)
+        print("(a Fernet key for RAGSAGE_SEALING_KEYS; keep it with your secrets)", file=sys.stderr)
         return 0
     from ragsage.adapters.postgres.webhooks import parse_id
     from ragsage.library.webhook_admin import WebhookAdmin
@@ -211,5 +211,5 @@ def register_webhooks(commands: Any) -> None:
         "--since", type=datetime.fromisoformat, help="only events from then on (ISO 8601)"
     )
 
-    actions.add_parser("new-operator-key", help="print a new key for RAGSAGE_WEBHOOK_KEYS")
+    actions.add_parser("new-operator-key", help="print a new key for RAGSAGE_SEALING_KEYS")
     hooks.set_defaults(handler=webhooks_command)

@@ -33,8 +33,9 @@ import psycopg
 
 from ragsage.adapters.postgres import webhooks as store
 from ragsage.adapters.postgres.database import CONNECT_TIMEOUT_SECONDS
+from ragsage.adapters.sealing import sealer_or_none
 from ragsage.adapters.webhooks.sender import Sender, SendResult
-from ragsage.adapters.webhooks.signing import Sealer, sign
+from ragsage.adapters.webhooks.signing import sign
 from ragsage.core.errors import ConfigurationError
 from ragsage.core.webhooks import RetrySchedule
 
@@ -91,7 +92,7 @@ class Dispatcher:
         )
         # Without the operator's keys nothing can be signed: such a worker claims
         # nothing (see run), rather than failing every endpoint it touches.
-        self.sealer = Sealer(settings.webhook_keys) if settings.webhook_keys.strip() else None
+        self.sealer = sealer_or_none(settings.sealing_keys)
         self.observe = observe or (lambda _outcome: None)
         # A claim stays the sender's long enough to time out and record; a
         # dispatcher that dies mid-send leaves the delivery due again after it.
@@ -113,7 +114,7 @@ class Dispatcher:
     async def run(self) -> None:
         """Dispatch until cancelled; sends in progress end (or time out) before it returns."""
         if self.sealer is None:
-            _log.warning("webhooks are not sent by this worker: RAGSAGE_WEBHOOK_KEYS is not set")
+            _log.warning("webhooks are not sent by this worker: RAGSAGE_SEALING_KEYS is not set")
             self.finished.set()
             return
         listener = asyncio.create_task(self._listen())
@@ -215,7 +216,7 @@ class Dispatcher:
 
     def _secrets(self, claimed: store.Claimed) -> list[str]:
         if self.sealer is None:
-            raise ConfigurationError("RAGSAGE_WEBHOOK_KEYS is not set on this worker")
+            raise ConfigurationError("RAGSAGE_SEALING_KEYS is not set on this worker")
         secrets = [self.sealer.open(claimed.sealed_secret)]
         if claimed.previous_sealed_secret is not None:
             secrets.append(self.sealer.open(claimed.previous_sealed_secret))

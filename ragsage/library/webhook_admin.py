@@ -28,7 +28,7 @@ from ragsage.core.webhooks import (
 
 if TYPE_CHECKING:
     from ragsage.adapters.postgres.database import Database
-    from ragsage.adapters.webhooks.signing import Sealer
+    from ragsage.adapters.sealing import Sealer
     from ragsage.settings import Settings
 
 DELIVERY_STATES = ("pending", "delivered", "failed")
@@ -57,9 +57,9 @@ class WebhookAdmin:
 
     def _sealer(self) -> Sealer:
         # Imported here: cryptography loads only where a secret is sealed.
-        from ragsage.adapters.webhooks.signing import Sealer
+        from ragsage.adapters.sealing import Sealer
 
-        return Sealer(self.settings.webhook_keys)
+        return Sealer(self.settings.sealing_keys)
 
     def _checked_url(self, url: str) -> str:
         from ragsage.adapters.webhooks.sender import check_url, is_address, refusal

@@ -437,13 +437,13 @@ async def test_a_worker_that_cannot_sign_hands_deliveries_back_uncounted(
     hook = uuid.UUID(made.webhook.id)
     await _succeed(db, ACME, await _upload(db, ACME, "unsigned.md"))
     # A worker without the operator's keys claims nothing at all.
-    keyless = Dispatcher(db, replace(settings, webhook_keys=""))
+    keyless = Dispatcher(db, replace(settings, sealing_keys=""))
     await asyncio.wait_for(keyless.run(), timeout=5)
     assert keyless.outcomes == {}
     # A worker whose keys cannot open the secret hands the delivery back, uncounted.
-    from ragsage.adapters.webhooks.signing import new_operator_key
+    from ragsage.adapters.sealing import new_operator_key
 
-    stranger = Dispatcher(db, replace(settings, webhook_keys=new_operator_key()))
+    stranger = Dispatcher(db, replace(settings, sealing_keys=new_operator_key()))
     running(stranger)
     await _until(lambda: stranger.outcomes["unsent"] >= 1)
     listed = await admin.deliveries(ACME, hook)

@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import text
 
 from ragsage.adapters.embedded.redis import EmbeddedRedis
-from ragsage.adapters.webhooks.signing import new_operator_key
+from ragsage.adapters.sealing import new_operator_key
 from ragsage.core.jobs import Job
 from ragsage.core.types import Scope
 from ragsage.jobs.enqueue import Enqueuer
@@ -192,7 +192,7 @@ def make_settings(database_url: str, app_url: str, broker_url: str, cache_url: s
         rate_limit_other_key="1000/second",
         rate_limit_other_namespace="1000/second",
         # Webhooks: receivers in tests listen on loopback, and retries come quickly.
-        webhook_keys=new_operator_key(),
+        sealing_keys=new_operator_key(),
         webhook_allow_private=True,
         webhook_timeout=2.0,
         webhook_retry_base=0.3,
