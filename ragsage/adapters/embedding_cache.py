@@ -2,8 +2,8 @@
 
 A retried job, a re-index run twice, or the same boilerplate paragraph in a
 thousand documents pays for each distinct text once.  The key includes the
-namespace, the model and the input type, so vectors never leak between models
-and one tenant's cached vectors are neither another's faster answer (which
+namespace, the reader's principal set, the model and the input type, so vectors
+never leak between models and one tenant's cached vectors are neither another's faster answer (which
 would tell it what the first had embedded) nor left behind when the first is
 erased (``ragsage namespaces delete`` removes its entries); values are
 float32 bytes, base64-encoded, which is what pgvector stores anyway.  Like the
@@ -45,6 +45,7 @@ class CachingEmbedder:
         ttl_seconds: int = 30 * 24 * 3600,
         namespace: str | None = None,
         per_namespace: bool = True,
+        reader: str = "all",
     ):
         self.inner, self.cache, self.ttl_seconds = inner, cache, ttl_seconds
         # None: work of no namespace (the library's own embed calls, evaluations).
@@ -52,6 +53,9 @@ class CachingEmbedder:
         # False for a cache one person keeps for themselves (an evaluation's, on disk),
         # whose throwaway namespaces would otherwise miss it on every run.
         self.per_namespace = per_namespace
+        # Whom a namespace's searches read for (its principal set, by name): the
+        # questions one reader asked answer no faster for a reader of another set.
+        self.reader = reader
         self.hits = 0
         self.misses = 0
 
@@ -67,17 +71,22 @@ class CachingEmbedder:
     def similarity_floor(self) -> float:
         return self.inner.similarity_floor
 
-    def for_namespace(self, namespace: str) -> CachingEmbedder:
-        """The same cache, holding ``namespace``'s vectors apart from every other's."""
+    def for_namespace(self, namespace: str, reader: str = "all") -> CachingEmbedder:
+        """The same cache, holding ``namespace``'s vectors (and ``reader``'s) apart."""
         if not self.per_namespace:
             return self
         return CachingEmbedder(
-            self.inner, self.cache, ttl_seconds=self.ttl_seconds, namespace=namespace
+            self.inner,
+            self.cache,
+            ttl_seconds=self.ttl_seconds,
+            namespace=namespace,
+            reader=reader,
         )
 
     def key(self, text: str, input_type: InputType) -> str:
         digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
-        return f"{embed_cache_prefix(self.namespace)}{self.model}:{input_type}:{digest}"
+        owner = embed_cache_prefix(self.namespace)
+        return f"{owner}{self.reader}:{self.model}:{input_type}:{digest}"
 
     async def embed(
         self, texts: Sequence[str], *, input_type: InputType = "document"

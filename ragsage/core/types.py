@@ -14,6 +14,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal, NamedTuple
 
+from ragsage.core import json_match
 from ragsage.core.errors import InvalidRequest
 
 NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
@@ -418,7 +419,9 @@ class Turn:
 class SearchFilters:
     """Restrictions a retrieval applies before ranking; every set field must match.
 
-    ``metadata`` matches when each key is present on the chunk with an equal value;
+    ``metadata`` matches when each key is present on the chunk with a value equal
+    by JSON's rules (``true`` is not ``1``; ``1`` is ``1.0``), as the SQL of a search
+    compares them (:mod:`ragsage.core.json_match`);
     ``created_after``/``created_before`` bound the document's creation time
     (inclusive), and a chunk with no time fails any time bound.
     """
@@ -447,10 +450,8 @@ class SearchFilters:
             return False
         if self.sources is not None and source not in self.sources:
             return False
-        if self.metadata:
-            for key, value in self.metadata.items():
-                if key not in metadata or metadata[key] != value:
-                    return False
+        if self.metadata and not json_match.contains(metadata, self.metadata):
+            return False
         if self.created_after is not None or self.created_before is not None:
             if created_at is None:
                 return False
@@ -471,7 +472,7 @@ class SearchFilters:
         metadata = dict(asked.metadata or {})
         nothing = False
         for key, value in (self.metadata or {}).items():
-            nothing = nothing or (key in metadata and metadata[key] != value)
+            nothing = nothing or (key in metadata and not json_match.equal(metadata[key], value))
             metadata[key] = value
         ids = _both(self.document_ids, asked.document_ids)
         return SearchFilters(

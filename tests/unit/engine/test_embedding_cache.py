@@ -67,3 +67,19 @@ async def test_each_namespace_keeps_its_own_vectors_through_ingestion_and_search
     owners = {key for key in keys if key.startswith(embed_cache_prefix("acme"))}
     assert owners and len(owners) == len(keys) // 2
     assert all(key.startswith(embed_cache_prefix("acme:eu")) for key in set(keys) - owners)
+
+
+async def test_a_question_one_reader_asked_is_no_cache_hit_for_a_reader_of_another_group() -> None:
+    inner, cache = FakeEmbedder(dimension=64), KeptCache()
+    kit = FakeEngineKit()
+    kit.embedder = CachingEmbedder(inner, cache)
+    source = RawSource(b"Salary bands are reviewed every April by the pay board.", "pay.txt")
+    await kit.ingestion().ingest(Scope("acme"), source)
+    engine = kit.query_engine()
+    hr, eng = Scope("acme", frozenset({"group:hr"})), Scope("acme", frozenset({"group:eng"}))
+    question = "when are salary bands reviewed"
+    for scope in (hr, hr, eng, Scope("acme"), Scope("acme", frozenset({"group:hr"}))):
+        await engine.search(scope, question)
+    # hr asked twice and once more under an equal set: one embedding; eng and the
+    # unbound reader each paid for their own, learning nothing of hr's question.
+    assert [kind for kind, _ in inner.calls].count("query") == 3
