@@ -6,9 +6,8 @@ and the work of a namespace asks for its own view either way.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
-
 import hashlib
+from typing import Protocol, runtime_checkable
 
 from ragsage.core.ports import Embedder
 from ragsage.core.types import Scope
