@@ -31,6 +31,7 @@ from ragsage.adapters.observability.logs import (
     configure_logging,
     reset_log_context,
 )
+from ragsage.adapters.sealing import sealer_or_none
 from ragsage.jobs.enqueue import Enqueuer
 from ragsage.runtime import Runtime, adapter_overrides, build_runtime
 from ragsage.runtime.loop import LoopThread
@@ -74,6 +75,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         answers=AnswersAtOnce(chosen),
         timeouts=SearchTimeouts(chosen, built.database),
         signers=Signers(chosen.restricted_key_recheck),
+        sealer=sealer_or_none(chosen.sealing_keys),
     )
     app.extensions[EXTENSION] = here
     _log.info(

@@ -60,6 +60,10 @@ _FILTERS_APPLIED = frozenset(
 # fail on purpose cost at most one lookup per parent this often.
 _REREAD_AFTER = 0.25
 _NO_PARENT = "the restricted key's parent is not a live delegate key (revoked, or never one)"
+_NO_SEALING_KEY = (
+    "this server accepts no restricted keys: the operator has not set RAGSAGE_SEALING_KEYS, "
+    "which delegate keys' signing secrets are sealed with"
+)
 _T = TypeVar("_T")
 
 
@@ -182,7 +186,9 @@ def read_signer(parent: tuple[str, str]) -> Signer | None:
     """The delegate key ``parent`` (namespace, id) as Postgres has it now, remembered here."""
     here = services()
     read_at = time.monotonic()
-    signer = here.run(find_signer_on(here.runtime.database, *parent))
+    if here.sealer is None:
+        raise RestrictedKeyRefused(_NO_SEALING_KEY)
+    signer = here.run(find_signer_on(here.runtime.database, *parent, here.sealer))
     here.signers.put(parent, signer, read_at)
     return signer
 

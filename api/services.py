@@ -15,6 +15,7 @@ from api.metrics import Metrics
 from api.page_cache import PageCache
 from api.probes import Probes
 from ragsage.adapters.postgres.replicas import ReadLog, replica_reads
+from ragsage.adapters.sealing import Sealer
 from ragsage.core.types import Scope
 from ragsage.jobs.enqueue import Enqueuer
 from ragsage.runtime import Runtime
@@ -40,6 +41,9 @@ class Services:
     answers: AnswersAtOnce
     timeouts: SearchTimeouts
     signers: Signers
+    # The operator's sealing key (RAGSAGE_SEALING_KEYS): opens delegate keys' secrets,
+    # checks new API keys; None when the operator set none.
+    sealer: Sealer | None = None
     request_timeout: float = 120.0
     recent_keys: RecentKeys = field(default_factory=RecentKeys)
     verified: VerifiedKeys = field(default_factory=VerifiedKeys)

@@ -44,6 +44,7 @@ from sqlalchemy import text
 from stack import local_stack, serve_api
 
 from ragsage.adapters.postgres.keys import NewKey, Role, Signer, create_key
+from ragsage.adapters.sealing import Sealer
 from ragsage.core.types import Scope
 from ragsage.library.restricted_keys import grant_of, mint, verify
 from ragsage.runtime import build_database
@@ -59,7 +60,8 @@ async def keys(settings) -> tuple[NewKey, NewKey]:
     try:
         async with database.session(scope) as session:
             bound = await create_key(session, scope, Role.READ, "bench", SALES)
-            delegate = await create_key(session, scope, Role.DELEGATE, "bench")
+            sealer = Sealer(settings.sealing_keys)
+            delegate = await create_key(session, scope, Role.DELEGATE, "bench", (), sealer)
     finally:
         await database.dispose()
     return bound, delegate

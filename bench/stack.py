@@ -19,6 +19,7 @@ import httpx
 from api.cli import gunicorn_argv
 from ragsage.adapters.embedded.postgres import EmbeddedPostgres
 from ragsage.adapters.embedded.redis import EmbeddedRedis
+from ragsage.adapters.sealing import new_operator_key
 from ragsage.runtime import build_database
 from ragsage.settings import Settings
 from worker.cli import celery_worker_argv
@@ -51,7 +52,13 @@ def local_stack(database: str, **overrides: Any) -> Iterator[Stack]:
                 redis_url=redis.url(0),
                 # The peer's benchmark embeds with a hashing function, so ours does
                 # too: the figures compare the engines, not the embedding models.
-                **{"embedding_dim": 384, "embedder": "hashing", **overrides},
+                # Stored secrets are sealed and keys carry a check, as in any deployment.
+                **{
+                    "embedding_dim": 384,
+                    "embedder": "hashing",
+                    "sealing_keys": new_operator_key(),
+                    **overrides,
+                },
             )
             yield Stack(settings, owner, base, postgres)
         finally:

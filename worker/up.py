@@ -187,7 +187,13 @@ class Stack:
 
     def _migrate_and_key(self) -> None:
         from ragsage.adapters.postgres import active_generation
-        from ragsage.adapters.postgres.keys import Role, authenticate, create_key
+        from ragsage.adapters.postgres.keys import (
+            Role,
+            authenticate,
+            create_key,
+            seal_signing_secrets,
+        )
+        from ragsage.adapters.sealing import Sealer
         from ragsage.runtime import build_database
 
         assert self.settings is not None
@@ -199,6 +205,8 @@ class Stack:
             database = build_database(settings)
             try:
                 await database.migrate()
+                sealer = Sealer(settings.sealing_keys)
+                await seal_signing_secrets(database, sealer)
                 saved = key_file.read_text().strip() if key_file.exists() else ""
                 if saved:
                     async with database.system_session() as session:
@@ -208,7 +216,10 @@ class Stack:
                             saved = ""
                 async with database.session(scope) as session:
                     if not saved:
-                        key = (await create_key(session, scope, Role.ADMIN, "ragsage up")).key
+                        made = await create_key(
+                            session, scope, Role.ADMIN, "ragsage up", (), sealer
+                        )
+                        key = made.key
                     active = await active_generation(session)
                 pinned = active.embedding_model if active is not None else None
                 return key, pinned

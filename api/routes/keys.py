@@ -111,7 +111,7 @@ def rotate() -> Any:
 
     async def apply() -> str | None:
         async with here.runtime.database.session(who.scope) as session:
-            return await rotate_signing_secret(session, who.key_id)
+            return await rotate_signing_secret(session, who.key_id, here.sealer)
 
     read_at = time.monotonic()
     secret = here.run(apply())

@@ -13,15 +13,28 @@ async def migrate_command(args: argparse.Namespace) -> int:
     """Create or upgrade the schema of ``RAGSAGE_DATABASE_URL``."""
     # Imported here: the database stack loads only for commands that need it.
     from ragsage.adapters.postgres import redact
+    from ragsage.adapters.postgres.keys import seal_signing_secrets
+    from ragsage.adapters.sealing import sealer_or_none
     from ragsage.runtime import build_database
 
     settings = Settings.from_env()
+    sealer = sealer_or_none(settings.sealing_keys)
     database = build_database(settings)
     try:
         version = await database.migrate()
+        # SQL never sees the sealing key: secrets stored in plaintext before are sealed here.
+        sealed = await seal_signing_secrets(database, sealer) if sealer is not None else 0
     finally:
         await database.dispose()
     print(f"schema at version {version} on {redact(settings.database_url)}")
+    if sealed:
+        print(f"sealed {sealed} delegate keys' signing secrets stored in plaintext")
+    if sealer is None:
+        print(
+            "RAGSAGE_SEALING_KEYS is not set: delegate keys cannot be made, and any signing "
+            "secret stored before schema version 36 stays unusable until it is sealed",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -65,11 +78,13 @@ async def keys_command(args: argparse.Namespace) -> int:
         revoke_key,
         rotate_signing_secret,
     )
-    from ragsage.core.errors import InvalidRequest
+    from ragsage.adapters.sealing import sealer_or_none
+    from ragsage.core.errors import ConfigurationError, InvalidRequest
     from ragsage.core.types import Scope
     from ragsage.runtime import build_database
 
     settings = Settings.from_env()
+    sealer = sealer_or_none(settings.sealing_keys)
     database = build_database(settings)
     scope = Scope(args.namespace)
     try:
@@ -77,9 +92,9 @@ async def keys_command(args: argparse.Namespace) -> int:
             if args.action == "create":
                 try:
                     made = await create_key(
-                        session, scope, Role(args.role), args.name, args.principal or ()
+                        session, scope, Role(args.role), args.name, args.principal or (), sealer
                     )
-                except InvalidRequest as exc:
+                except (InvalidRequest, ConfigurationError) as exc:
                     print(f"error: {exc}", file=sys.stderr)
                     return 2
                 print(made.key)
@@ -93,7 +108,11 @@ async def keys_command(args: argparse.Namespace) -> int:
                 )
                 return 0
             if args.action == "rotate-secret":
-                secret = await rotate_signing_secret(session, args.key_id)
+                try:
+                    secret = await rotate_signing_secret(session, args.key_id, sealer)
+                except ConfigurationError as exc:
+                    print(f"error: {exc}", file=sys.stderr)
+                    return 2
                 if secret is None:
                     print(
                         f"error: no live delegate key {args.key_id!r} in {scope.namespace!r}",

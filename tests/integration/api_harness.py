@@ -17,6 +17,7 @@ from api import create_app
 from api.services import EXTENSION
 from ragsage.adapters.postgres import Database
 from ragsage.adapters.postgres.keys import Role, create_key
+from ragsage.adapters.sealing import sealer_or_none
 from ragsage.core.types import Scope
 from ragsage.runtime import build_database
 from ragsage.settings import Settings
@@ -102,7 +103,14 @@ def make_key(
     async def create(database: Database) -> str:
         async with database.session(Scope(namespace)) as session:
             return (
-                await create_key(session, Scope(namespace), role, "test", sorted(principals))
+                await create_key(
+                    session,
+                    Scope(namespace),
+                    role,
+                    "test",
+                    sorted(principals),
+                    sealer_or_none(settings.sealing_keys),
+                )
             ).key
 
     return with_database(settings, create)

@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from ragsage.adapters.postgres.keys import NewKey, Role, create_key
+from ragsage.adapters.sealing import Sealer
 from ragsage.core.types import Scope
 from ragsage.library.restricted_keys import grant_of, mint
 
@@ -56,7 +57,9 @@ def _key(deployment: Deployment, role: Role, principals: set[str] | None = None)
     async def create(database: Any) -> str:
         scope = Scope(NAMESPACE)
         async with database.session(scope) as session:
-            return (await create_key(session, scope, role, "probe", sorted(principals or ()))).key
+            sealer = Sealer(deployment.settings.sealing_keys)
+            made = await create_key(session, scope, role, "probe", sorted(principals or ()), sealer)
+            return made.key
 
     return with_database(deployment.settings, create)
 
@@ -224,7 +227,14 @@ def test_restricted_keys_reach_exactly_what_their_principals_allow(
     async def create(database: Any) -> NewKey:
         scope = Scope(NAMESPACE)
         async with database.session(scope) as session:
-            return await create_key(session, scope, Role.DELEGATE, "product", ["group:legal"])
+            return await create_key(
+                session,
+                scope,
+                Role.DELEGATE,
+                "product",
+                ["group:legal"],
+                Sealer(deployment.settings.sealing_keys),
+            )
 
     issuer = api.client(_key(deployment, Role.DELEGATE))
     for principals in PRINCIPAL_SETS:

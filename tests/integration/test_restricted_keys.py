@@ -17,6 +17,7 @@ import jwt
 import pytest
 
 from ragsage.adapters.postgres.keys import NewKey, Role, create_key, revoke_key
+from ragsage.adapters.sealing import Sealer
 from ragsage.core.types import Scope
 from ragsage.library.restricted_keys import grant_of, mint
 
@@ -48,7 +49,8 @@ def server(deployment: Deployment) -> Iterator[ApiServer]:
 def _key(deployment: Deployment, role: Role, principals: tuple[str, ...] = ()) -> NewKey:
     async def create(database: Any) -> NewKey:
         async with database.session(ACME) as session:
-            return await create_key(session, ACME, role, "test", principals)
+            sealer = Sealer(deployment.settings.sealing_keys)
+            return await create_key(session, ACME, role, "test", principals, sealer)
 
     return with_database(deployment.settings, create)
 

@@ -17,6 +17,7 @@ from ragsage.adapters.postgres import (
 )
 from ragsage.adapters.postgres.graphs import maintain_graphs
 from ragsage.adapters.postgres.jobs import page_store
+from ragsage.core.errors import ConfigurationError
 from ragsage.core.types import Page, PagePositions
 
 from . import helpers
@@ -423,16 +424,14 @@ async def _seed_v22(database: Database) -> None:
 async def _check_v23(database: Database) -> None:
     from sqlalchemy.exc import IntegrityError
 
-    from ragsage.adapters.postgres.keys import Role, authenticate_on, create_key, find_signer_on
+    from ragsage.adapters.postgres.keys import authenticate_on
 
     # Every key of before still acts as it did.
     for role, key in _KEYS_V22.items():
         principal = await authenticate_on(database, key)
         assert principal is not None and principal.role.value == role
-    async with database.session(ACME) as session:
-        made = await create_key(session, ACME, Role.DELEGATE)
-    signer = await find_signer_on(database, "acme", made.id)
-    assert signer is not None and signer.secret == made.signing_secret
+    # A delegate key as version 23 wrote one: its secret in plaintext (sealed from 36 on).
+    await _write_plaintext_delegate(database, "dlg0000001", "rss_" + "s" * 43)
     # A delegate key always has a secret, and no other key ever has one.
     for role, secret in (("delegate", None), ("read", "rss_x")):
         with pytest.raises(IntegrityError, match="ragsage_api_keys_delegate_signs"):
@@ -752,6 +751,61 @@ async def _check_v35(database: Database) -> None:
     assert sorted(own) == ["ef_construction=200", "m=24"]
 
 
+async def _write_plaintext_delegate(database: Database, key_id: str, secret: str) -> None:
+    async with database.session(ACME) as session:
+        await session.execute(
+            text(
+                "INSERT INTO ragsage_api_keys (namespace, id, key_hash, role, signing_secret) "
+                "VALUES ('acme', :id, :hash, 'delegate', :secret)"
+            ),
+            {"id": key_id, "hash": f"hash-of-{key_id}", "secret": secret},
+        )
+
+
+_PLAINTEXT_SECRET = "rss_" + "p" * 43
+
+
+async def _seed_v35(database: Database) -> None:
+    await _write_plaintext_delegate(database, "dlg0000035", _PLAINTEXT_SECRET)
+
+
+async def _check_v36(database: Database) -> None:
+    from sqlalchemy.exc import IntegrityError, ProgrammingError
+
+    from ragsage.adapters.postgres.keys import (
+        Role,
+        create_key,
+        find_signer_on,
+        seal_signing_secrets,
+    )
+    from ragsage.adapters.sealing import Sealer, new_operator_key
+
+    sealer = Sealer(new_operator_key())
+    # Until the application seals it, a plaintext secret is handed to no one.
+    assert await find_signer_on(database, "acme", "dlg0000035", sealer) is None
+    assert await seal_signing_secrets(database, sealer) == 1
+    assert await seal_signing_secrets(database, sealer) == 0
+    signer = await find_signer_on(database, "acme", "dlg0000035", sealer)
+    assert signer is not None and signer.secret == _PLAINTEXT_SECRET
+    # Another operator key opens nothing; the app role reads neither column.
+    with pytest.raises(ConfigurationError, match="RAGSAGE_SEALING_KEYS"):
+        await find_signer_on(database, "acme", "dlg0000035", Sealer(new_operator_key()))
+    async with database.session(ACME) as session:
+        made = await create_key(session, ACME, Role.DELEGATE, sealer=sealer)
+    found = await find_signer_on(database, "acme", made.id, sealer)
+    assert found is not None and found.secret == made.signing_secret
+    for column in ("signing_secret", "sealed_signing_secret"):
+        with pytest.raises(ProgrammingError, match="permission denied"):
+            async with database.session(ACME) as session:
+                await session.execute(text(f"SELECT {column} FROM ragsage_api_keys"))
+    with pytest.raises(IntegrityError, match="ragsage_api_keys_one_secret"):
+        async with database.session(ACME) as session:
+            await session.execute(
+                text("UPDATE ragsage_api_keys SET signing_secret = 'rss_x' WHERE id = :id"),
+                {"id": made.id},
+            )
+
+
 UPGRADES = {
     2: (_seed_v1, _check_v2),
     3: (_seed_v2, _check_v3),
@@ -787,4 +841,5 @@ UPGRADES = {
     33: (_seed_v32, _check_v33),
     34: (_seed_v3, _check_v34),
     35: (_seed_v34, _check_v35),
+    36: (_seed_v35, _check_v36),
 }

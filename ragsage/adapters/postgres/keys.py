@@ -1,10 +1,18 @@
 """API keys: each bound to one namespace and one role, stored only as a hash.
 
-A key looks like ``rsk_<id>_<secret>``.  The fixed ``rsk_`` prefix lets secret
-scanners recognise a leaked key; the id names the key in listings and
+A key looks like ``rsk_<id>_<secret>_<check>``.  The fixed ``rsk_`` prefix lets
+secret scanners recognise a leaked key; the id names the key in listings and
 revocations without revealing it; the secret is 32 random bytes, so a plain
 SHA-256 is the right hash (slow password hashes protect guessable secrets,
-which these are not) and lookups stay one index probe.
+which these are not) and lookups stay one index probe.  The check is a MAC of
+the rest under the operator's sealing key, so the API refuses a forged or
+random key without asking the database (:func:`precheck`); keys made before
+it, or while no sealing key is set, have none, and are looked up under the
+API's failed-key budget instead.
+
+A delegate key's signing secret is stored sealed with the operator's key
+(migration 36), and :func:`find_signer_on` opens it in the process that
+verifies restricted keys.
 """
 
 from __future__ import annotations
@@ -22,8 +30,10 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ragsage.adapters.postgres.namespaces import pin_owner
 from ragsage.adapters.postgres.sessions import namespace_of
-from ragsage.core.errors import InvalidRequest
+from ragsage.core.errors import ConfigurationError, InvalidRequest
+from ragsage.core.sealing import Seals
 from ragsage.core.types import Scope, SearchFilters, check_principals
 
 if TYPE_CHECKING:
@@ -31,7 +41,22 @@ if TYPE_CHECKING:
 
 PREFIX = "rsk_"
 SECRET_PREFIX = "rss_"
-_SHAPE = re.compile(r"^rsk_([a-z0-9]{10})_([A-Za-z0-9_-]{43})$")
+_SHAPE = re.compile(r"^rsk_([a-z0-9]{10})_([A-Za-z0-9_-]{43})(?:_([A-Za-z0-9_-]{22}))?$")
+_NO_SEALING_KEY = (
+    "a delegate key's signing secret is stored sealed, and RAGSAGE_SEALING_KEYS is not set "
+    "(`ragsage webhooks new-operator-key` makes a key)"
+)
+
+
+class KeyCheck(StrEnum):
+    """What a presented key's shape and check say before any lookup."""
+
+    # Not a ragsage key at all, or a check that no sealing key made.
+    REFUSED = "refused"
+    # Carries a check one of the sealing keys made: the server issued it.
+    ISSUED = "issued"
+    # A well-formed key with no check to make (an older key, or no sealing key here).
+    UNCHECKED = "unchecked"
 
 
 class Role(StrEnum):
@@ -135,10 +160,23 @@ def well_formed(key: str) -> bool:
     return _SHAPE.fullmatch(key) is not None
 
 
-def new_key() -> tuple[str, str]:
-    """A fresh (key id, full key)."""
+def precheck(key: str, sealer: Seals | None) -> KeyCheck:
+    """What can be told of ``key`` without the database: its shape, and its check."""
+    shape = _SHAPE.fullmatch(key)
+    if shape is None:
+        return KeyCheck.REFUSED
+    check = shape.group(3)
+    if check is None or sealer is None:
+        return KeyCheck.UNCHECKED
+    body = key[: -len(check) - 1]
+    return KeyCheck.ISSUED if sealer.checks(body, check) else KeyCheck.REFUSED
+
+
+def new_key(sealer: Seals | None = None) -> tuple[str, str]:
+    """A fresh (key id, full key), carrying the sealing key's check when there is one."""
     key_id = "".join(secrets.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(10))
-    return key_id, f"{PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
+    key = f"{PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
+    return key_id, key if sealer is None else f"{key}_{sealer.check(key)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,13 +195,16 @@ async def create_key(
     role: Role,
     name: str = "",
     principals: Sequence[str] = (),
+    sealer: Seals | None = None,
 ) -> NewKey:
     """Store a new key for ``scope`` and return it — the only time it is visible.
 
     ``principals`` binds the key: it reads only documents open to the whole
     namespace or listing one of them.  An admin key acts on the whole
     namespace (re-index, usage), so it cannot be bound.  A delegate key gets a
-    signing secret as well, for the restricted keys it issues.
+    signing secret as well, for the restricted keys it issues, stored sealed:
+    without ``sealer`` (the operator's sealing key) one is refused.  With it,
+    the key carries the check that lets the API refuse forgeries unread.
     """
     if len(name) > 200:
         raise InvalidRequest("a key name is at most 200 characters")
@@ -173,12 +214,14 @@ async def create_key(
             "an admin key acts on the whole namespace and cannot be bound to principals; "
             "bind a read or write key"
         )
-    key_id, key = new_key()
+    if role is Role.DELEGATE and sealer is None:
+        raise ConfigurationError(_NO_SEALING_KEY)
+    key_id, key = new_key(sealer)
     secret = new_signing_secret() if role is Role.DELEGATE else ""
     await session.execute(
         text(
             "INSERT INTO ragsage_api_keys "
-            "(namespace, id, key_hash, role, name, principals, signing_secret) "
+            "(namespace, id, key_hash, role, name, principals, sealed_signing_secret) "
             "VALUES (:namespace, :id, :hash, :role, :name, :principals, :secret)"
         ),
         {
@@ -188,7 +231,7 @@ async def create_key(
             "role": role.value,
             "name": name,
             "principals": bound,
-            "secret": secret or None,
+            "secret": sealer.seal(secret) if secret and sealer is not None else None,
         },
     )
     return NewKey(key_id, key, secret)
@@ -199,22 +242,28 @@ def new_signing_secret() -> str:
     return f"{SECRET_PREFIX}{secrets.token_urlsafe(32)}"
 
 
-async def rotate_signing_secret(session: AsyncSession, key_id: str) -> str | None:
+async def rotate_signing_secret(
+    session: AsyncSession, key_id: str, sealer: Seals | None
+) -> str | None:
     """Give a live delegate key of the session's namespace a new signing secret.
 
     Restricted keys signed with the old one are refused once each API
     process has re-read the parent (``RAGSAGE_RESTRICTED_KEY_RECHECK``).
-    None if there is no such live delegate key.
+    None if there is no such live delegate key.  The new secret is stored
+    sealed, and a plaintext one left from before migration 36 goes with it.
     """
+    if sealer is None:
+        raise ConfigurationError(_NO_SEALING_KEY)
     secret = new_signing_secret()
     row = (
         await session.execute(
             text(
-                "UPDATE ragsage_api_keys SET signing_secret = :secret "
+                "UPDATE ragsage_api_keys SET sealed_signing_secret = :sealed, "
+                "signing_secret = NULL "
                 "WHERE namespace = :namespace AND id = :id AND role = 'delegate' "
                 "AND revoked_at IS NULL RETURNING id"
             ),
-            {"namespace": namespace_of(session), "id": key_id, "secret": secret},
+            {"namespace": namespace_of(session), "id": key_id, "sealed": sealer.seal(secret)},
         )
     ).first()
     return secret if row is not None else None
@@ -286,13 +335,19 @@ def _principal(key: str, row: Sequence[Any] | None) -> Principal | None:
     return Principal(scope=scope, key_id=str(row[1]), role=Role(str(row[2])))
 
 
-async def find_signer_on(database: Database, namespace: str, key_id: str) -> Signer | None:
-    """The live delegate key ``key_id`` of ``namespace``, with its signing secret; else None."""
+async def find_signer_on(
+    database: Database, namespace: str, key_id: str, sealer: Seals
+) -> Signer | None:
+    """The live delegate key ``key_id`` of ``namespace``, with its signing secret; else None.
+
+    The database hands over the secret sealed; it is opened here, in the
+    process that verifies restricted keys, and nowhere else.
+    """
     rows = await database.read(
         None,
         [
             (
-                "SELECT principals, signing_secret FROM ragsage_find_signer(%(namespace)s, %(id)s)",
+                "SELECT principals, sealed_secret FROM ragsage_find_signer(%(namespace)s, %(id)s)",
                 {"namespace": namespace, "id": key_id},
             )
         ],
@@ -300,4 +355,45 @@ async def find_signer_on(database: Database, namespace: str, key_id: str) -> Sig
     if not rows:
         return None
     bound = frozenset(str(name) for name in rows[0][0] or ())
-    return Signer(namespace, key_id, bound or None, str(rows[0][1]))
+    secret = sealer.open(str(rows[0][1]), "a delegate key's signing secret")
+    return Signer(namespace, key_id, bound or None, secret)
+
+
+async def seal_signing_secrets(database: Database, sealer: Seals) -> int:
+    """Seal every delegate key's signing secret still stored in plaintext; how many were.
+
+    Secrets made before migration 36 were stored in plaintext, and SQL never
+    sees the sealing key, so the application seals them (``ragsage migrate``
+    and ``ragsage up`` call this).  The owner reads them as ``ragsage_system``,
+    the one role whose policy sees every namespace's keys, then writes each
+    pinned to its own namespace; a secret changed meanwhile is left for the next run.
+    """
+    async with database.owner_connection() as owner:
+        await owner.exec_driver_sql("SET LOCAL ROLE ragsage_system")
+        found = (
+            await owner.execute(
+                text(
+                    "SELECT namespace, id, signing_secret FROM ragsage_api_keys "
+                    "WHERE signing_secret IS NOT NULL ORDER BY namespace, id"
+                )
+            )
+        ).all()
+        await owner.exec_driver_sql("RESET ROLE")
+        sealed = 0
+        for namespace, key_id, secret in found:
+            await pin_owner(owner, database.config.isolation_variable, Scope(str(namespace)))
+            done = await owner.execute(
+                text(
+                    "UPDATE ragsage_api_keys SET sealed_signing_secret = :sealed, "
+                    "signing_secret = NULL WHERE namespace = :namespace AND id = :id "
+                    "AND signing_secret = :secret"
+                ),
+                {
+                    "sealed": sealer.seal(str(secret)),
+                    "namespace": namespace,
+                    "id": key_id,
+                    "secret": secret,
+                },
+            )
+            sealed += done.rowcount
+        return sealed

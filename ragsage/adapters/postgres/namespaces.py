@@ -58,7 +58,7 @@ async def set_overrides(
         raise ValueError("a search timeout must be at least 1 ms")
     if not values:
         return
-    await _pin(owner, isolation_variable, scope)
+    await pin_owner(owner, isolation_variable, scope)
     # Column names come from OVERRIDES above, never from the caller's text.
     columns = [name for name in OVERRIDES if name in values]
     await owner.execute(
@@ -73,7 +73,7 @@ async def set_overrides(
     )
 
 
-async def _pin(owner: AsyncConnection, isolation_variable: str, scope: Scope) -> None:
+async def pin_owner(owner: AsyncConnection, isolation_variable: str, scope: Scope) -> None:
     """Pin the owner's transaction to one namespace, as a tenant's session is pinned.
 
     Bound to no principal: the owner's work (erasure, say) covers every document.
@@ -166,7 +166,7 @@ async def delete_namespace_rows(
     too, so a policy that lets the owner see more can never widen a delete.
     Uploads of the namespace wait on the same lock, so none lands half-way.
     """
-    await _pin(owner, isolation_variable, scope)
+    await pin_owner(owner, isolation_variable, scope)
     await owner.execute(
         text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"),
         {"key": upload_lock_key(scope)},
@@ -191,7 +191,7 @@ async def namespace_rows(
     owner: AsyncConnection, isolation_variable: str, scope: Scope
 ) -> dict[str, int]:
     """Rows the namespace holds in every ragsage table, read as a deletion would see them."""
-    await _pin(owner, isolation_variable, scope)
+    await pin_owner(owner, isolation_variable, scope)
     counts: dict[str, int] = {}
     for table in await namespace_tables(owner):
         counts[table] = int(
