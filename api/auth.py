@@ -5,6 +5,15 @@ in the database; a restricted key (a JWT signed under a delegate key, see
 :mod:`ragsage.library.restricted_keys`) is checked against its parent as
 this process last read it, with no lookup of its own.
 
+An unknown credential costs no database statement.  A key made with the
+operator's sealing key carries a check (:func:`precheck`), so a forged or
+random one is refused before any lookup; a credential the API cannot check
+itself (an older key, a restricted key naming a parent this process has not
+seen live) is looked up only within its client address's failed-key budget
+(``RAGSAGE_RATE_LIMIT_UNKNOWN_KEYS``).  A key this process has accepted
+before, and a parent it has seen live, spend none of it, so a flood from
+one address never locks a valid key out.
+
 A key is looked up in the database on every request.  For searches, the
 lookup of a key this process has already seen accepted goes out beside the
 search instead of before it (:func:`run_checked`): the search starts with the
@@ -25,16 +34,19 @@ from typing import Any, TypeVar
 
 from flask import Response, g, request
 
+from api.client_address import client_address
 from api.errors import ApiError, error_response
 from api.limits import RateLimited, too_many
 from api.services import services
 from ragsage.adapters.postgres.keys import (
+    KeyCheck,
     Principal,
     Role,
     Signer,
     authenticate_on,
     find_signer_on,
     hash_key,
+    precheck,
 )
 from ragsage.core.errors import Forbidden
 from ragsage.library.restricted_keys import (
@@ -79,6 +91,9 @@ def authenticate_request() -> None:
     if looks_restricted(key):
         _accept_restricted(key, digest)
         return
+    checked = precheck(key, here.sealer)
+    if checked is KeyCheck.REFUSED:
+        raise ApiError(401, "unauthorized", _REFUSED)
     seen = here.recent_keys.get(digest)
     # A known key's search goes out before the key is checked again (run_checked).
     beside = seen if request.endpoint in _CHECKED_BESIDE else None
@@ -95,6 +110,8 @@ def authenticate_request() -> None:
     if beside is not None:
         g.principal, g.unchecked_key = beside, key
         return
+    if seen is None and checked is KeyCheck.UNCHECKED:
+        _spend_unknown_key_budget()
 
     principal = here.run(authenticate_on(here.runtime.database, key))
     if principal is None:
@@ -124,6 +141,8 @@ def _accept_restricted(token: str, whole: str) -> None:
                 if refusal is not None:
                     raise RateLimited(refusal)
                 counted = True
+                if not here.signers.seen_live(parent):
+                    _spend_unknown_key_budget()
             who = _verified(token, parent, whole)
     except RestrictedKeyRefused as refused:
         raise ApiError(401, "unauthorized", str(refused)) from None
@@ -166,7 +185,11 @@ def _verified(token: str, parent: tuple[str, str], digest: str) -> Principal:
             raise SignatureMismatch(_NO_PARENT)
         return _checked(token, signer, digest)
     except SignatureMismatch:
-        if age < _REREAD_AFTER:
+        if age < _REREAD_AFTER or signer is None:
+            raise
+        # Rotated since this process read it, or forged: only the budget tells which
+        # of the two a fresh read may be spent on.
+        if services().limits.check_unknown_key(_address()) is not None:
             raise
     # Created or rotated since this process read it: once more, fresh.
     signer = read_signer(parent)
@@ -180,6 +203,17 @@ def _checked(token: str, signer: Signer, digest: str) -> Principal:
     who = verify(token, signer, max_lifetime=here.settings.restricted_key_max_lifetime)
     here.verified.remember(digest, signer, who)
     return who
+
+
+def _address() -> str:
+    return client_address(services().settings.trusted_proxies)
+
+
+def _spend_unknown_key_budget() -> None:
+    """One lookup of a credential the API cannot check itself, or 429 once none are left."""
+    refusal = services().limits.check_unknown_key(_address())
+    if refusal is not None:
+        raise RateLimited(refusal)
 
 
 def read_signer(parent: tuple[str, str]) -> Signer | None:

@@ -67,6 +67,11 @@ class Signers:
             return None
         return (found[0] if found is not None else None), age
 
+    def seen_live(self, parent: tuple[str, str]) -> bool:
+        """Whether the last reading of ``parent`` here, however old, found it a live key."""
+        with self._lock:
+            return parent in self._found
+
     def put(self, parent: tuple[str, str], signer: Signer | None, read_at: float) -> None:
         """Remember ``signer`` as read at ``read_at`` (monotonic, taken before the read)."""
         with self._lock:

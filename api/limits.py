@@ -42,6 +42,8 @@ _REMEMBERED_REFUSALS = 10_000
 # (kind, per, who): whose count under which limit.
 _Who = tuple[str, str, str]
 _NOT_REFUSED = (0.0, 0.0)
+# The kind of the failed-key budget: lookups of credentials the API cannot check itself.
+UNKNOWN_KEYS = "unknown-keys"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +73,10 @@ class Refusal:
             if item.multiples > 1
             else (item.GRANULARITY.name)
         )
-        what = "searches and answers" if self.limit.kind == "search" else "requests"
+        what = {
+            "search": "searches and answers",
+            UNKNOWN_KEYS: "lookups of credentials this server cannot check itself",
+        }.get(self.limit.kind, "requests")
         return (
             f"rate limit '{self.limit.name}' reached: at most {item.amount} {what} per {unit} "
             f"for this {self.limit.per} ({self.limit.variable}); retry in {self.retry_after} s"
@@ -132,6 +137,13 @@ def configured_limits(settings: Settings) -> tuple[Limit, ...]:
             "namespace",
             settings.rate_limit_other_namespace,
             "RAGSAGE_RATE_LIMIT_OTHER_NAMESPACE",
+        ),
+        (
+            "unknown keys per client address",
+            UNKNOWN_KEYS,
+            "client address",
+            settings.rate_limit_unknown_keys,
+            "RAGSAGE_RATE_LIMIT_UNKNOWN_KEYS",
         ),
     )
     found = []
@@ -313,6 +325,16 @@ class RequestLimits:
         """
         return self._check(endpoint, "key", key_digest, namespace)
 
+    def check_unknown_key(self, address: str) -> Refusal | None:
+        """Spend one of ``address``'s lookups of credentials the API cannot check itself.
+
+        Counted before the lookup, whatever it finds: a key that proves to be
+        valid is remembered by the process and never counted again, while a
+        random or forged one costs its sender a share of a small budget
+        instead of a database statement each.
+        """
+        return self._count(UNKNOWN_KEYS, "client address", address, None)
+
     def check_namespace(self, endpoint: str | None, namespace: str) -> Refusal | None:
         """The namespace's limit, once the key has named its namespace."""
         return self._check(endpoint, "namespace", namespace, namespace)
@@ -321,6 +343,9 @@ class RequestLimits:
         self, endpoint: str | None, per: str, who: str, namespace: str | None
     ) -> Refusal | None:
         kind = "search" if endpoint in SEARCH_ENDPOINTS else "other"
+        return self._count(kind, per, who, namespace)
+
+    def _count(self, kind: str, per: str, who: str, namespace: str | None) -> Refusal | None:
         limit = self._by_scope.get((kind, per))
         if limit is None or time.monotonic() < self._paused_until:
             return None

@@ -146,6 +146,14 @@ class Settings:
     rate_limit_search_namespace: str = "200/second"
     rate_limit_other_key: str = "100/second"
     rate_limit_other_namespace: str = "300/second"
+    # Lookups of credentials the API cannot check itself (keys made before keys
+    # carried a check, restricted keys naming a parent this process has not
+    # seen) one client address may cause; the address is the peer's, or the
+    # X-Forwarded-For entry trusted_proxies hops back (docs/security.md).
+    rate_limit_unknown_keys: str = "30/minute"
+    trusted_proxies: int = 0
+    # When set, GET /metrics asks for "Authorization: Bearer <this>".
+    metrics_token: str = field(default="", repr=False)
     # What one search or answer may ask for, under the request contract's own
     # ceilings (top_k 100, neighbours 10, history 50), and answers one key may
     # be producing at once (0: no cap).

@@ -1,13 +1,15 @@
-"""Health, readiness, metrics and the OpenAPI document: no API key needed."""
+"""Health, readiness, metrics and the OpenAPI document: no API key (metrics may want a token)."""
 
 from __future__ import annotations
 
+import hmac
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify
+from flask import Blueprint, Response, current_app, jsonify, request
 
 from api import schemas
 from api.documented import Reply, documented, ok
+from api.errors import error_response
 from api.metrics import CONTENT_TYPE
 from api.openapi import openapi_document
 from api.services import services
@@ -65,10 +67,24 @@ def readyz() -> Any:
     "Prometheus metrics of every API worker",
     Reply(200, "the metrics", also={"text/plain": {"schema": {"type": "string"}}}),
     secured=False,
-    errors=(),
+    # Only when the operator set RAGSAGE_METRICS_TOKEN and the request lacks it.
+    errors=(401,),
 )
 def metrics() -> Response:
-    return Response(services().metrics.render(), mimetype=CONTENT_TYPE)
+    here = services()
+    wanted = here.settings.metrics_token
+    if wanted:
+        scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+            given.strip().encode("utf-8"), wanted.encode("utf-8")
+        ):
+            return error_response(
+                401,
+                "unauthorized",
+                "the metrics need the operator's token: "
+                "Authorization: Bearer <RAGSAGE_METRICS_TOKEN>",
+            )
+    return Response(here.metrics.render(), mimetype=CONTENT_TYPE)
 
 
 @blueprint.get("/openapi.json")

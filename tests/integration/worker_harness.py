@@ -191,6 +191,7 @@ def make_settings(database_url: str, app_url: str, broker_url: str, cache_url: s
         rate_limit_search_namespace="1000/second",
         rate_limit_other_key="1000/second",
         rate_limit_other_namespace="1000/second",
+        rate_limit_unknown_keys="1000/second",
         # Webhooks: receivers in tests listen on loopback, and retries come quickly.
         sealing_keys=new_operator_key(),
         webhook_allow_private=True,

@@ -1,0 +1,149 @@
+"""Attack 7: credentials made up by the thousand, each once.
+
+Before, every fresh random ``rsk_`` key and every restricted key naming a
+made-up parent cost a database lookup, and per-key limits (keyed on the
+credential presented) bounded nothing for a caller who varies it.  Now a key
+carrying the sealing key's check is refused unread when forged, and what the
+API cannot check itself is looked up only within its client address's
+failed-key budget.  The lookups are counted by Postgres itself
+(``track_functions``: the calls of the two functions that read keys).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import psycopg
+import pytest
+
+from ragsage.adapters.postgres.keys import Role
+from ragsage.library.restricted_keys import grant_of, mint
+from tests.integration.api_harness import ApiServer, make_key, serve
+from tests.integration.worker_harness import Deployment
+
+BUDGET = 20
+LOOKUPS = ("ragsage_find_api_key", "ragsage_find_signer")
+
+
+def _b64(value: dict[str, Any]) -> str:
+    raw = json.dumps(value).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _random_credentials(count: int, delegate_id: str) -> Iterator[str]:
+    """Every shape a made-up credential takes, round robin."""
+    for n in range(count):
+        shape = n % 6
+        if shape == 0:
+            yield secrets.token_urlsafe(24)  # not a key at all
+        elif shape == 1:  # a key of the older shape, with no check
+            yield f"rsk_{secrets.token_hex(5)}_{secrets.token_urlsafe(32)}"
+        elif shape == 2:  # the new shape with a made-up check
+            check = secrets.token_urlsafe(16)
+            yield f"rsk_{secrets.token_hex(5)}_{secrets.token_urlsafe(32)}_{check}"
+        elif shape == 3:  # a restricted key naming a parent that never was
+            yield mint(
+                secrets.token_hex(5), "acme", secrets.token_urlsafe(32), grant_of(["u:x"], 60)
+            )
+        elif shape == 4:  # naming the real (public) parent, signed with a guess
+            yield mint(delegate_id, "acme", secrets.token_urlsafe(32), grant_of(["u:x"], 60))
+        else:  # a token-shaped string that parses as nothing
+            yield f"{_b64({'alg': 'HS256', 'kid': secrets.token_hex(5)})}.{_b64({})}.x"
+
+
+def _lookups(database_url: str) -> Counter[str]:
+    with psycopg.connect(database_url, autocommit=True) as connection:
+        connection.execute("SELECT pg_stat_clear_snapshot()")
+        rows = connection.execute(
+            "SELECT funcname, calls FROM pg_stat_user_functions WHERE funcname = ANY(%s)",
+            (list(LOOKUPS),),
+        ).fetchall()
+    return Counter({name: calls for name, calls in rows})
+
+
+def _settled_lookups(database_url: str) -> Counter[str]:
+    """The counts once every backend that ran a lookup has exited and reported them."""
+    latest, since = _lookups(database_url), time.monotonic()
+    while time.monotonic() - since < 1.5:
+        time.sleep(0.3)
+        now = _lookups(database_url)
+        if now != latest:
+            latest, since = now, time.monotonic()
+    return latest
+
+
+@pytest.fixture
+def counted(deployment: Deployment, database_url: str) -> Deployment:
+    with psycopg.connect(database_url, autocommit=True) as connection:
+        name = connection.execute("SELECT current_database()").fetchone()
+        assert name is not None
+        connection.execute(f"ALTER DATABASE \"{name[0]}\" SET track_functions = 'all'")
+    settings = deployment.settings.replace(rate_limit_unknown_keys=f"{BUDGET}/minute")
+    return replace(deployment, settings=settings)
+
+
+def test_a_thousand_made_up_credentials_cost_no_more_lookups_than_the_budget(
+    counted: Deployment, database_url: str
+) -> None:
+    accepted = make_key(counted.settings, "acme", Role.READ)
+    delegate_key = make_key(counted.settings, "acme", Role.DELEGATE)
+    delegate_id = delegate_key.split("_")[1]
+    served = serve(counted)
+    api: ApiServer = next(served)
+    try:
+        # A key and a parent this process has accepted before spend no budget.
+        assert api.client(accepted).get("/v1/key").status_code == 200
+        issued = api.client(delegate_key).post(
+            "/v1/restricted-keys", json={"principals": ["u:x"], "expires_in": 600}
+        )
+        assert issued.status_code == 201, issued.text
+        before = _lookups(database_url)
+        statuses: Counter[int] = Counter()
+        with api.client() as anonymous:
+            for credential in _random_credentials(1000, delegate_id):
+                reply = anonymous.get(
+                    "/v1/sources", headers={"Authorization": f"Bearer {credential}"}
+                )
+                statuses[reply.status_code] += 1
+                assert reply.headers["content-type"].startswith("application/json")
+        assert set(statuses) <= {401, 429} and statuses[429] > 0, statuses
+        # Never locked out: the accepted key, a restricted key of the known parent and a
+        # key made now (its check proves it) all still pass from the flooding address.
+        assert api.client(accepted).get("/v1/key").status_code == 200
+        assert api.client(issued.json()["key"]).get("/v1/key").status_code == 200
+        fresh = make_key(counted.settings, "acme", Role.READ)
+        assert api.client(fresh).get("/v1/key").status_code == 200
+    finally:
+        next(served, None)  # stops the server and closes its pool: backends report their counts
+    spent = _settled_lookups(database_url) - before
+    # Besides the budget, only the genuine requests looked anything up (counts are
+    # reported late, so those made before the flood may fall in): one lookup per
+    # request of an API key (four), the delegate key read afresh to issue, and its
+    # restricted key's parent once more.  Without the budget: about 670.
+    genuine = 4 + 2
+    assert sum(spent.values()) <= BUDGET + genuine, spent
+
+
+def test_metrics_can_require_the_operators_token(deployment: Deployment) -> None:
+    token = secrets.token_urlsafe(24)
+    served = serve(replace(deployment, settings=deployment.settings.replace(metrics_token=token)))
+    api = next(served)
+    try:
+        refused = api.client().get("/metrics")
+        assert refused.status_code == 401 and "RAGSAGE_METRICS_TOKEN" in refused.text
+        assert token not in refused.text
+        assert (
+            api.client().get("/metrics", headers={"Authorization": "Bearer nope"}).status_code
+            == 401
+        )
+        shown = api.client(token).get("/metrics")
+        assert shown.status_code == 200 and "ragsage_" in shown.text
+    finally:
+        next(served, None)
