@@ -107,6 +107,14 @@ def test_a_picture_format_not_read_is_refused_unopened_whatever_its_name(backend
     assert "not a PNG, JPEG or TIFF image" in _fails(backend, drawn(kind), "photo.png")
 
 
+def test_binary_bytes_named_as_html_or_python_are_not_indexed_as_text(backend):
+    picture = drawn("PNG")
+    assert "not an HTML page (contains NUL bytes)" in _fails(backend, picture, "page.html")
+    assert "not a source file (contains NUL bytes)" in _fails(backend, picture, "tool.py")
+    pdf = b"%PDF-1.4\n%\x93\x8c\n1 0 obj << >> endobj\n"
+    assert "not an HTML page (the bytes are a PDF)" in _fails(backend, pdf, "page.html")
+
+
 def test_limits_reject_nonsense():
     with pytest.raises(ValueError, match="max_pages"):
         ParseLimits(max_pages=0)
