@@ -10,7 +10,7 @@ from flask import Blueprint, Response, request
 
 from api import convert, schemas
 from api.auth import require
-from api.documented import Reply, cursor, documented, ok, query_int, query_text
+from api.documented import COMMON_ERRORS, Reply, cursor, documented, ok, query_int, query_text
 from api.errors import ApiError, unavailable
 from api.page_cache import Busy
 from api.routes.common import cleaned, int_arg, json_body, parse_json, text_arg
@@ -24,14 +24,14 @@ from api.schemas import (
     UploadFields,
     UploadResponse,
 )
-from api.services import services
+from api.services import Services, services
 from ragsage.adapters.parsing.page_images import MAX_WIDTH, NoSuchPage, render_page
 from ragsage.adapters.postgres.jobs import documents
 from ragsage.adapters.postgres.jobs.uploads import upload_access
 from ragsage.adapters.postgres.keys import Role
 from ragsage.adapters.postgres.sessions import ScopedReads
 from ragsage.core.errors import ParseError
-from ragsage.core.types import MAX_PRINCIPALS, PRINCIPAL_PATTERN
+from ragsage.core.types import MAX_PRINCIPALS, PRINCIPAL_PATTERN, Scope
 
 blueprint = Blueprint("documents", __name__)
 # The form upload, beside the JSON one that DocumentUpload describes.
@@ -228,38 +228,76 @@ def delete(document_id: str) -> Any:
 @documented(
     "A page of a PDF or picture document as PNG, to check a citation against",
     Reply(200, "the page", also={"image/png": {"schema": {"type": "string", "format": "binary"}}}),
+    errors=(*COMMON_ERRORS, 409),
     query=(query_int("width", 100, MAX_WIDTH),),
 )
 def page_picture(document_id: str, number: int) -> Any:
+    """Only an ingested document's page is drawn, and a drawn page is served from the cache.
+
+    The document's record is read as the caller first; the cache, keyed by
+    the version's content hash, is asked next, and the stored bytes are read
+    only to draw a page it does not hold.
+    """
     who = require(Role.READ)
     width = int_arg("width", MAX_WIDTH, 100, MAX_WIDTH)
     here = services()
-    found = here.run(documents.readable_blob(here.runtime.database, who.scope, document_id))
-    if found is None:
+    record = here.run(documents.readable_document(here.runtime.database, who.scope, document_id))
+    if record is None:
         # A document the key may not read is absent, as for every other read.
         raise ApiError(404, "not_found", f"no document {document_id!r}")
-    record, data = found
+    _check_ingested(record)
     key = (who.scope.namespace, record.content_hash, number, width)
     picture = here.page_pictures.get(key)
     if picture is None:
         try:
             with here.page_pictures.drawing():
-                picture = render_page(
-                    data,
-                    media_type=record.media_type,
-                    filename=record.filename,
-                    number=number,
-                    width=width,
-                )
+                picture = _drawn_page(here, who.scope, record, number, width)
         except Busy:
             return unavailable("every page-drawing slot is taken; retry shortly", 2, code="busy")
-        except NoSuchPage as exc:
-            raise ApiError(404, "not_found", str(exc)) from None
-        except ParseError as exc:
-            raise ApiError(422, "unprocessable", str(exc)) from None
-        here.page_pictures.put(key, picture)
     response = Response(picture, mimetype="image/png")
     response.headers["Cache-Control"] = "private, max-age=3600"
     response.headers["Content-Security-Policy"] = "default-src 'none'"
     response.headers["X-Content-Type-Options"] = "nosniff"
     return response
+
+
+def _check_ingested(record: documents.DocumentRecord) -> None:
+    """Refuse a document with no ingested version: what the worker refused is never drawn.
+
+    A ready document being replaced keeps its ingested version's hash, name
+    and type on its row until the new version succeeds, so that is what is drawn.
+    """
+    if record.status == "ready" and record.content_hash:
+        return
+    if record.status == "failed":
+        said = f"its ingestion failed: {record.error}" if record.error else "its ingestion failed"
+        raise ApiError(409, "not_ingested", f"document {record.id!r} has no pages to show; {said}")
+    raise ApiError(
+        409,
+        "not_ingested",
+        f"document {record.id!r} is {record.status}; its pages can be shown once it is ingested",
+    )
+
+
+def _drawn_page(
+    here: Services, scope: Scope, record: documents.DocumentRecord, number: int, width: int
+) -> bytes:
+    """The page drawn from the stored bytes (in a drawing slot), and kept in the cache."""
+    key = (scope.namespace, record.content_hash, number, width)
+    # Another request may have drawn it while this one waited for the slot.
+    picture = here.page_pictures.get(key)
+    if picture is not None:
+        return picture
+    data = here.run(documents.document_bytes(here.runtime.database, scope, record))
+    if data is None:
+        raise ApiError(404, "not_found", f"document {record.id!r} has no stored file to draw")
+    try:
+        picture = render_page(
+            data, media_type=record.media_type, filename=record.filename, number=number, width=width
+        )
+    except NoSuchPage as exc:
+        raise ApiError(404, "not_found", str(exc)) from None
+    except ParseError as exc:
+        raise ApiError(422, "unprocessable", str(exc)) from None
+    here.page_pictures.put(key, picture)
+    return picture

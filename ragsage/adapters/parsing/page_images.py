@@ -6,6 +6,13 @@ parser's pixel budget), so a hostile page size costs no more memory than a
 normal one, and a PDF page is drawn in steps against a deadline, so a page of
 a million tiny paths costs no more time than the deadline.  Other formats have
 no page to show.
+
+What is drawn is decided from the bytes as well as the label: the document
+must be routed as a PDF or a picture (as the parser routed it) and its bytes
+must be one (a PDF header, or the magic bytes of a PNG, JPEG or TIFF), and a
+picture is opened only by its own decoder, through the image reader's
+:func:`~ragsage.adapters.parsing.readers.image.open_picture`.  So a GIF named
+``x.png`` is refused here exactly as the worker refuses it.
 """
 
 from __future__ import annotations
@@ -16,8 +23,9 @@ import math
 import time
 from typing import Any
 
-from ragsage.adapters.parsing.formats import DocumentFormat, route
+from ragsage.adapters.parsing.formats import DocumentFormat, image_media_type, route
 from ragsage.adapters.parsing.limits import ParseLimits
+from ragsage.adapters.parsing.readers.image import open_picture
 from ragsage.core.errors import InvalidRequest, ParseError
 from ragsage.core.types import RawSource
 
@@ -25,6 +33,8 @@ from ragsage.core.types import RawSource
 MAX_WIDTH = 1400
 # Longest a page may take to draw; real pages take tens of milliseconds.
 DRAW_SECONDS = 5.0
+# PDFium finds a PDF's header anywhere in its first kilobyte, as the spec allows.
+PDF_HEADER_WITHIN = 1024
 
 
 class NoSuchPage(InvalidRequest):
@@ -50,13 +60,31 @@ def render_page(
     name = filename or "document"
     kind = route(RawSource(data, name, media_type))
     if kind not in (DocumentFormat.PDF, DocumentFormat.IMAGE):
-        raise NoSuchPage("only PDF and image documents have page pictures")
+        raise NoSuchPage(f"{name}: only PDF and image documents have page pictures")
+    if kind is not drawable_kind(data):
+        raise ParseError(name, f"the bytes are not the {_KIND_NAMES[kind]} its name or type says")
     width = max(1, min(width, MAX_WIDTH))
     if kind is DocumentFormat.PDF:
         return _pdf_page(data, number, width, limits, name, draw_seconds)
     if number != 1:
-        raise NoSuchPage(f"a picture has one page, not {number}")
+        raise NoSuchPage(f"{name}: a picture has one page, not {number}")
     return _picture(data, width, limits, name)
+
+
+_KIND_NAMES = {DocumentFormat.PDF: "PDF", DocumentFormat.IMAGE: "PNG, JPEG or TIFF picture"}
+
+
+def drawable_kind(data: bytes) -> DocumentFormat | None:
+    """IMAGE or PDF if the bytes themselves are an accepted picture or a PDF, else None.
+
+    A picture's magic bytes open the file, so they are looked for first; a
+    PDF's header is found where PDFium, which reads it, would find it.
+    """
+    if image_media_type(data[:16]) is not None:
+        return DocumentFormat.IMAGE
+    if b"%PDF-" in data[:PDF_HEADER_WITHIN]:
+        return DocumentFormat.PDF
+    return None
 
 
 def _pdf_page(
@@ -70,7 +98,7 @@ def _pdf_page(
         raise ParseError(name, "not a readable PDF") from exc
     try:
         if not 1 <= number <= len(pdf):
-            raise NoSuchPage(f"the document has {len(pdf)} pages, not {number}")
+            raise NoSuchPage(f"{name}: the document has {len(pdf)} pages, not {number}")
         page = pdf[number - 1]
         try:
             page_width, page_height = page.get_size()
@@ -127,15 +155,8 @@ def _draw(page: Any, size: tuple[int, int], seconds: float, name: str, number: i
 
 
 def _picture(data: bytes, width: int, limits: ParseLimits, name: str) -> bytes:
-    from PIL import Image, UnidentifiedImageError
-
-    try:
-        with Image.open(io.BytesIO(data)) as picture:
-            if picture.width * picture.height > limits.max_image_pixels:
-                raise ParseError(name, "the picture is larger than the pixel limit")
-            picture.thumbnail((width, width * 4))
-            buffer = io.BytesIO()
-            picture.convert("RGB").save(buffer, format="PNG")
-    except (UnidentifiedImageError, OSError) as exc:
-        raise ParseError(name, "not a readable picture") from exc
+    with open_picture(data, name, limits) as (picture, _media_type):
+        picture.thumbnail((width, width * 4))
+        buffer = io.BytesIO()
+        picture.convert("RGB").save(buffer, format="PNG")
     return buffer.getvalue()

@@ -8,6 +8,7 @@ import pytest
 from ragsage.adapters.parsing import HeuristicBackend, ParseLimits
 from ragsage.core.errors import EmptyDocument, ParseError, UnsupportedFormat
 from ragsage.core.types import RawSource
+from tests.fixtures.pictures import drawn, jpeg_claiming, png_claiming
 
 
 def _fails(backend, content, filename, error=ParseError, media_type=None):
@@ -94,6 +95,24 @@ def test_picture_over_the_pixel_budget(fixture_files):
 def test_corrupt_picture(backend):
     data = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
     assert "not a readable image" in _fails(backend, data, "photo.png")
+
+
+@pytest.mark.parametrize("claim", [png_claiming, jpeg_claiming], ids=["png", "jpeg"])
+def test_a_header_claiming_400_megapixels(backend, claim):
+    assert "exceeds the limit of 25000000 pixels" in _fails(backend, claim(), "huge.png")
+
+
+@pytest.mark.parametrize("kind", ["GIF", "BMP", "WEBP", "EPS"])
+def test_a_picture_format_not_read_is_refused_unopened_whatever_its_name(backend, kind):
+    assert "not a PNG, JPEG or TIFF image" in _fails(backend, drawn(kind), "photo.png")
+
+
+def test_binary_bytes_named_as_html_or_python_are_not_indexed_as_text(backend):
+    picture = drawn("PNG")
+    assert "not an HTML page (contains NUL bytes)" in _fails(backend, picture, "page.html")
+    assert "not a source file (contains NUL bytes)" in _fails(backend, picture, "tool.py")
+    pdf = b"%PDF-1.4\n%\x93\x8c\n1 0 obj << >> endobj\n"
+    assert "not an HTML page (the bytes are a PDF)" in _fails(backend, pdf, "page.html")
 
 
 def test_limits_reject_nonsense():

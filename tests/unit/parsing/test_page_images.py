@@ -13,6 +13,7 @@ from ragsage.adapters.parsing.page_images import MAX_WIDTH, NoSuchPage, render_p
 from ragsage.core.errors import ParseError
 from tests.fixtures.make_fixtures import born_digital_pdf, scan_png
 from tests.fixtures.page_boxes import two_page_manual
+from tests.fixtures.pictures import drawn, gif_claiming, jpeg_claiming, png_claiming
 
 PDF = "application/pdf"
 
@@ -79,7 +80,7 @@ def test_pages_that_are_not_there_and_files_that_are_not_pictures_say_so():
         render_page(b"# Notes\n", media_type="text/markdown", filename="n.md", number=1)
     with pytest.raises(ParseError, match="not a readable PDF"):
         render_page(manual[: len(manual) // 3], media_type=PDF, filename="cut.pdf", number=1)
-    with pytest.raises(ParseError, match="not a readable picture"):
+    with pytest.raises(ParseError, match=r"^x.png: not a readable image"):
         render_page(
             b"\x89PNG\r\n\x1a\n garbage", media_type="image/png", filename="x.png", number=1
         )
@@ -91,3 +92,27 @@ def test_an_uploaded_picture_is_its_one_page_shrunk_to_the_width():
     assert shown.width == 400
     with pytest.raises(NoSuchPage, match="one page, not 2"):
         render_page(scan, media_type="image/png", filename="s.png", number=2)
+
+
+@pytest.mark.parametrize("claim", [png_claiming, jpeg_claiming], ids=["png", "jpeg"])
+def test_a_header_claiming_400_megapixels_is_refused_naming_the_limit(claim):
+    # Pillow itself refuses this size before our budget is read: that refusal too
+    # is an error naming the file and the limit, not Pillow's own exception.
+    with pytest.raises(ParseError, match=r"^x.png: image exceeds the limit of 25000000 pixels"):
+        render_page(claim(), media_type="image/png", filename="x.png", number=1)
+
+
+def test_a_picture_is_drawn_only_when_its_bytes_are_the_png_jpeg_or_tiff_it_is_called():
+    # Other formats are never opened, whatever the label says.
+    for kind in ("GIF", "BMP", "WEBP", "EPS"):
+        with pytest.raises(ParseError, match=r"^x.png: the bytes are not the PNG, JPEG or TIFF"):
+            render_page(drawn(kind), media_type="image/png", filename="x.png", number=1)
+    with pytest.raises(ParseError, match=r"^x.png: the bytes are not the PNG, JPEG or TIFF"):
+        render_page(gif_claiming(), media_type="image/png", filename="x.png", number=1)
+    # A PDF named as a picture, and a picture named as a PDF, are refused alike.
+    with pytest.raises(ParseError, match=r"^m.png: the bytes are not the PNG"):
+        render_page(two_page_manual(), media_type="image/png", filename="m.png", number=1)
+    with pytest.raises(ParseError, match=r"^s.pdf: the bytes are not the PDF"):
+        render_page(scan_png(), media_type=PDF, filename="s.pdf", number=1)
+    # A JPEG called a PNG is still a picture ragsage reads, and is drawn.
+    assert _shown(render_page(drawn("JPEG"), media_type="image/png", filename="j.png", number=1))

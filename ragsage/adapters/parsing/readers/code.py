@@ -29,6 +29,7 @@ from ragsage.adapters.parsing.readers.code_sections import (
     shorten,
     unstructured,
 )
+from ragsage.adapters.parsing.readers.text import refuse_binary
 from ragsage.core.text import clean
 from ragsage.core.types import Page, ParsedDocument, RawSource
 
@@ -41,6 +42,7 @@ _SOURCE_ROOTS = frozenset({"src", "lib", "python", "site-packages", "dist-packag
 
 def read_python(source: RawSource) -> ParsedDocument:
     """Read a ``.py`` file into one page of structure headings and fenced code."""
+    refuse_binary(source, "a source file")
     module = module_name(source.filename)
     try:
         text = _decode(source.content)

@@ -46,6 +46,7 @@ from ragsage.adapters.parsing.readers.html_regions import (
     is_title_box,
     size_of,
 )
+from ragsage.adapters.parsing.readers.text import refuse_binary
 from ragsage.core.errors import ParseError
 from ragsage.core.types import Page, ParsedDocument, RawSource
 
@@ -113,6 +114,8 @@ def read_html(source: RawSource, limits: ParseLimits) -> ParsedDocument:
     """The page body as one Markdown page without its site chrome, titled from ``<title>``."""
     from selectolax.lexbor import LexborHTMLParser
 
+    # The parser reads any bytes as a page; a picture named .html is not one.
+    refuse_binary(source, "an HTML page")
     try:
         tree = LexborHTMLParser(source.content)
     except Exception as exc:  # selectolax raises bare errors on allocation/encoding failures

@@ -34,7 +34,7 @@ from ragsage.adapters.parsing.readers.code_sections import (
     unstructured,
 )
 from ragsage.adapters.parsing.readers.source_specs import BODY_TYPES, SPECS, Spec
-from ragsage.core.errors import ParseError
+from ragsage.adapters.parsing.readers.text import refuse_binary
 from ragsage.core.types import Page, ParsedDocument, RawSource
 
 if TYPE_CHECKING:
@@ -89,9 +89,8 @@ class _TooBroken(Exception):
 
 
 def _decode(source: RawSource) -> tuple[str, str | None]:
+    refuse_binary(source, "a source file")
     content = source.content
-    if b"\x00" in content[:65536]:
-        raise ParseError(source.filename, "not a source file (contains NUL bytes)")
     warning = None
     try:
         text = content.decode("utf-8-sig")

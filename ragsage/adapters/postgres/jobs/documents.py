@@ -263,18 +263,28 @@ async def namespace_documents(session: AsyncSession) -> dict[str, str]:
     return {str(external): str(identifier) for external, identifier in rows if external}
 
 
-async def readable_blob(
+async def readable_document(
     database: Database, scope: Scope, document_id: str
-) -> tuple[DocumentRecord, bytes] | None:
-    """A document ``scope`` may read, with its current version's stored bytes; else None.
+) -> DocumentRecord | None:
+    """The document if ``scope`` may read it, read as the caller; else None.
 
-    The document is read as the caller (Row-Level Security decides, principals
-    and all); only then are its bytes read, namespace-wide, since stored bytes
-    are hidden from a key bound to principals (storage migration 22) even when
-    it may read the document they belong to.
+    Row-Level Security decides, principals and all.  A caller that wants the
+    document's bytes reads the record first and passes it to
+    :func:`document_bytes`, so nothing is read before the check, and a caller
+    that can answer from the record alone (a cached page picture) reads no bytes.
     """
-    record = await get_document(ScopedReads(database, scope), document_id)
-    if record is None or not record.content_hash:
+    return await get_document(ScopedReads(database, scope), document_id)
+
+
+async def document_bytes(database: Database, scope: Scope, record: DocumentRecord) -> bytes | None:
+    """The stored bytes of ``record``'s version, once the caller has read ``record``.
+
+    They are read namespace-wide: stored bytes are hidden from a key bound to
+    principals (storage migration 22) even when it may read the document they
+    belong to, which is why the record, read as the caller, must come first.
+    None when the document has no version yet or its bytes are gone.
+    """
+    if not record.content_hash:
         return None
     rows = await read_rows(
         database,
@@ -287,4 +297,4 @@ async def readable_blob(
             )
         ],
     )
-    return (record, bytes(rows[0][0])) if rows else None
+    return bytes(rows[0][0]) if rows else None
