@@ -1,4 +1,10 @@
-"""Sign-in links: a code signs in once.
+"""Sign-in links: a link never plants its key in a signed-in tab, and a code signs in once.
+
+The attack (issue 75): send a colleague a link carrying your own restricted
+write key for ``user:you``.  If their open tab took it silently, every file
+they then dropped on the page would be stored for you, readable by you alone.
+A signed-in tab must instead ask, naming whose key the link offers, and keep
+its own key unless the person chooses to switch.
 
 ``make run``'s link carries a one-time code instead of its admin key: it is
 exchanged once (``POST /v1/sign-in``), within minutes, and a forged code is
@@ -12,17 +18,172 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import httpx
 import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.remote.webdriver import WebDriver
 
 from ragsage.adapters.postgres.keys import Role
 from ragsage.adapters.sealing import Sealer, new_operator_key
 from ragsage.library.sign_in import CODE_LIFETIME_SECONDS, SignInCodes
 from tests.integration.api_harness import ApiServer, make_key, serve
+from tests.integration.web.page import (
+    POLICY,
+    accessibility_problems,
+    console_errors,
+    finished,
+    upload_files,
+    upload_states,
+    wait_for,
+)
 from tests.integration.worker_harness import Deployment
 
 NAMESPACE = "acme"
+
+
+# True once the page has either asked (the dialog is open) or taken another key.
+_ASKED_OR_SWITCHED = (
+    "const asked = document.getElementById('offer');"
+    "return Boolean(asked && asked.open)"
+    "  || sessionStorage.getItem('ragsage.key') !== arguments[0];"
+)
+
+
+def _stored_key(browser: WebDriver) -> str | None:
+    found: str | None = browser.execute_script("return sessionStorage.getItem('ragsage.key')")
+    return found
+
+
+def _shown(browser: WebDriver, element_id: str) -> bool:
+    return bool(browser.find_element(By.ID, element_id).is_displayed())
+
+
+def _restricted_write_key(api: ApiServer, deployment: Deployment, user: str) -> str:
+    """A restricted write key for ``user:<user>``, as a product would hand its user one."""
+    delegate = api.client(make_key(deployment.settings, NAMESPACE, Role.DELEGATE))
+    issued = delegate.post(
+        "/v1/restricted-keys",
+        json={
+            "principals": [f"user:{user}"],
+            "expires_in": 3600,
+            "role": "write",
+            "subject": f"{user}@example.com",
+        },
+    )
+    assert issued.status_code == 201, issued.text
+    key: str = issued.json()["key"]
+    return key
+
+
+def _names(client: httpx.Client) -> list[str]:
+    reply = client.get("/v1/documents")
+    assert reply.status_code == 200, reply.text
+    return [document["filename"] for document in reply.json()["documents"]]
+
+
+def test_a_signed_in_tab_asks_before_a_link_replaces_its_key(
+    running: Deployment, api: ApiServer, browser: WebDriver, tmp_path: Path
+) -> None:
+    alice = make_key(running.settings, NAMESPACE, Role.WRITE, ["user:alice"])
+    mallory = _restricted_write_key(api, running, "mallory")
+
+    # A tab that is not signed in may sign in from a link.
+    browser.get(f"{api.url}/#key={alice}")
+    wait_for(browser, lambda d: _shown(d, "app") and _stored_key(d) == alice, "signed in")
+
+    # Mallory's link, opened in that tab: only the fragment changes (hashchange).
+    browser.get(f"{api.url}/#key={mallory}")
+    wait_for(
+        browser,
+        lambda d: d.execute_script(_ASKED_OR_SWITCHED, alice),
+        "the page asks, or (the attack) switches",
+    )
+    assert _stored_key(browser) == alice, "the link planted its key in a signed-in tab"
+    asked = browser.find_element(By.ID, "offer").text
+    for named in (NAMESPACE, "write", "user:mallory", "mallory@example.com", "user:alice"):
+        assert named in asked, (named, asked)
+    # Nothing is switched while the question is open, and the key left the address.
+    assert _stored_key(browser) == alice
+    assert browser.execute_script("return location.hash") == ""
+    assert mallory not in browser.current_url
+    # The safe answer has the focus; the question passes the accessibility checks.
+    assert browser.switch_to.active_element.get_attribute("id") == "offer-keep"
+    assert accessibility_problems(browser) == []
+
+    # Declining keeps Alice's key: her next upload is hers, not Mallory's.
+    browser.find_element(By.ID, "offer-keep").click()
+    wait_for(browser, lambda d: not _shown(d, "offer"), "the question closes")
+    assert _stored_key(browser) == alice
+    # The bar says whose the tab's key is, at all times.
+    assert "user:alice" in browser.find_element(By.ID, "who").text
+    assert "not used" in browser.find_element(By.ID, "link-notice").text
+    policy = tmp_path / "travel.md"
+    policy.write_text(POLICY)
+    upload_files(browser, [policy])
+    wait_for(browser, lambda d: finished(upload_states(d), ["travel.md"]), "the upload ends")
+    assert "succeeded" in upload_states(browser)["travel.md"]
+    assert _names(api.client(alice)) == ["travel.md"]
+    assert _names(api.client(mallory)) == []
+
+    # The same link loaded afresh (a reload keeps the tab's storage) asks again;
+    # Escape is a "no" too.
+    browser.get(f"{api.url}/?again#key={mallory}")
+    wait_for(browser, lambda d: _shown(d, "offer"), "the page asks on load too")
+    assert _stored_key(browser) == alice
+    browser.find_element(By.ID, "offer-keep").send_keys(Keys.ESCAPE)
+    wait_for(browser, lambda d: not _shown(d, "offer"), "Escape keeps the sign-in")
+    assert _stored_key(browser) == alice
+
+    # Choosing to switch does switch, and the page says whose key it now uses.
+    browser.get(f"{api.url}/?again#key={mallory}")
+    wait_for(browser, lambda d: _shown(d, "offer"), "asked once more")
+    browser.find_element(By.ID, "offer-switch").click()
+    wait_for(browser, lambda d: _stored_key(d) == mallory, "switched")
+    wait_for(browser, lambda d: "user:mallory" in d.find_element(By.ID, "who").text, "named")
+    assert "mallory@example.com" in browser.find_element(By.ID, "link-notice").text
+    # Nothing of Alice's session is left on the page.
+    assert browser.find_elements(By.CSS_SELECTOR, "#uploads li") == []
+    assert console_errors(browser) == []
+
+
+def test_a_code_link_signs_in_once_and_asks_before_replacing_a_key(
+    running: Deployment, api: ApiServer, browser: WebDriver
+) -> None:
+    codes = SignInCodes(Sealer(running.settings.sealing_keys))
+    admin = make_key(running.settings, NAMESPACE, Role.ADMIN)
+    reader = make_key(running.settings, NAMESPACE, Role.READ, ["group:hr"])
+
+    # A fresh tab signs in from the code, which never stays in the address bar.
+    code = codes.make(admin)
+    browser.get(f"{api.url}/#code={code}")
+    wait_for(browser, lambda d: _stored_key(d) == admin, "signed in from the code")
+    wait_for(browser, lambda d: _shown(d, "app"), "the app shows")
+    assert code not in browser.current_url and admin not in browser.current_url
+    assert "admin key" in browser.find_element(By.ID, "link-notice").text
+
+    # A second code, for another key, in the signed-in tab: asked, not switched.
+    browser.get(f"{api.url}/#code={codes.make(reader)}")
+    wait_for(browser, lambda d: _shown(d, "offer"), "the page asks")
+    asked = browser.find_element(By.ID, "offer").text
+    assert "read key" in asked and "group:hr" in asked
+    assert _stored_key(browser) == admin
+    browser.find_element(By.ID, "offer-keep").click()
+    wait_for(browser, lambda d: not _shown(d, "offer"), "kept")
+    assert _stored_key(browser) == admin
+
+    # The first link again, in a tab that signed out: used up, and the page says so.
+    browser.find_element(By.ID, "sign-out").click()
+    browser.get(f"{api.url}/?again#code={code}")
+    wait_for(
+        browser,
+        lambda d: "already been used" in d.find_element(By.ID, "sign-in-message").text,
+        "the used link is refused in words",
+    )
+    assert _stored_key(browser) is None
+    assert accessibility_problems(browser) == []
 
 
 # ------------------------------------------------------------------ the exchange over HTTP
