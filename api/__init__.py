@@ -23,7 +23,18 @@ from api.keycache import Signers
 from api.limits import RateLimited, RequestLimits, too_many
 from api.metrics import Metrics
 from api.probes import Probes
-from api.routes import chat, documents, jobs, keys, ops, query, reindex, usage, webhooks
+from api.routes import (
+    chat,
+    documents,
+    jobs,
+    keys,
+    ops,
+    query,
+    reindex,
+    sign_in,
+    usage,
+    webhooks,
+)
 from api.routes.common import check_path_ids
 from api.services import EXTENSION, Services, name_read_servers
 from ragsage.adapters.observability.logs import (
@@ -31,14 +42,17 @@ from ragsage.adapters.observability.logs import (
     configure_logging,
     reset_log_context,
 )
+from ragsage.adapters.redis.once import FirstMarks
 from ragsage.adapters.sealing import sealer_or_none
 from ragsage.jobs.enqueue import Enqueuer
+from ragsage.library.sign_in import USED_PREFIX, SignInCodes
 from ragsage.runtime import Runtime, adapter_overrides, build_runtime
 from ragsage.runtime.loop import LoopThread
 from ragsage.settings import Settings
 
 _log = logging.getLogger(__name__)
-_PUBLIC = {"ops", "web"}
+# Routes that take no key: probes, the page, and the exchange that gives the page one.
+_PUBLIC = {"ops", "web", "sign_in"}
 # Base64 inflates uploads by a third; multipart adds a little framing.
 _BODY_OVERHEAD = 1.4
 # A caller's request id is echoed and logged only if it is short and plain.
@@ -76,6 +90,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         timeouts=SearchTimeouts(chosen, built.database),
         signers=Signers(chosen.restricted_key_recheck),
         sealer=sealer_or_none(chosen.sealing_keys),
+        sign_in=_sign_in(chosen),
     )
     app.extensions[EXTENSION] = here
     _log.info(
@@ -84,7 +99,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         type(built.reranker).__name__ if built.reranker else "none",
         type(built.llm).__name__,
     )
-    for module in (ops, query, chat, documents, jobs, keys, reindex, usage, webhooks, web):
+    for module in (ops, query, chat, documents, jobs, keys, reindex, usage, webhooks, sign_in, web):
         app.register_blueprint(module.blueprint)
     register_error_handlers(app)
     app.register_error_handler(RateLimited, lambda limited: too_many(limited.refusal))
@@ -137,6 +152,19 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
             reset_log_context(token)
 
     return app
+
+
+def _sign_in(settings: Settings) -> tuple[SignInCodes, FirstMarks] | None:
+    """The sign-in codes of this deployment, and where used ones are marked.
+
+    The marks go to the broker's Redis: it never evicts (``noeviction``) and
+    keeps its data across a restart, so a used code stays used until it has
+    expired anyway.  The cache's Redis, which evicts, could forget a mark.
+    """
+    sealer = sealer_or_none(settings.sealing_keys)
+    if sealer is None:
+        return None
+    return SignInCodes(sealer), FirstMarks(settings.redis_url, USED_PREFIX)
 
 
 def create_production_app() -> Any:

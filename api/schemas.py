@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, Field
 
 from ragsage.core.types import MAX_PRINCIPALS, PRINCIPAL_PATTERN
+from ragsage.library.sign_in import MAX_CODE_CHARS
 from ragsage.query.options import MAX_QUERY_CHARS
 from ragsage.query.requests import Filters, Query, SearchOptions, Strict, Timestamp, json_integer
 from ragsage.settings import LONGEST_RESTRICTED_KEY
@@ -439,6 +440,24 @@ class SigningSecretOut(BaseModel):
     signing_secret: str = Field(
         description="The delegate key's new secret for minting restricted keys (HS256); "
         "shown only now. Keys signed with the previous one stop working."
+    )
+
+
+class SignInRequest(Strict):
+    """A one-time sign-in code, as a sign-in link carries it (``/#code=...``)."""
+
+    code: str = Field(
+        min_length=1,
+        max_length=MAX_CODE_CHARS,
+        # Fernet's alphabet: url-safe base64.
+        pattern=r"^[A-Za-z0-9_=-]+$",
+        description="The code from the link; it works once, within minutes of being made.",
+    )
+
+
+class SignInOut(BaseModel):
+    key: str = Field(
+        description="The key the code stood for; GET /v1/key with it says whose it is."
     )
 
 

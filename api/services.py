@@ -15,9 +15,11 @@ from api.metrics import Metrics
 from api.page_cache import PageCache
 from api.probes import Probes
 from ragsage.adapters.postgres.replicas import ReadLog, replica_reads
+from ragsage.adapters.redis.once import FirstMarks
 from ragsage.adapters.sealing import Sealer
 from ragsage.core.types import Scope
 from ragsage.jobs.enqueue import Enqueuer
+from ragsage.library.sign_in import SignInCodes
 from ragsage.runtime import Runtime
 from ragsage.runtime.loop import LoopThread
 from ragsage.settings import Settings
@@ -44,6 +46,8 @@ class Services:
     # The operator's sealing key (RAGSAGE_SEALING_KEYS): opens delegate keys' secrets,
     # checks new API keys; None when the operator set none.
     sealer: Sealer | None = None
+    # The sign-in codes' sealing and where used ones are marked; None without sealing keys.
+    sign_in: tuple[SignInCodes, FirstMarks] | None = None
     request_timeout: float = 120.0
     recent_keys: RecentKeys = field(default_factory=RecentKeys)
     verified: VerifiedKeys = field(default_factory=VerifiedKeys)
@@ -60,6 +64,8 @@ class Services:
 
     def close(self) -> None:
         self.limits.close()
+        if self.sign_in is not None:
+            self.sign_in[1].close()
         self.answers.close()
         self.enqueuer.close()
         self.loop.run(self.runtime.aclose(), timeout=10)

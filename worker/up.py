@@ -65,11 +65,7 @@ def _up(args: argparse.Namespace) -> int:
         if not args.no_samples and Path(args.samples).is_dir():
             stack.ingest_samples(Path(args.samples))
         stack.show_query()
-        print(
-            f"\nOpen {stack.url}/ to upload, ask and search; this link signs in with the "
-            f"local key in one click:\n  {stack.url}/#key={stack.key}",
-            flush=True,
-        )
+        stack.show_sign_in_link()
         print(f"\nServing on {stack.url} — press Ctrl-C to stop.", flush=True)
         while not stopping.wait(1.0) and not args.exit_when_ready:
             stack.check_children()
@@ -337,6 +333,25 @@ class Stack:
                         _show_event(event, json.loads(line[6:]))
         except httpx.HTTPError as exc:
             print(f"(the example query failed: {type(exc).__name__})", flush=True)
+
+    def show_sign_in_link(self) -> None:
+        """Print a link that signs the page in once: a short-lived code, never the key itself.
+
+        The key would stay usable by anyone who later reads the terminal's
+        scrollback or the browser's history; the code is spent on first use.
+        """
+        from ragsage.adapters.sealing import Sealer
+        from ragsage.library.sign_in import SignInCodes, sign_in_link
+
+        assert self.settings is not None
+        codes = SignInCodes(Sealer(self.settings.sealing_keys))
+        link = sign_in_link(self.url, codes.make(self.key))
+        print(
+            f"\nOpen {self.url}/ to upload, ask and search. This link signs in with the local "
+            f"key in one click; it works once, within {codes.minutes} minutes (after that, "
+            f"paste the key above into the page):\n  {link}",
+            flush=True,
+        )
 
     # ------------------------------------------------------------------ stop
 

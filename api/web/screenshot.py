@@ -1,7 +1,7 @@
 """Refresh the web page's picture in the README: ``make screenshot`` (not a test).
 
 Starts ``ragsage up`` on a free port with a throwaway data folder (the
-samples ingested), opens the one-click sign-in link in Debian's headless
+samples ingested), opens its one-time sign-in link in Debian's headless
 Chromium, asks the sample question, opens its citation (the quoted sentence
 marked, its section named) and saves ``docs/web-page.png``; then a question
 answered from the sample PDF, whose citation shows the page with the cited
@@ -44,7 +44,7 @@ def free_port() -> int:
 def wait_for_link(log: Path, process: subprocess.Popen[bytes], seconds: float) -> str:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        found = re.search(r"(http://127\.0\.0\.1:\d+/#key=\S+)", log.read_text(errors="replace"))
+        found = re.search(r"(http://127\.0\.0\.1:\d+/#code=\S+)", log.read_text(errors="replace"))
         if found and "Serving on" in log.read_text(errors="replace"):
             return found.group(1)
         if process.poll() is not None:

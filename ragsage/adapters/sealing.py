@@ -14,6 +14,10 @@ Two uses:
 * :meth:`Sealer.check` / :meth:`Sealer.checks`: a short MAC over a new API
   key's id and secret, made with a key derived from each sealing key, so the
   API tells a key it issued from a forged or random one before any lookup.
+
+A use with a sealed form of its own (the web page's one-time sign-in codes)
+takes :meth:`Sealer.derived`: keys derived for that purpose alone, so what it
+seals and what is stored sealed can never be passed off as each other.
 """
 
 from __future__ import annotations
@@ -87,6 +91,36 @@ class Sealer:
             raise SealedWithAnotherKey(
                 f"a stored secret was sealed with a key {SEALING_VARIABLE} no longer holds"
             ) from None
+
+    def derived(self, purpose: str) -> Sealer:
+        """A sealer whose keys are derived from these for ``purpose`` alone.
+
+        Without it a sealed value of one use would open as one of another: a
+        stored secret's ciphertext, read from a backup, handed to the route
+        that opens sign-in codes would come back in plaintext.
+        """
+        keys = (
+            base64.urlsafe_b64encode(hmac.new(raw, purpose.encode(), hashlib.sha256).digest())
+            for raw in self._raw
+        )
+        return Sealer(",".join(key.decode("ascii") for key in keys))
+
+    def seal_at(self, secret: str, when: int) -> str:
+        """``secret`` sealed with the first key, dated ``when`` (seconds since the epoch)."""
+        return self._fernet.encrypt_at_time(secret.encode("utf-8"), when).decode("ascii")
+
+    def open_dated(self, sealed: str) -> tuple[str, int] | None:
+        """What ``sealed`` holds and when it was sealed; None if none of the keys sealed it.
+
+        None, not an error: for a value a stranger may send (a sign-in code),
+        one that does not open is the expected case, not a misconfiguration.
+        """
+        try:
+            token = sealed.encode("ascii")
+            opened = self._fernet.decrypt(token).decode("utf-8")
+            return opened, self._fernet.extract_timestamp(token)
+        except (InvalidToken, UnicodeError):
+            return None
 
     @cached_property
     def _check_keys(self) -> list[bytes]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from ragsage.settings import Settings
@@ -71,6 +72,8 @@ async def graphs_command(args: argparse.Namespace) -> int:
 
 async def keys_command(args: argparse.Namespace) -> int:
     """Create, list or revoke API keys of one namespace, or rotate a delegate key's secret."""
+    if args.action == "sign-in-link":
+        return sign_in_link_command(args)
     from ragsage.adapters.postgres.keys import (
         Role,
         create_key,
@@ -141,6 +144,39 @@ async def keys_command(args: argparse.Namespace) -> int:
         await database.dispose()
 
 
+def sign_in_link_command(args: argparse.Namespace) -> int:
+    """Print a link that signs the web page in once with a key read from a file or stdin.
+
+    The key is never an argument (a command line is visible to every user of
+    the machine), and the link carries a one-time code, not the key.  No
+    database is asked: the page's ``GET /v1/key`` says whether the key is live.
+    """
+    from ragsage.adapters.sealing import Sealer
+    from ragsage.core.errors import ConfigurationError
+    from ragsage.library.sign_in import SignInCodes, sign_in_link
+
+    source = Path(args.key_file).read_text() if args.key_file else sys.stdin.read()
+    key = source.strip()
+    if not key or any(c.isspace() for c in key):
+        print(
+            "error: give one API key (or restricted key), alone, on stdin or in --key-file",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        codes = SignInCodes(Sealer(Settings.from_env().sealing_keys))
+    except ConfigurationError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(sign_in_link(args.url, codes.make(key)))
+    print(
+        f"(signs the page at {args.url} in once, within {codes.minutes} minutes; "
+        "the page says whose key it is before it replaces one already signed in)",
+        file=sys.stderr,
+    )
+    return 0
+
+
 def register_keys(commands: Any) -> None:
     keys = commands.add_parser("keys", help="manage API keys")
     actions = keys.add_subparsers(dest="action", required=True)
@@ -173,4 +209,11 @@ def register_keys(commands: Any) -> None:
     revoke.add_argument("--namespace", required=True)
     listing = actions.add_parser("list", help="list a namespace's keys")
     listing.add_argument("--namespace", required=True)
+    link = actions.add_parser(
+        "sign-in-link",
+        help="print a link that signs the web page in once with a key you hold "
+        "(read from stdin or --key-file; needs RAGSAGE_SEALING_KEYS)",
+    )
+    link.add_argument("--url", default="http://127.0.0.1:8000", help="the API's address")
+    link.add_argument("--key-file", help="a file holding the key (default: stdin)")
     keys.set_defaults(handler=keys_command)

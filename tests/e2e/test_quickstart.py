@@ -113,10 +113,19 @@ def _exercise(
         # ... in prose, citing the section its sentence comes from.
         assert "## Tenancy" not in text and "Every row carries the namespace" in text
         assert "ragsage-overview.md — ragsage overview > Tenancy" in text
-        # The page's one-click sign-in link carries the key in the fragment only.
-        assert f"http://127.0.0.1:{port}/#key={key.group(1)}" in text
+        # The page's one-click sign-in link carries a one-time code, never the key, in
+        # the fragment only; the code is exchanged for the key once, and only once.
+        link = re.search(rf"http://127\.0\.0\.1:{port}/#code=([A-Za-z0-9_=-]+)", text)
+        assert link, text
+        assert f"#key={key.group(1)}" not in text and "works once, within 15 minutes" in text
         page = httpx.get(f"http://127.0.0.1:{port}/", timeout=30)
         assert page.status_code == 200 and "Content-Security-Policy" in page.headers
+        exchange = {"code": link.group(1)}
+        signed = httpx.post(f"http://127.0.0.1:{port}/v1/sign-in", json=exchange, timeout=30)
+        assert signed.status_code == 200 and signed.json() == {"key": key.group(1)}, signed.text
+        again = httpx.post(f"http://127.0.0.1:{port}/v1/sign-in", json=exchange, timeout=30)
+        assert again.status_code == 410, again.text
+        assert again.json()["error"]["code"] == "sign_in_code_used"
 
         client = httpx.Client(
             base_url=f"http://127.0.0.1:{port}",

@@ -37,8 +37,10 @@ function key() {
   return sessionStorage.getItem(KEY_SLOT);
 }
 
-async function call(method, path, body, extra) {
-  const headers = { Authorization: `Bearer ${key()}` };
+// ``as`` names the key to send, for a request made before a key is taken (the
+// question "whose key is this?"); by default the tab's own, and none at all for null.
+async function call(method, path, body, extra, as = key()) {
+  const headers = as ? { Authorization: `Bearer ${as}` } : {};
   let payload;
   if (body instanceof FormData) {
     payload = body;
@@ -61,8 +63,8 @@ async function errorText(response) {
   return `${response.status} ${response.statusText}`;
 }
 
-async function json(method, path, body) {
-  return (await call(method, path, body)).json();
+async function json(method, path, body, as = key()) {
+  return (await call(method, path, body, undefined, as)).json();
 }
 
 function refusal(error) {
@@ -79,14 +81,18 @@ function say(id, text, bad) {
 
 // ------------------------------------------------------------------ signing in
 
-function takeKeyFromAddress() {
-  // A one-click sign-in link carries the key in the fragment, which never reaches a
-  // server or its logs; it is moved to this tab's storage and wiped from the address
-  // bar and the history at once.
+function takeLinkFromAddress() {
+  // A sign-in link carries a one-time code (#code=, what `make run` prints) or a key
+  // (#key=) in the fragment, which never reaches a server or its logs.  Either is wiped
+  // from the address bar and the history at once, before anything else happens, and
+  // held in memory only: it becomes the tab's key when the person agrees, never before.
   const fragment = new URLSearchParams(location.hash.slice(1));
+  const code = fragment.get("code");
   const given = fragment.get("key");
   if (location.hash) history.replaceState(null, "", location.pathname + location.search);
-  if (given) sessionStorage.setItem(KEY_SLOT, given);
+  if (code) return { code };
+  if (given) return { key: given };
+  return null;
 }
 
 // What the signed-in key is (GET /v1/key): its namespace, role, and whether it is a
@@ -115,6 +121,91 @@ async function signIn(candidate) {
   showApp();
 }
 
+// ------------------------------------------------------------------ sign-in links
+
+// A key a link offered, waiting for the person to take it or not: { key, info }.
+let offered = null;
+
+// A key, described for the person deciding whether to use it: whose documents it
+// reads and writes, with which role.  Everything here came from GET /v1/key.
+function whose(info) {
+  const parts = [`namespace ${info.namespace}`, `${info.role} key ${info.key_id}`];
+  parts.push(info.principals ? `reads for ${info.principals.join(", ")}` : "reads the whole namespace");
+  if (info.restricted) {
+    if (info.restricted.subject) parts.push(`issued to ${info.restricted.subject}`);
+    parts.push(`restricted until ${new Date(info.restricted.expires_at).toLocaleString()}`);
+  }
+  return parts.join(", ");
+}
+
+async function exchangeCode(code) {
+  // No key goes with it: the code is the credential, and is spent by this call.
+  return json("POST", "/v1/sign-in", { code }, null);
+}
+
+async function followLink(link) {
+  let candidate = link.key;
+  if (link.code) {
+    try {
+      candidate = (await exchangeCode(link.code)).key;
+    } catch (error) {
+      linkRefused(error.status ? `The sign-in link did not work: ${error.message}` : "The server could not be reached to use the sign-in link; open the link again.");
+      return;
+    }
+  }
+  let info;
+  try {
+    info = await json("GET", "/v1/key", undefined, candidate);
+  } catch (error) {
+    linkRefused(error.status === 401 ? "The sign-in link's key was refused: it is not valid or has been revoked." : `The sign-in link's key could not be checked: ${error.message}`);
+    return;
+  }
+  if (!key()) {
+    takeKey(candidate, info, true);
+    return;
+  }
+  if (candidate === key()) return; // the same key: nothing to decide
+  offer(candidate, info);
+}
+
+function linkRefused(message) {
+  // A tab already signed in stays so, and says what became of the link.
+  if (key() && me) say("link-notice", `${message} You are still signed in as before.`, true);
+  else showSignIn(message);
+}
+
+function offer(candidate, info) {
+  offered = { key: candidate, info };
+  $("offer-now").textContent = me ? `This tab is signed in with: ${whose(me)}.` : "This tab is signed in with another key.";
+  $("offer-new").textContent = `The link offers: ${whose(info)}.`;
+  const dialog = $("offer");
+  if (!dialog.open) dialog.showModal();
+  // Keeping the current sign-in is the safe choice, so it has the focus.
+  $("offer-keep").focus();
+}
+
+function keepCurrent() {
+  offered = null;
+  $("offer").close();
+  say("link-notice", "The sign-in link's key was not used: you are still signed in as before.");
+}
+
+function switchToOffered() {
+  const chosen = offered;
+  offered = null;
+  $("offer").close();
+  if (chosen) takeKey(chosen.key, chosen.info, true);
+}
+
+function takeKey(candidate, info, fromLink) {
+  clearSession();
+  sessionStorage.setItem(KEY_SLOT, candidate);
+  me = info;
+  showApp();
+  // Whoever opened the link is told whose key the tab now uses, in words.
+  if (fromLink) say("link-notice", `Signed in from a link with: ${whose(info)}. Not the key you meant to use? Sign out.`);
+}
+
 function showSignIn(message) {
   $("app").hidden = true;
   $("sign-out").hidden = true;
@@ -126,6 +217,8 @@ function showSignIn(message) {
 
 function describeKey() {
   const parts = [`Signed in to ${me.namespace}`];
+  // Whose documents an upload is for: the bar says it at all times.
+  if (me.principals) parts.push(`as ${me.principals.join(", ")}`);
   if (!mayWrite()) parts.push("read-only");
   if (me.restricted) {
     const until = new Date(me.restricted.expires_at);
@@ -154,11 +247,11 @@ function showApp() {
   }
 }
 
-function signOut(message) {
+// Nothing of one key's session may reach the next key: conversation, lists, results.
+function clearSession() {
   sessionStorage.removeItem(KEY_SLOT);
   me = null;
   stopPolling();
-  // Nothing of this session may reach the next key: conversation, lists, results.
   watched.clear();
   history_ = [];
   cursors.length = 1;
@@ -166,9 +259,13 @@ function signOut(message) {
   $("filter").value = "";
   for (const id of ["uploads", "conversation", "results"]) $(id).replaceChildren();
   for (const id of ["documents", "jobs", "generations"]) $(id).tBodies[0].replaceChildren();
-  for (const id of ["documents-message", "ask-message", "search-message", "reindex-message"]) say(id, "");
+  for (const id of ["documents-message", "ask-message", "search-message", "reindex-message", "link-notice"]) say(id, "");
   closeChunk();
   selectTab("documents", false);
+}
+
+function signOut(message) {
+  clearSession();
   showSignIn(typeof message === "string" ? message : "");
 }
 
@@ -773,8 +870,8 @@ async function loadReindex() {
 
 // ------------------------------------------------------------------ wiring
 
-function start() {
-  takeKeyFromAddress();
+async function start() {
+  const link = takeLinkFromAddress();
   $("sign-in-form").addEventListener("submit", (event) => {
     event.preventDefault();
     signIn($("key").value.trim());
@@ -822,15 +919,22 @@ function start() {
   document.addEventListener("keydown", (event) => {
     if (event.key === "Escape" && !$("chunk-view").hidden) closeChunk();
   });
+  $("offer-keep").addEventListener("click", keepCurrent);
+  $("offer-switch").addEventListener("click", switchToOffered);
+  // Escape closes the question: that keeps the current sign-in too.
+  $("offer").addEventListener("cancel", (event) => {
+    event.preventDefault();
+    keepCurrent();
+  });
   // A sign-in link opened while the page is already open changes only the fragment.
   window.addEventListener("hashchange", () => {
-    if (new URLSearchParams(location.hash.slice(1)).get("key")) {
-      takeKeyFromAddress();
-      signIn(key());
-    }
+    const next = takeLinkFromAddress();
+    if (next) followLink(next);
   });
-  if (key()) signIn(key());
-  else showSignIn("");
+  // The tab's own key first, so that a link is weighed against what it would replace.
+  if (key()) await signIn(key());
+  if (link) await followLink(link);
+  else if (!key()) showSignIn("");
 }
 
 start();

@@ -34,9 +34,34 @@ def wait_for(driver: WebDriver, what: Callable[[WebDriver], Any], message: str) 
     return WebDriverWait(driver, WAIT, poll_frequency=0.2).until(what, message)
 
 
-def signed_in(driver: WebDriver, api: ApiServer, key: str) -> None:
-    driver.get(f"{api.url}/#key={key}")
-    wait_for(driver, lambda d: d.find_element(By.ID, "app").is_displayed(), "the app shows")
+def stored_key(driver: WebDriver) -> str | None:
+    """The key the tab is signed in with (its ``sessionStorage``), or None."""
+    found: str | None = driver.execute_script("return sessionStorage.getItem('ragsage.key')")
+    return found
+
+
+def signed_in(driver: WebDriver, api: ApiServer, key: str, link: str | None = None) -> None:
+    """Sign the tab in with ``key`` through a sign-in link (``#key=``, or ``link``'s fragment).
+
+    A tab already signed in with another key asks first (never switching on
+    its own); the answer here is "switch", as a person meaning it would give.
+    """
+    driver.get(f"{api.url}/{link or f'#key={key}'}")
+    wait_for(
+        driver,
+        lambda d: (
+            d.find_element(By.ID, "offer").is_displayed()
+            or (stored_key(d) == key and d.find_element(By.ID, "app").is_displayed())
+        ),
+        "the app shows, or the page asks whether to switch",
+    )
+    if driver.find_element(By.ID, "offer").is_displayed():
+        driver.find_element(By.ID, "offer-switch").click()
+    wait_for(
+        driver,
+        lambda d: stored_key(d) == key and d.find_element(By.ID, "app").is_displayed(),
+        "the app shows, signed in with the key",
+    )
 
 
 def upload_files(driver: WebDriver, paths: list[Path]) -> None:

@@ -14,7 +14,9 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from api.web import CONTENT_SECURITY_POLICY
 from ragsage.adapters.postgres import Database
 from ragsage.adapters.postgres.keys import Role, revoke_key
+from ragsage.adapters.sealing import Sealer
 from ragsage.core.types import Scope
+from ragsage.library.sign_in import SignInCodes
 from tests.fixtures.page_boxes import two_page_manual
 
 from ..api_harness import ApiServer, make_key, with_database
@@ -75,11 +77,15 @@ def test_sign_in_upload_ask_cite_search_and_delete(
     assert refusals and all("401" in line for line in refusals)
     assert failed_requests(browser, api.url) == [f"401 {api.url}/v1/key"]
 
-    # The one-click link signs in and the key leaves the address bar at once.
+    # The one-click link (make run's: a one-time code) signs in, and the code leaves
+    # the address bar at once; the page says whose key it took.
     key = make_key(running.settings, "acme", Role.ADMIN)
-    signed_in(browser, api, key)
+    code = SignInCodes(Sealer(running.settings.sealing_keys)).make(key)
+    signed_in(browser, api, key, link=f"#code={code}")
     assert browser.execute_script("return location.hash") == ""
-    assert key not in browser.current_url
+    assert code not in browser.current_url and key not in browser.current_url
+    assert "admin key" in browser.find_element(By.ID, "link-notice").text
+    assert console_errors(browser) == []
 
     policy, notes, broken = tmp_path / "travel.md", tmp_path / "notes.txt", tmp_path / "scan.pdf"
     policy.write_text(POLICY)
