@@ -27,10 +27,11 @@ from .api_harness import ApiServer, make_key
 from .worker_harness import Deployment
 
 NAMESPACE = "fuzz"
-# Generated cases per operation and per key: 16 operations x 3 keys x this many
-# requests (plus the auth probes schemathesis sends after a 2xx) stays well
-# inside two minutes on a two-core machine.
-MAX_EXAMPLES = 15
+# Generated cases per operation and per key: about 20 operations x 4 keys, plus a
+# restricted key on the few it may call, x this many requests (plus the auth
+# probes schemathesis sends after a 2xx) stays well inside two minutes on a
+# two-core machine.
+MAX_EXAMPLES = 11
 DOCUMENTS = {
     f"valve-{n}.md": (
         f"# Valve {n} manual\n\n## Pressure\n\nValve {n} holds pressure up to {100 + n} bar "
@@ -159,6 +160,8 @@ def _fuzz(
 
 # The routes where a delegate key does what no write key may.
 DELEGATE_ROUTES = ("/v1/restricted-keys", "/v1/key")
+# The routes a restricted key with filters may call (api.auth); elsewhere it is refused.
+RESTRICTED_ROUTES = ("/v1/search", "/v1/query", "/v1/chunks/", "/v1/sources", "/v1/key")
 
 
 def _describe(exc: BaseException) -> str:
@@ -177,6 +180,16 @@ def test_no_generated_request_gets_a_5xx_or_an_undocumented_reply(
     assert set(keys) == {Role.READ, Role.WRITE, Role.DELEGATE, Role.ADMIN}
     writer, admin = api.client(keys[Role.WRITE]), api.client(keys[Role.ADMIN])
     _seed(writer, deployment)
+    # A restricted key a product hands its user: bound, filtered, read-only.
+    issued = api.client(keys[Role.DELEGATE]).post(
+        "/v1/restricted-keys",
+        json={
+            "principals": ["user:fuzz"],
+            "expires_in": 3600,
+            "filters": {"sources": ["valve-1.md", "valve-2.md"]},
+        },
+    )
+    restricted = _ok(issued, 201)["key"]
     seeded = _existing(writer, admin)
     assert len(seeded["document_id"]) == len(DOCUMENTS), seeded
     assert len(seeded["job_id"]) == len(DOCUMENTS), seeded
@@ -194,11 +207,14 @@ def test_no_generated_request_gets_a_5xx_or_an_undocumented_reply(
     assert len(operations) >= 14
     sent: dict[str, int] = {}
     failures: list[str] = []
+    kinds = [(role.value, key) for role, key in keys.items()] + [("restricted", restricted)]
     for operation in operations:
-        for role, key in keys.items():
-            if role is Role.DELEGATE and not operation.path.startswith(DELEGATE_ROUTES):
+        for kind, key in kinds:
+            if kind == "delegate" and not operation.path.startswith(DELEGATE_ROUTES):
                 continue  # elsewhere a delegate key is a write key, fuzzed as one
-            label = f"{operation.method.upper()} {operation.path} [{role.value} key]"
+            if kind == "restricted" and not operation.path.startswith(RESTRICTED_ROUTES):
+                continue  # refused with 403 before anything else: test_restricted_keys.py
+            label = f"{operation.method.upper()} {operation.path} [{kind} key]"
             # Refreshed each time: fuzzed uploads add documents, deletes remove them.
             sent[label] = _fuzz(operation, key, _existing(writer, admin), label, failures)
 
@@ -206,4 +222,7 @@ def test_no_generated_request_gets_a_5xx_or_an_undocumented_reply(
     assert not failures, f"{len(failures)} operation/key pairs failed:\n\n" + "\n\n".join(failures)
     delegated = sum(1 for operation in operations if operation.path.startswith(DELEGATE_ROUTES))
     assert delegated == 3
-    assert len(sent) == len(operations) * (len(keys) - 1) + delegated and all(sent.values()), sent
+    restricted_on = sum(1 for o in operations if o.path.startswith(RESTRICTED_ROUTES))
+    assert restricted_on >= 5
+    expected = len(operations) * (len(keys) - 1) + delegated + restricted_on
+    assert len(sent) == expected and all(sent.values()), sent
