@@ -2,9 +2,9 @@
 
 ``RAGSAGE_SEALING_KEYS`` holds one or more Fernet keys, comma-separated; the
 first seals, every one opens, so the operator rotates by putting a new key
-first and keeps an old one listed while anything sealed with it is stored
-(``ragsage secrets reseal`` moves everything to the first).  The variable's
-earlier name, ``RAGSAGE_WEBHOOK_KEYS``, is still read.
+first and keeps an old one listed while anything sealed with it is stored,
+and while keys checked under it are in use.  The variable's earlier name,
+``RAGSAGE_WEBHOOK_KEYS``, is still read.
 
 Two uses:
 
@@ -56,7 +56,7 @@ class Sealer:
         if not parts:
             raise ConfigurationError(
                 f"{SEALING_VARIABLE} is not set: one or more Fernet keys, comma-separated "
-                "(`ragsage secrets new-operator-key` makes one)"
+                "(`ragsage webhooks new-operator-key` makes one)"
             )
         try:
             self._keys = [Fernet(part.encode("ascii")) for part in parts]
