@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 from flask import request
 from pydantic import BaseModel
 
+from api.bodies import MAX_JSON_BYTES
 from api.errors import ApiError
 from api.schemas import MAX_PATH_ID_CHARS, PATH_ID_PATTERN
 from ragsage.core.errors import InvalidRequest
@@ -16,7 +17,6 @@ from ragsage.core.text import clean
 
 _M = TypeVar("_M", bound=BaseModel)
 _PATH_ID = re.compile(PATH_ID_PATTERN)
-MAX_JSON_BYTES = 1024 * 1024
 # No request body this API defines nests deeper than a handful of levels; the
 # bound keeps every later walk over the value (cleaning, validation) shallow.
 MAX_JSON_DEPTH = 32

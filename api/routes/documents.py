@@ -10,6 +10,7 @@ from flask import Blueprint, Response, request
 
 from api import convert, schemas
 from api.auth import require
+from api.bodies import upload_body
 from api.documented import Reply, cursor, documented, ok, query_int, query_text
 from api.errors import ApiError, unavailable
 from api.page_cache import Busy
@@ -100,6 +101,7 @@ def _upload_from_request() -> tuple[UploadFields, bytes]:
     body=schemas.DocumentUpload,
     body_also={"multipart/form-data": MULTIPART_UPLOAD},
 )
+@upload_body
 def upload() -> Any:
     who = require(Role.WRITE)
     fields, data = _upload_from_request()
