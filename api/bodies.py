@@ -1,4 +1,11 @@
-"""How many bytes each route's request body may hold.
+"""How many bytes a request's body may hold, counted on the bytes read.
+
+A limit checked on ``Content-Length`` alone is no limit: a chunked body has no
+such header, and reading it whole is the very thing the limit is for.  So each
+request is given its route's limit before anything can read its body
+(:func:`hold_request_body`), werkzeug holds the stream to it whatever the
+transfer encoding, and views read a raw body only through :func:`read_body`.
+A body over its limit is refused with 413 ``too_large``, the limit named.
 
 A route's limit is the JSON one unless its view is marked :func:`upload_body`;
 an upload is held to the operator's upload cap (``RAGSAGE_MAX_UPLOAD_BYTES``)
@@ -10,11 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import IO, TypeVar
 
-from flask import Flask
+from flask import Flask, Request, Response, current_app, g, request
+from werkzeug.exceptions import RequestEntityTooLarge
 
-from api.errors import ApiError
+from api.errors import ApiError, error_response
 from api.services import EXTENSION, Services
 
 MAX_JSON_BYTES = 1024 * 1024
@@ -92,3 +100,76 @@ def file_too_large(filename: str, max_upload_bytes: int) -> ApiError:
         "too_large",
         f"{filename}: the file is over the upload limit of {max_upload_bytes:,} bytes",
     )
+
+
+def hold_request_body() -> None:
+    """Give this request its route's body limit, before anything reads the body."""
+    limit = limit_for(current_app, request.endpoint, request.mimetype)
+    g.body_limit = limit
+    # With a Content-Length, werkzeug refuses a body declared over the limit and
+    # never reads past what was declared.  Without one (chunked), werkzeug stops
+    # at the maximum and hands back what it read as if the body ended there: one
+    # byte more is let through, so read_body can tell a body at its limit from one
+    # over it (and a multipart body one byte over fails on its next read).
+    chunked = request.content_length is None
+    request.max_content_length = limit.size + 1 if chunked else limit.size
+
+
+def current_limit() -> BodyLimit:
+    found = g.get("body_limit")
+    return found if isinstance(found, BodyLimit) else JSON_LIMIT
+
+
+def read_body() -> bytes:
+    """The request's raw body; 413 if it is over the route's limit.
+
+    Not cached on the request: a view that needs the bytes twice keeps them.
+    """
+    limit = current_limit()
+    data = request.get_data(cache=False)
+    if len(data) > limit.size:
+        raise limit.refusal()
+    return data
+
+
+class ApiRequest(Request):
+    """Flask's request, which also closes the files a multipart body was spooled to
+    when reading it stopped part-way (over a limit, say): werkzeug leaves those to
+    the garbage collector."""
+
+    _spooled: list[IO[bytes]] | None = None
+
+    def _get_file_stream(
+        self,
+        total_content_length: int | None,
+        content_type: str | None,
+        filename: str | None = None,
+        content_length: int | None = None,
+    ) -> IO[bytes]:
+        stream = super()._get_file_stream(
+            total_content_length, content_type, filename, content_length
+        )
+        if self._spooled is None:
+            self._spooled = []
+        self._spooled.append(stream)
+        return stream
+
+    def close(self) -> None:
+        super().close()
+        for stream in self._spooled or ():
+            stream.close()
+
+
+def _refused(_: RequestEntityTooLarge) -> Response:
+    # werkzeug raises this when a stream runs past its maximum or a multipart
+    # field past its own; the route's limit says which limits apply.
+    return error_response(413, "too_large", current_limit().message)
+
+
+def hold_bodies(app: Flask) -> None:
+    """Hold every request of ``app`` to its route's body limit (call before other hooks)."""
+    app.request_class = ApiRequest
+    # What a request the hook has not seen may read: the smallest limit.
+    app.config["MAX_CONTENT_LENGTH"] = JSON_LIMIT.size
+    app.before_request(hold_request_body)
+    app.register_error_handler(RequestEntityTooLarge, _refused)
