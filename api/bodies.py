@@ -30,6 +30,11 @@ MAX_JSON_BYTES = 1024 * 1024
 # framing of the form or the JSON object, as much as a JSON body may hold.
 UPLOAD_FIELD_BYTES = MAX_JSON_BYTES
 MULTIPART = "multipart/form-data"
+# How far a refused body is read on, and dropped, past what was read of it.  Most
+# HTTP clients send a whole body before they read the answer; if the server closes
+# with part of it unread, the reset can take the 413 with it.  A body that does not
+# end within this much is cut off instead: its client sees the connection close.
+DISCARD_BYTES = 1024 * 1024
 _UPLOAD_MARK = "ragsage_upload_body"
 
 _View = TypeVar("_View", bound=Callable[..., object])
@@ -41,9 +46,6 @@ class BodyLimit:
 
     size: int
     message: str
-
-    def refusal(self) -> ApiError:
-        return ApiError(413, "too_large", self.message)
 
 
 JSON_LIMIT = BodyLimit(MAX_JSON_BYTES, f"a JSON body is at most {MAX_JSON_BYTES:,} bytes")
@@ -125,10 +127,10 @@ def read_body() -> bytes:
 
     Not cached on the request: a view that needs the bytes twice keeps them.
     """
-    limit = current_limit()
     data = request.get_data(cache=False)
-    if len(data) > limit.size:
-        raise limit.refusal()
+    if len(data) > current_limit().size:
+        del data  # not kept alive by the traceback while the refusal is written
+        raise RequestEntityTooLarge()
     return data
 
 
@@ -160,9 +162,32 @@ class ApiRequest(Request):
             stream.close()
 
 
+def _discard_rest() -> None:
+    """Read and drop what is left of a refused body, if it ends soon enough."""
+    environ = request.environ
+    if "wsgi.input_terminated" not in environ:
+        return  # the server does not end the stream at the body's end: a read could block
+    declared = request.content_length
+    if declared is not None and declared > current_limit().size + DISCARD_BYTES:
+        return  # it would not end in time
+    # A declared body was refused before any of it was read; a chunked one once
+    # past its limit.  The server's stream ends where the body does either way.
+    left = declared if declared is not None else DISCARD_BYTES
+    stream = environ["wsgi.input"]
+    try:
+        while left > 0:
+            piece = stream.read(min(left, 64 * 1024))
+            if not piece:
+                return
+            left -= len(piece)
+    except Exception:  # a client gone or a malformed chunk: the answer is the same
+        return
+
+
 def _refused(_: RequestEntityTooLarge) -> Response:
-    # werkzeug raises this when a stream runs past its maximum or a multipart
-    # field past its own; the route's limit says which limits apply.
+    # Raised by read_body, by werkzeug when a stream runs past its maximum or a
+    # multipart field past its own; the route's limit names what applies.
+    _discard_rest()
     return error_response(413, "too_large", current_limit().message)
 
 
