@@ -42,7 +42,7 @@ _View = TypeVar("_View", bound=Callable[..., object])
 
 @dataclass(frozen=True)
 class BodyLimit:
-    """The most bytes a body may hold, and the refusal that says so."""
+    """The most bytes a body may hold, and the message that refuses one over it."""
 
     size: int
     message: str
