@@ -17,6 +17,7 @@ from flask import Flask, Response, g, request
 
 from api import web
 from api.auth import authenticate_request, challenge_header, settle_unchecked
+from api.bodies import hold_bodies
 from api.costs import AnswersAtOnce, SearchTimeouts
 from api.errors import register_error_handlers
 from api.keycache import Signers
@@ -53,8 +54,6 @@ from ragsage.settings import Settings
 _log = logging.getLogger(__name__)
 # Routes that take no key: probes, the page, and the exchange that gives the page one.
 _PUBLIC = {"ops", "web", "sign_in"}
-# Base64 inflates uploads by a third; multipart adds a little framing.
-_BODY_OVERHEAD = 1.4
 # A caller's request id is echoed and logged only if it is short and plain.
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 # Where a request's key, as logs name it, waits for the access log line.
@@ -65,7 +64,8 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     """Build the API for ``settings`` (default: from the environment)."""
     chosen = settings or Settings.from_env()
     app = Flask("ragsage")
-    app.config["MAX_CONTENT_LENGTH"] = int(chosen.max_upload_bytes * _BODY_OVERHEAD) + 65536
+    # First of the request hooks: no hook or view may read a body before its limit is set.
+    hold_bodies(app)
     app.json.sort_keys = False  # type: ignore[attr-defined]
     loop = LoopThread("ragsage-api")
     built = runtime or build_runtime(chosen, **adapter_overrides(chosen))

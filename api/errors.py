@@ -112,8 +112,9 @@ def _ragsage(exc: RagsageError) -> Response:
     if isinstance(exc, UnsupportedWidth):
         return error_response(422, "unsupported_width", str(exc))
     if isinstance(exc, InputError):
-        status = 413 if "upload limit" in str(exc) else 400
-        return error_response(status, "invalid_request", str(exc))
+        over = "upload limit" in str(exc)
+        status, code = (413, "too_large") if over else (400, "invalid_request")
+        return error_response(status, code, str(exc))
     if isinstance(exc, RetryableProviderError):
         wait = exc.retry_after or RETRY_AFTER_SECONDS
         return unavailable("a model provider failed", wait, code="provider_unavailable")

@@ -9,7 +9,8 @@ generates for the models those operations name.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 from flask import Flask
@@ -17,6 +18,7 @@ from pydantic import BaseModel
 from werkzeug.routing import Rule
 
 from api import schemas
+from api.bodies import limit_for
 from api.documented import ATTRIBUTE, Operation, Reply
 from api.schemas import MAX_PATH_ID_CHARS, PATH_ID_PATTERN
 
@@ -77,7 +79,9 @@ def openapi_path(rule: Rule) -> tuple[str, list[dict[str, Any]]]:
     return _VARIABLE.sub(lambda found: "{" + found.group("name") + "}", rule.rule), parameters
 
 
-def _operation(operation: Operation, path_parameters: list[dict[str, Any]]) -> dict[str, Any]:
+def _operation(
+    operation: Operation, path_parameters: list[dict[str, Any]], body_limit: Callable[[str], int]
+) -> dict[str, Any]:
     responses = {str(r.status): _reply(r) for r in operation.replies}
     described: dict[str, Any] = {
         "summary": operation.summary,
@@ -89,7 +93,11 @@ def _operation(operation: Operation, path_parameters: list[dict[str, Any]]) -> d
     }
     if operation.body is not None:
         content = {**_json(operation.body), **operation.body_also}
-        described["requestBody"] = {"required": True, "content": content}
+        # A client can size its body by this before sending it (api.bodies).
+        sized = {
+            kind: {**media, "x-max-bytes": body_limit(kind)} for kind, media in content.items()
+        }
+        described["requestBody"] = {"required": True, "content": sized}
     if operation.secured:
         described["security"] = [{"apiKey": []}]
     parameters = [*path_parameters, *operation.query]
@@ -119,6 +127,10 @@ def _components(models: set[type[BaseModel]]) -> dict[str, Any]:
     return definitions
 
 
+def _body_limit(app: Flask, endpoint: str, media_type: str) -> int:
+    return limit_for(app, endpoint, media_type).size
+
+
 def openapi_document(app: Flask, server_url: str = "") -> dict[str, Any]:
     """The whole API as OpenAPI 3.1, from ``app``'s routes."""
     paths: dict[str, dict[str, Any]] = {}
@@ -127,7 +139,9 @@ def openapi_document(app: Flask, server_url: str = "") -> dict[str, Any]:
         if operation is None:
             continue  # tests/integration/test_openapi_routes.py fails for any such route
         path, parameters = openapi_path(rule)
-        paths.setdefault(path, {})[method] = _operation(operation, parameters)
+        paths.setdefault(path, {})[method] = _operation(
+            operation, parameters, partial(_body_limit, app, rule.endpoint)
+        )
         models.update(operation.models)
     document: dict[str, Any] = {
         "openapi": "3.1.0",

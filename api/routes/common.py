@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 from flask import request
 from pydantic import BaseModel
 
+from api.bodies import read_body
 from api.errors import ApiError
 from api.schemas import MAX_PATH_ID_CHARS, PATH_ID_PATTERN
 from ragsage.core.errors import InvalidRequest
@@ -16,7 +17,6 @@ from ragsage.core.text import clean
 
 _M = TypeVar("_M", bound=BaseModel)
 _PATH_ID = re.compile(PATH_ID_PATTERN)
-MAX_JSON_BYTES = 1024 * 1024
 # No request body this API defines nests deeper than a handful of levels; the
 # bound keeps every later walk over the value (cleaning, validation) shallow.
 MAX_JSON_DEPTH = 32
@@ -24,11 +24,20 @@ MAX_JSON_DEPTH = 32
 
 def json_body(model: type[_M]) -> _M:
     """The request's JSON body validated as ``model`` (4xx with the reason otherwise)."""
-    if request.content_length is not None and request.content_length > MAX_JSON_BYTES:
-        raise ApiError(413, "too_large", f"a JSON body is at most {MAX_JSON_BYTES:,} bytes")
+    return _validated(model, read_body())
+
+
+def optional_json_body(model: type[_M], default: _M) -> _M:
+    """As :func:`json_body`, with ``default`` standing for an empty body."""
+    raw = read_body()
+    return _validated(model, raw) if raw else default
+
+
+def _validated(model: type[_M], raw: bytes) -> _M:
     if not request.is_json:
         raise ApiError(415, "unsupported_media_type", "send the body as application/json")
-    data = parse_json(request.get_data(cache=True), "the body")
+    data = parse_json(raw, "the body")
+    del raw  # an upload's bytes need not outlive their parse
     if not isinstance(data, dict):
         raise ApiError(422, "invalid_request", "the body must be a JSON object")
     return model.model_validate(cleaned(data))

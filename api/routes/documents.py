@@ -10,6 +10,7 @@ from flask import Blueprint, Response, request
 
 from api import convert, schemas
 from api.auth import require
+from api.bodies import decoded_length, file_too_large, upload_body
 from api.documented import COMMON_ERRORS, Reply, cursor, documented, ok, query_int, query_text
 from api.errors import ApiError, unavailable
 from api.page_cache import Busy
@@ -62,6 +63,7 @@ MULTIPART_UPLOAD: dict[str, Any] = {
 
 
 def _upload_from_request() -> tuple[UploadFields, bytes]:
+    cap = services().settings.max_upload_bytes
     if request.mimetype == "multipart/form-data":
         upload = request.files.get("file")
         if upload is None or not upload.filename:
@@ -83,8 +85,15 @@ def _upload_from_request() -> tuple[UploadFields, bytes]:
         if "access" in request.form:
             fields["access"] = parse_json(request.form["access"], "access")
         body = UploadFields.model_validate(cleaned(fields))
-        return body, upload.read()
+        # The file was spooled within the body's limit; only the cap is read back.
+        data = upload.read(cap + 1)
+        if len(data) > cap:
+            raise file_too_large(body.filename, cap)
+        return body, data
     parsed = json_body(DocumentUpload)
+    # Counted from the text's length, so a file over the cap is never decoded.
+    if decoded_length(parsed.content_base64) > cap:
+        raise file_too_large(parsed.filename, cap)
     try:
         data = base64.b64decode(parsed.content_base64, validate=True)
     except (binascii.Error, ValueError):
@@ -100,6 +109,7 @@ def _upload_from_request() -> tuple[UploadFields, bytes]:
     body=schemas.DocumentUpload,
     body_also={"multipart/form-data": MULTIPART_UPLOAD},
 )
+@upload_body
 def upload() -> Any:
     who = require(Role.WRITE)
     fields, data = _upload_from_request()

@@ -11,7 +11,7 @@ from api import convert, schemas
 from api.auth import require
 from api.documented import Reply, documented, ok, query_int, query_text
 from api.errors import ApiError
-from api.routes.common import int_arg, json_body
+from api.routes.common import int_arg, json_body, optional_json_body
 from api.services import services
 from ragsage.adapters.postgres import webhooks as store
 from ragsage.adapters.postgres.keys import Principal, Role
@@ -191,7 +191,7 @@ def deliveries(webhook_id: str) -> Any:
 def replay(webhook_id: str) -> Any:
     who, admin = _admin()
     identifier = _id(webhook_id)
-    body = json_body(schemas.ReplayRequest) if request.get_data() else schemas.ReplayRequest()
+    body = optional_json_body(schemas.ReplayRequest, schemas.ReplayRequest())
     scheduled = services().run(admin.replay(who.scope, identifier, body.since))
     if scheduled is None:
         raise _missing(webhook_id)
