@@ -59,7 +59,8 @@ def cached_api(running: Deployment) -> Iterator[ApiServer]:
     cache = build_cache(settings)
     assert cache is not None
     embedder = CachingEmbedder(HashingEmbedder(dimension=settings.embedding_dim), cache)
-    app = create_app(settings, runtime=build_runtime(settings, embedder=embedder))
+    runtime = build_runtime(settings, embedder=embedder, cache=cache)  # closed with the app
+    app = create_app(settings, runtime=runtime)
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
