@@ -107,7 +107,7 @@ def _exercise(
 ) -> None:
     try:
         text = wait_for(output, r"Serving on http://127\.0\.0\.1:\d+", run, timeout=300)
-        key = re.search(r"(rsk_[a-z0-9]{10}_[A-Za-z0-9_-]{43})", text)
+        key = re.search(r"(rsk_[a-z0-9]{10}_[A-Za-z0-9_-]{43}(?:_[A-Za-z0-9_-]{22})?)", text)
         assert key, text
         assert "[1]" in text and "Sources:" in text  # the example answer was cited
         # ... in prose, citing the section its sentence comes from.

@@ -825,6 +825,11 @@ ALLOWED_STATEMENTS = {
         "the operator's overview of every namespace's queue and slots, read "
         "through ragsage_job_counts as ragsage_system"
     ),
+    "ragsage/adapters/postgres/keys.py::seal_signing_secrets": (
+        "the owner's one-time sealing of delegate keys' signing secrets stored in "
+        "plaintext before migration 36, found in every namespace as ragsage_system "
+        "(each is then written pinned to its own namespace)"
+    ),
     # The namespace purge.
     "ragsage/adapters/postgres/document_store.py::purge_namespace": (
         "the namespace purge: a DELETE with no WHERE clause on purpose, each "
