@@ -31,7 +31,7 @@ NAMESPACE = "fuzz"
 # restricted key on the few it may call, x this many requests (plus the auth
 # probes schemathesis sends after a 2xx) stays well inside two minutes on a
 # two-core machine.
-MAX_EXAMPLES = 11
+MAX_EXAMPLES = 9
 DOCUMENTS = {
     f"valve-{n}.md": (
         f"# Valve {n} manual\n\n## Pressure\n\nValve {n} holds pressure up to {100 + n} bar "

@@ -29,6 +29,9 @@ from tests.integration.api_harness import ApiServer, make_key, serve
 from tests.integration.worker_harness import Deployment
 
 BUDGET = 20
+# Made-up credentials sent: enough to spend the budget many times over (bench/hostile_replay.py
+# sends 1,000 to a real `make run`).
+CREDENTIALS = 360
 LOOKUPS = ("ragsage_find_api_key", "ragsage_find_signer")
 
 
@@ -89,7 +92,7 @@ def counted(deployment: Deployment, database_url: str) -> Deployment:
     return replace(deployment, settings=settings)
 
 
-def test_a_thousand_made_up_credentials_cost_no_more_lookups_than_the_budget(
+def test_made_up_credentials_by_the_hundred_cost_no_more_lookups_than_the_budget(
     counted: Deployment, database_url: str
 ) -> None:
     accepted = make_key(counted.settings, "acme", Role.READ)
@@ -107,7 +110,7 @@ def test_a_thousand_made_up_credentials_cost_no_more_lookups_than_the_budget(
         before = _lookups(database_url)
         statuses: Counter[int] = Counter()
         with api.client() as anonymous:
-            for credential in _random_credentials(1000, delegate_id):
+            for credential in _random_credentials(CREDENTIALS, delegate_id):
                 reply = anonymous.get(
                     "/v1/sources", headers={"Authorization": f"Bearer {credential}"}
                 )
@@ -126,7 +129,7 @@ def test_a_thousand_made_up_credentials_cost_no_more_lookups_than_the_budget(
     # Besides the budget, only the genuine requests looked anything up (counts are
     # reported late, so those made before the flood may fall in): one lookup per
     # request of an API key (four), the delegate key read afresh to issue, and its
-    # restricted key's parent once more.  Without the budget: about 670.
+    # restricted key's parent once more.  Without the budget: about 240.
     genuine = 4 + 2
     assert sum(spent.values()) <= BUDGET + genuine, spent
 
