@@ -32,8 +32,6 @@ from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from ragsage.core.errors import ConfigurationError
 
 SEALING_VARIABLE = "RAGSAGE_SEALING_KEYS"
-# The name the setting had while only webhook secrets were sealed; still read.
-OLD_SEALING_VARIABLE = "RAGSAGE_WEBHOOK_KEYS"
 # Bytes of MAC a key carries: 128 bits, far beyond guessing, 22 characters.
 CHECK_BYTES = 16
 _CHECK_PURPOSE = b"ragsage api-key check v1"
@@ -83,15 +81,6 @@ class Sealer:
                 f"{what} was sealed with a key {SEALING_VARIABLE} no longer holds"
             ) from None
 
-    def reseal(self, sealed: str) -> str:
-        """``sealed`` sealed again with the first key (it must open with one of them)."""
-        try:
-            return self._fernet.rotate(sealed.encode("ascii")).decode("ascii")
-        except (InvalidToken, UnicodeEncodeError):
-            raise SealedWithAnotherKey(
-                f"a stored secret was sealed with a key {SEALING_VARIABLE} no longer holds"
-            ) from None
-
     def derived(self, purpose: str) -> Sealer:
         """A sealer whose keys are derived from these for ``purpose`` alone.
 
@@ -99,11 +88,12 @@ class Sealer:
         stored secret's ciphertext, read from a backup, handed to the route
         that opens sign-in codes would come back in plaintext.
         """
-        keys = (
-            base64.urlsafe_b64encode(hmac.new(raw, purpose.encode(), hashlib.sha256).digest())
-            for raw in self._raw
-        )
+        keys = (base64.urlsafe_b64encode(key) for key in self._derive(purpose.encode()))
         return Sealer(",".join(key.decode("ascii") for key in keys))
+
+    def _derive(self, purpose: bytes) -> list[bytes]:
+        """One 32-byte key per sealing key, for ``purpose`` alone, in the same order."""
+        return [hmac.new(raw, purpose, hashlib.sha256).digest() for raw in self._raw]
 
     def seal_at(self, secret: str, when: int) -> str:
         """``secret`` sealed with the first key, dated ``when`` (seconds since the epoch)."""
@@ -124,7 +114,7 @@ class Sealer:
 
     @cached_property
     def _check_keys(self) -> list[bytes]:
-        return [hmac.new(raw, _CHECK_PURPOSE, hashlib.sha256).digest() for raw in self._raw]
+        return self._derive(_CHECK_PURPOSE)
 
     def check(self, message: str) -> str:
         """The check new keys carry: a MAC of ``message`` under the first key, 22 characters."""
