@@ -44,7 +44,7 @@ from ragsage.adapters.observability.logs import (
     reset_log_context,
 )
 from ragsage.adapters.redis.once import FirstMarks
-from ragsage.adapters.sealing import sealer_or_none
+from ragsage.adapters.sealing import Sealer, sealer_or_none
 from ragsage.jobs.enqueue import Enqueuer
 from ragsage.library.sign_in import USED_PREFIX, SignInCodes
 from ragsage.runtime import Runtime, adapter_overrides, build_runtime
@@ -69,6 +69,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     app.json.sort_keys = False  # type: ignore[attr-defined]
     loop = LoopThread("ragsage-api")
     built = runtime or build_runtime(chosen, **adapter_overrides(chosen))
+    sealer = sealer_or_none(chosen.sealing_keys)
     probes = Probes(chosen, loop, built)
     metrics = Metrics(
         probes.queue_depth, probes.job_counts, probes.webhook_backlog, probes.replicas
@@ -89,8 +90,8 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         answers=AnswersAtOnce(chosen),
         timeouts=SearchTimeouts(chosen, built.database),
         signers=Signers(chosen.restricted_key_recheck),
-        sealer=sealer_or_none(chosen.sealing_keys),
-        sign_in=_sign_in(chosen),
+        sealer=sealer,
+        sign_in=_sign_in(chosen, sealer),
     )
     app.extensions[EXTENSION] = here
     _log.info(
@@ -154,14 +155,13 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     return app
 
 
-def _sign_in(settings: Settings) -> tuple[SignInCodes, FirstMarks] | None:
+def _sign_in(settings: Settings, sealer: Sealer | None) -> tuple[SignInCodes, FirstMarks] | None:
     """The sign-in codes of this deployment, and where used ones are marked.
 
     The marks go to the broker's Redis: it never evicts (``noeviction``) and
     keeps its data across a restart, so a used code stays used until it has
     expired anyway.  The cache's Redis, which evicts, could forget a mark.
     """
-    sealer = sealer_or_none(settings.sealing_keys)
     if sealer is None:
         return None
     return SignInCodes(sealer), FirstMarks(settings.redis_url, USED_PREFIX)

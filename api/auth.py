@@ -81,10 +81,8 @@ _T = TypeVar("_T")
 
 def authenticate_request() -> None:
     """Resolve the Authorization header into ``g.principal`` or refuse with 401."""
-    header = request.headers.get("Authorization", "")
-    scheme, _, key = header.partition(" ")
-    key = key.strip()
-    if scheme.lower() != "bearer" or not key:
+    key = bearer_token()
+    if not key:
         raise ApiError(401, "unauthorized", "an API key is required: Authorization: Bearer rsk_...")
     here = services()
     digest = hash_key(key)
@@ -119,6 +117,12 @@ def authenticate_request() -> None:
         raise ApiError(401, "unauthorized", _REFUSED)
     here.recent_keys.remember(digest, principal)
     g.principal = principal
+
+
+def bearer_token() -> str:
+    """The credential of the request's ``Authorization: Bearer`` header; empty if none."""
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
 
 
 def _accept_restricted(token: str, whole: str) -> None:

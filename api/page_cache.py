@@ -17,7 +17,8 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-Key = tuple[str, str, int, int]
+# (namespace, content hash of the version, page number, width)
+PageKey = tuple[str, str, int, int]
 
 
 class Busy(Exception):
@@ -31,18 +32,18 @@ class PageCache:
         self.budget = budget_bytes
         self.wait = wait
         self._drawing = threading.BoundedSemaphore(drawing_at_once)
-        self._kept: OrderedDict[Key, bytes] = OrderedDict()
+        self._kept: OrderedDict[PageKey, bytes] = OrderedDict()
         self._size = 0
         self._lock = threading.Lock()
 
-    def get(self, key: Key) -> bytes | None:
+    def get(self, key: PageKey) -> bytes | None:
         with self._lock:
             found = self._kept.get(key)
             if found is not None:
                 self._kept.move_to_end(key)
             return found
 
-    def put(self, key: Key, picture: bytes) -> None:
+    def put(self, key: PageKey, picture: bytes) -> None:
         if len(picture) > self.budget:
             return
         with self._lock:

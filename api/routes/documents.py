@@ -13,7 +13,7 @@ from api.auth import require
 from api.bodies import decoded_length, file_too_large, upload_body
 from api.documented import COMMON_ERRORS, Reply, cursor, documented, ok, query_int, query_text
 from api.errors import ApiError, unavailable
-from api.page_cache import Busy
+from api.page_cache import Busy, PageKey
 from api.routes.common import cleaned, int_arg, json_body, parse_json, text_arg
 from api.schemas import (
     MAX_CURSOR_CHARS,
@@ -261,7 +261,7 @@ def page_picture(document_id: str, number: int) -> Any:
     if picture is None:
         try:
             with here.page_pictures.drawing():
-                picture = _drawn_page(here, who.scope, record, number, width)
+                picture = _drawn_page(here, key, who.scope, record)
         except Busy:
             return unavailable("every page-drawing slot is taken; retry shortly", 2, code="busy")
     response = Response(picture, mimetype="image/png")
@@ -290,10 +290,10 @@ def _check_ingested(record: documents.DocumentRecord) -> None:
 
 
 def _drawn_page(
-    here: Services, scope: Scope, record: documents.DocumentRecord, number: int, width: int
+    here: Services, key: PageKey, scope: Scope, record: documents.DocumentRecord
 ) -> bytes:
-    """The page drawn from the stored bytes (in a drawing slot), and kept in the cache."""
-    key = (scope.namespace, record.content_hash, number, width)
+    """The page ``key`` names, drawn from the stored bytes (in a drawing slot) and kept."""
+    _, _, number, width = key
     # Another request may have drawn it while this one waited for the slot.
     picture = here.page_pictures.get(key)
     if picture is not None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import hmac
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify, request
+from flask import Blueprint, Response, current_app, jsonify
 
 from api import schemas
+from api.auth import bearer_token
 from api.documented import Reply, documented, ok
 from api.errors import error_response
 from api.metrics import CONTENT_TYPE
@@ -74,10 +75,7 @@ def metrics() -> Response:
     here = services()
     wanted = here.settings.metrics_token
     if wanted:
-        scheme, _, given = request.headers.get("Authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(
-            given.strip().encode("utf-8"), wanted.encode("utf-8")
-        ):
+        if not hmac.compare_digest(bearer_token().encode("utf-8"), wanted.encode("utf-8")):
             return error_response(
                 401,
                 "unauthorized",
