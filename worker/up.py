@@ -120,8 +120,9 @@ class Stack:
             app_database_url=owner.replace("postgres@", "ragsage_app@", 1),
             redis_url=self.broker.url(0),
             cache_redis_url=self.cache.url(0),
-            sealing_keys=self._sealing_keys(),
         )
+        if not self.settings.sealing_keys:  # the operator's, under either name, come first
+            self.settings = self.settings.replace(sealing_keys=self._made_sealing_key())
         self._migrate_and_key()
         self._spawn("worker", ["worker", "--concurrency", "1"])
         self._spawn(
@@ -132,17 +133,13 @@ class Stack:
         print(f"API ready at {self.url}", flush=True)
         print(f"Your local API key (namespace {NAMESPACE!r}, admin):\n  {self.key}", flush=True)
 
-    def _sealing_keys(self) -> str:
-        """The keys sealing this stack's stored secrets: the operator's, or one made once.
+    def _made_sealing_key(self) -> str:
+        """The key sealing this stack's stored secrets when the operator gave none, made once.
 
-        The made key is kept with the stack's data (still under its first name,
+        It is kept with the stack's data (still under its first name,
         ``webhook.key``, so a stack made before keeps opening what it sealed).
         """
         from ragsage.adapters.sealing import new_operator_key
-
-        given = os.environ.get("RAGSAGE_SEALING_KEYS") or os.environ.get("RAGSAGE_WEBHOOK_KEYS")
-        if given:
-            return given
 
         path = self.data / "webhook.key"
         if not path.exists():
