@@ -19,7 +19,7 @@ from ragsage.adapters.postgres import Database
 from ragsage.adapters.postgres.keys import Role, create_key
 from ragsage.adapters.sealing import sealer_or_none
 from ragsage.core.types import Scope
-from ragsage.runtime import build_database
+from ragsage.runtime import Runtime, build_database
 from ragsage.settings import Settings
 
 from .worker_harness import Deployment
@@ -42,8 +42,9 @@ class ApiServer:
         return made
 
 
-def serve(deployment: Deployment) -> Iterator[ApiServer]:
-    app = create_app(deployment.settings)
+def serve(deployment: Deployment, runtime: Runtime | None = None) -> Iterator[ApiServer]:
+    """The API of ``deployment`` (on ``runtime``'s ports when given) over HTTP, until closed."""
+    app = create_app(deployment.settings, runtime=runtime)
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -13,21 +13,17 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 
 import pytest
 import redis
-from werkzeug.serving import make_server
 
-from api import create_app
-from api.services import EXTENSION
 from ragsage.adapters.embedding_cache import CachingEmbedder, embed_cache_prefix
 from ragsage.adapters.offline.hashing import HashingEmbedder
 from ragsage.adapters.postgres.keys import Role
 from ragsage.runtime import build_runtime
 from ragsage.runtime.infrastructure import build_cache
-from tests.integration.api_harness import ApiServer, ingested, make_key
+from tests.integration.api_harness import ApiServer, ingested, make_key, serve
 from tests.integration.worker_harness import Deployment
 
 PAY = (
@@ -59,20 +55,8 @@ def cached_api(running: Deployment) -> Iterator[ApiServer]:
     cache = build_cache(settings)
     assert cache is not None
     embedder = CachingEmbedder(HashingEmbedder(dimension=settings.embedding_dim), cache)
-    runtime = build_runtime(settings, embedder=embedder, cache=cache)  # closed with the app
-    app = create_app(settings, runtime=runtime)
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    served = ApiServer(app=app, server=server, url=f"http://127.0.0.1:{server.server_port}")
-    try:
-        yield served
-    finally:
-        for client in served.clients:
-            client.close()
-        server.shutdown()
-        thread.join(10)
-        app.extensions[EXTENSION].close()
+    # The runtime owns the cache, and closes it with the app.
+    yield from serve(running, build_runtime(settings, embedder=embedder, cache=cache))
 
 
 def test_a_question_one_group_asked_is_no_faster_for_another_group(
