@@ -28,6 +28,7 @@ class CodeQuestion:
     kind: str  # the language
     family: str
     code: str = field(repr=False, default="")
+    split: str | None = None  # None: fixed by the id's hash
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +222,92 @@ def handwritten_questions(
                 item.language,
                 family,
                 found.code(document.content),
+            )
+        )
+    return made
+
+
+# A span question's answer is a few lines, not a definition: more than this
+# many is a definition asked about in other words.
+MAX_SPAN_LINES = 20
+
+
+@dataclass(frozen=True, slots=True)
+class SpanItem:
+    """A question whose answer is a run of lines inside a long definition."""
+
+    id: str
+    question: str
+    language: str
+    document: str
+    first: int
+    last: int
+    split: str
+
+
+def read_spans(path: Path) -> list[SpanItem]:
+    """The span questions, every field checked; their split is written with them."""
+    found = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            first, last = (int(value) for value in record["lines"])
+            item = SpanItem(
+                id=str(record["id"]),
+                question=str(record["question"]),
+                language=str(record["language"]),
+                document=str(record["document"]),
+                first=first,
+                last=last,
+                split=str(record["split"]),
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise SystemExit(f"error: {path}:{number}: not a span question ({exc})") from exc
+        if item.language not in SPECS or not item.document.startswith(f"{item.language}/"):
+            raise SystemExit(f"error: {path}:{number}: language and document do not agree")
+        if item.split not in ("dev", "test"):
+            raise SystemExit(f"error: {path}:{number}: split must be dev or test")
+        if not 1 <= item.first <= item.last or item.last - item.first >= MAX_SPAN_LINES:
+            raise SystemExit(
+                f"error: {path}:{number}: lines must run forwards, at most {MAX_SPAN_LINES}"
+            )
+        found.append(item)
+    idents = Counter(item.id for item in found)
+    if duplicated := sorted(ident for ident, count in idents.items() if count > 1):
+        raise SystemExit(f"error: {path}: duplicate ids {', '.join(duplicated)}")
+    return found
+
+
+def span_questions(
+    items: Sequence[SpanItem], documents: dict[str, Document], family: str = "span"
+) -> list[CodeQuestion]:
+    """Span questions resolved to their lines as they stand in the file."""
+    made = []
+    for item in items:
+        document = documents.get(item.document)
+        if document is None:
+            raise SystemExit(f"error: {family} question {item.id}: no document {item.document}")
+        lines = document.content.decode("utf-8").split("\n")
+        if item.last > len(lines):
+            raise SystemExit(
+                f"error: {family} question {item.id}: {item.document} has {len(lines)} lines"
+            )
+        answer = "\n".join(lines[item.first - 1 : item.last])
+        if not answer.strip():
+            raise SystemExit(f"error: {family} question {item.id}: its lines are blank")
+        ident = item.id if item.id.startswith(f"{family}:") else f"{family}:{item.id}"
+        made.append(
+            CodeQuestion(
+                ident,
+                item.question,
+                item.document,
+                answer,
+                item.language,
+                family,
+                answer,
+                split=item.split,
             )
         )
     return made
