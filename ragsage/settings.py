@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ragsage.adapters.parsing.languages import CODE_CHUNKING
+from ragsage.adapters.parsing.languages import CODE_CHUNKING, CODE_WINDOW
 from ragsage.core.errors import ConfigurationError
 from ragsage.core.jobs import Quotas
 from ragsage.query.fusion import FUSION_METHODS
@@ -109,6 +109,7 @@ class Settings:
     chunk_size: int = 512
     chunk_overlap: int = 64
     code_chunking: str = "definitions"
+    code_window: int = CODE_WINDOW
     max_upload_bytes: int = 100 * 1024 * 1024
     # The memory one worker process may use for a job (bytes): files larger than
     # their format can be read in within it are refused, and a job that grows
@@ -222,6 +223,7 @@ class Settings:
         _one_of("RAGSAGE_FUSION", self.fusion, FUSION_METHODS)
         _one_of("RAGSAGE_KEYWORD_WEIGHTING", self.keyword_weighting, KEYWORD_WEIGHTINGS)
         _one_of("RAGSAGE_CODE_CHUNKING", self.code_chunking, CODE_CHUNKING)
+        _between("RAGSAGE_CODE_WINDOW", self.code_window, 0, 8192)
         _one_of("RAGSAGE_LOCAL_MODEL_LONG_TEXTS", self.local_model_long_texts, LOCAL_LONG_TEXTS)
         _one_of("RAGSAGE_LOCAL_MODEL_PRECISION", self.local_model_precision, LOCAL_PRECISIONS)
         _one_of("RAGSAGE_HNSW_TYPE", self.hnsw_type, HNSW_TYPES)

@@ -18,12 +18,14 @@ BEIR questions are judged per document: chunks collapse into documents in the
 order each document is first seen, and a document satisfies itself.
 
 At a token budget (:func:`found_within`), what a reader is handed is the
-results' text up to the first N whitespace-separated tokens, whatever the size
-of each chunk: a code answer counts as found when at least half of its
-non-blank lines are among the whole lines handed over from its document (each
-handed-over line standing for one answer line), a prose span when it is handed
-over whole.  Chunkers that return bigger chunks get no credit for the extra
-text.
+results' words up to the first N whitespace-separated tokens, whatever the size
+of each chunk, each result's heading path (file, class, signature: what a
+search returns with the text) counted before its text, so moving words out of
+the text into a heading does not make them free.  A code answer counts as
+found when at least half of its non-blank lines are among the whole lines
+handed over from its document (each handed-over line standing for one answer
+line), a prose span when it is handed over whole.  Chunkers that return bigger
+chunks get no credit for the extra text.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ class RankedChunk:
     engine_document_id: str
     documents: tuple[str, ...]
     text: str
+    # Words handed over with the text: the heading path and any section headings.
+    heading_words: int = 0
 
 
 def judge(question: Question, ranked: Sequence[RankedChunk]) -> Judged:
@@ -152,6 +156,7 @@ def found_within(
     spent = 0
     for chunk in ranked:
         mine = document in chunk.documents
+        spent += chunk.heading_words
         for line in chunk.text.splitlines():
             spent += len(line.split())
             if mine and line.strip():
@@ -176,6 +181,7 @@ def _span_within(
     spans = [_tokens(answer) for answer in question.answers]
     left = budget
     for chunk in ranked:
+        left -= chunk.heading_words
         if left <= 0:
             break
         handed = chunk.text.split()[:left]
@@ -185,6 +191,13 @@ def _span_within(
             if any(contains(tokens, span) for span in spans):
                 return 1.0
     return 0.0
+
+
+def heading_words(heading_path: Sequence[str], sections: Sequence[Sequence[str]] = ()) -> int:
+    """The whitespace-separated words of a result's heading path and its sections' own."""
+    seen = set(heading_path)
+    extra = [part for path in sections for part in path if part not in seen]
+    return sum(len(part.split()) for part in (*heading_path, *dict.fromkeys(extra)))
 
 
 def _lines(text: str) -> list[str]:

@@ -14,8 +14,16 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ragsage.core.types import Chunk
 from ragsage.evaluation.datasets import Question
-from ragsage.evaluation.judging import BUDGETS, RankedChunk, document_order, found_within, judge
+from ragsage.evaluation.judging import (
+    BUDGETS,
+    RankedChunk,
+    document_order,
+    found_within,
+    heading_words,
+    judge,
+)
 from ragsage.evaluation.metrics import aggregate, percentile, question_metrics
 from ragsage.query import RetrievalOptions, RetrievalResult
 from ragsage.query.options import MAX_TOP_K
@@ -164,10 +172,7 @@ async def evaluate(
         asked = time.perf_counter()
         found = await search(question.text, chosen)
         latency = (time.perf_counter() - asked) * 1000
-        ranked = [
-            _ranked(hit.chunk.id, hit.chunk.document_id, hit.chunk.text, document_ids)
-            for hit in found.hits
-        ]
+        ranked = [_ranked(hit.chunk, document_ids) for hit in found.hits]
         metrics = question_metrics(
             judge(question, ranked),
             wanted,
@@ -233,8 +238,8 @@ def summarise(
     )
 
 
-def _ranked(
-    chunk_id: str, document_id: str, text: str, mapping: Mapping[str, Sequence[str]] | None
-) -> RankedChunk:
+def _ranked(chunk: Chunk, mapping: Mapping[str, Sequence[str]] | None) -> RankedChunk:
+    document_id = chunk.document_id
     documents = (document_id,) if mapping is None else tuple(mapping.get(document_id, ()))
-    return RankedChunk(chunk_id, document_id, documents, text)
+    words = heading_words(chunk.heading_path, [s.heading_path for s in chunk.sections])
+    return RankedChunk(chunk.id, document_id, documents, chunk.text, words)

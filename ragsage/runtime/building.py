@@ -52,7 +52,9 @@ def build_runtime(
     ``parser`` replaces only the reading of files (chunking stays the built-in
     backend's): for a custom format, or a test that needs a slow parser.
     """
-    backend = HeuristicBackend(code_chunking=settings.code_chunking)
+    backend = HeuristicBackend(
+        code_chunking=settings.code_chunking, code_window=settings.code_window
+    )
     providers = Providers(settings)
 
     def default_factory(kind: str, model: str, dim: int | None) -> Embedder:

@@ -21,6 +21,7 @@ from ragsage.adapters.offline import (
 )
 from ragsage.adapters.parsing import HeuristicBackend, LayoutPageClassifier
 from ragsage.adapters.parsing.contextualizing import HeadingWindowContextualizer
+from ragsage.adapters.parsing.languages import CODE_WINDOW
 from ragsage.core.ports import (
     Cache,
     Chunker,
@@ -113,7 +114,10 @@ def compose_query(ports: EnginePorts, config: QueryConfig | None = None) -> Quer
 
 
 def offline_ports(
-    *, embedder: Embedder | None = None, code_chunking: str = "definitions"
+    *,
+    embedder: Embedder | None = None,
+    code_chunking: str = "definitions",
+    code_window: int = CODE_WINDOW,
 ) -> EnginePorts:
     """The offline set: the real parsers, the keyless models and fresh in-memory stores.
 
@@ -122,7 +126,7 @@ def offline_ports(
     beside stores that live in this process it would hold a second copy of
     every document for the life of the process, with nothing to bound it.
     """
-    backend = HeuristicBackend(code_chunking=code_chunking)
+    backend = HeuristicBackend(code_chunking=code_chunking, code_window=code_window)
     return EnginePorts(
         parser=backend,
         classifier=LayoutPageClassifier(),

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from ragsage.adapters.parsing.chunking import chunk_pages
 from ragsage.adapters.parsing.classifier import LayoutPageClassifier
 from ragsage.adapters.parsing.formats import DocumentFormat, route, source_language
-from ragsage.adapters.parsing.languages import BY_NAME, CODE_CHUNKING
+from ragsage.adapters.parsing.languages import BY_NAME, CODE_CHUNKING, CODE_WINDOW
 from ragsage.adapters.parsing.limits import DEFAULT_LIMITS, ParseLimits
 from ragsage.adapters.parsing.tokens import DEFAULT_ENCODING, make_token_counter
 from ragsage.core.errors import EmptyDocument, ParseError, UnsupportedFormat
@@ -37,8 +37,9 @@ class HeuristicBackend:
     # Raised whenever parse output changes for bytes it already read, so cached
     # parses miss (version 2: Python source has its own reader, not plain text;
     # version 3: HTML loses its site chrome and reads layout tables as text;
-    # version 4: source code in other languages is read along its definitions).
-    _VERSION = 4
+    # version 4: source code in other languages is read along its definitions;
+    # version 5: a source file's fenced blocks name the line they start on).
+    _VERSION = 5
 
     def __init__(
         self,
@@ -48,6 +49,7 @@ class HeuristicBackend:
         classifier: LayoutPageClassifier | None = None,
         join_sections: float = 0.25,
         code_chunking: str = "definitions",
+        code_window: int = CODE_WINDOW,
     ) -> None:
         if not 0.0 <= join_sections <= 1.0:
             raise ValueError(f"join_sections must be between 0 and 1, got {join_sections}")
@@ -55,7 +57,10 @@ class HeuristicBackend:
             raise ValueError(
                 f"code_chunking must be one of {', '.join(CODE_CHUNKING)}, got {code_chunking!r}"
             )
+        if code_window < 0:
+            raise ValueError(f"code_window must not be negative, got {code_window}")
         self.code_chunking = code_chunking
+        self.code_window = code_window
         self.join_sections = join_sections
         self.encoding_name = encoding_name
         self.limits = limits or DEFAULT_LIMITS
@@ -116,6 +121,7 @@ class HeuristicBackend:
             overlap=overlap,
             count=self._count,
             join_below=self.join_sections,
+            window=self.code_window if self.code_chunking == "definitions" else 0,
         )
 
     def _readers(self) -> dict[DocumentFormat, Callable[[RawSource], ParsedDocument]]:

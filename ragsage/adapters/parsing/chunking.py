@@ -24,10 +24,14 @@ Every chunk records the span of its page's text it covers (``start_char`` and
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ragsage.adapters.parsing.blocks import Block, HeadingStack, split_blocks
+from ragsage.adapters.parsing.markdown import LINE_ANCHOR
 from ragsage.adapters.parsing.prose import Piece, TokenCounter, fit_text, split_prose
 from ragsage.adapters.parsing.splitting import split_code, split_list, split_table
 from ragsage.adapters.parsing.tokens import count_within
@@ -38,6 +42,11 @@ _SEPARATOR = "\n\n"
 # Formats whose headings are definitions (a function, a class): each is a unit
 # a search should return by itself, so sections there never join.
 _DEFINITION_FORMATS = frozenset({"python", "code"})
+# The opening fence of a code reader's block: its info string names the line it starts on.
+_ANCHORED_FENCE = re.compile(
+    rf"^(?P<fence> {{0,3}}(?:`{{3,}}|~{{3,}})[^\s`]*)[ \t]+{LINE_ANCHOR}(?P<line>\d+)[ \t]*$",
+    re.MULTILINE,
+)
 
 
 def chunk_pages(
@@ -48,23 +57,32 @@ def chunk_pages(
     overlap: int,
     count: TokenCounter,
     join_below: float = 0.0,
+    window: int = 0,
 ) -> list[Chunk]:
     """Structure-aware chunks of ``pages``, ordinals dense from 0 across all of them.
 
     ``join_below`` is the share of the budget under which a chunk takes in the
     next sibling section (0, the default, keeps every section apart).
+    ``window`` (tokens, 0 for none) cuts a source file's code block longer than
+    that into windows of about equal size, each marked ``window: [k, n]`` in
+    its metadata: a long definition is then found by the lines that answer.
+    Code chunks of a source file carry the ``lines`` they cover.
     """
     if size < 1:
         raise InvalidRequest(f"chunk size must be at least 1 token, got {size}")
     if not 0 <= overlap < size:
         raise InvalidRequest(f"chunk overlap must be in [0, {size}), got {overlap}")
-    joins = document.metadata.get("format") not in _DEFINITION_FORMATS
-    merge_below = int(size * join_below) if joins else 0
+    source_code = document.metadata.get("format") in _DEFINITION_FORMATS
+    merge_below = 0 if source_code else int(size * join_below)
     packer = _Packer(document, size, overlap, count, merge_below=merge_below)
+    if source_code:
+        packer.window = min(window, size) if window > 0 else 0
     headings = HeadingStack()
     for page in pages:
         if page.text.strip():
             packer.page_texts[page.number] = page.text
+            if source_code:
+                packer.anchors[page.number] = _Anchors(page.text)
             for block in split_blocks(page.text, headings):
                 packer.add(block, page.number)
             packer.flush()
@@ -96,18 +114,28 @@ class _Packer:
     joining: list[tuple[Block, int]] = field(default_factory=list)
     joining_tokens: int = 0
     page_texts: dict[int, str] = field(default_factory=dict)
+    # Source code only: where each page's fenced blocks start in their file, and
+    # the size above which a block is cut into windows (0: never).
+    anchors: dict[int, _Anchors] = field(default_factory=dict)
+    window: int = 0
 
     def add(self, block: Block, page: int) -> None:
         if block.kind == "heading":
             self._heading(block, page)
             return
+        shift = 0
+        if block.kind == "code" and page in self.anchors:
+            block, shift = _without_anchor(block)
         # Exact when the block fits; a block over budget is not encoded whole
         # just to learn that, since the splitter counts its parts anyway.
         tokens = count_within(self.count, block.text, self.size)
-        if tokens > self.size:
+        if tokens > self.size or (self.window and block.kind == "code" and tokens > self.window):
             self.flush()
-            for piece in self._split(block):
-                self._emit([piece], block.heading_path, page)
+            pieces = self._split(block, shift, self._window_size(block, tokens))
+            windowed = self.window and len(pieces) > 1 and block.kind == "code"
+            for number, piece in enumerate(pieces, 1):
+                extra = {"window": [number, len(pieces)]} if windowed else None
+                self._emit([piece], block.heading_path, page, metadata=extra)
             return
         part = Piece(block.text, block.start, block.end)
         if self.joining:
@@ -199,16 +227,31 @@ class _Packer:
         between = self.page_texts.get(page, "")[first.end : second.start]
         return first.end <= second.start and not between.strip()
 
-    def _split(self, block: Block) -> list[Piece]:
+    def _window_size(self, block: Block, tokens: int) -> int:
+        """The size to cut a block at: the budget, or for code under a window the
+        even share of the fewest windows that hold it, so no window is a stub."""
+        if not self.window or block.kind != "code":
+            return self.size
+        if tokens > self.size:
+            tokens = self.count(block.text)
+        windows = -(-tokens // self.window)
+        # A little over the even share: cuts fall on statements, not on tokens.
+        return min(self.window, -(-tokens // windows) + self.window // 8)
+
+    def _split(self, block: Block, shift: int = 0, size: int | None = None) -> list[Piece]:
+        size = size or self.size
         if block.kind == "table":
-            pieces = split_table(block.text, self.size, self.count)
+            pieces = split_table(block.text, size, self.count)
         elif block.kind == "code":
-            pieces = split_code(block.text, self.size, self.count)
+            pieces = split_code(block.text, size, self.count)
         elif block.kind == "list":
-            pieces = split_list(block.text, self.size, self.count)
+            pieces = split_list(block.text, size, self.count)
         else:
-            pieces = split_prose(block.text, self.size, self.overlap, self.count)
-        return [Piece(p.text, block.start + p.start, block.start + p.end) for p in pieces]
+            pieces = split_prose(block.text, size, self.overlap, self.count)
+        # ``shift``: the characters of the line anchor the opening fence lost,
+        # all before the parts' lines in the page.
+        start = block.start + shift
+        return [Piece(p.text, start + p.start, start + p.end) for p in pieces]
 
     def _emit(
         self,
@@ -218,9 +261,14 @@ class _Packer:
         *,
         covers_headings: bool = True,
         paths: Sequence[tuple[str, ...]] = (),
+        metadata: dict[str, Any] | None = None,
     ) -> None:
         if covers_headings:
             self.pending = []
+        anchors = self.anchors.get(page)
+        lines = anchors.lines(parts[0].start, parts[-1].end) if anchors else None
+        if lines is not None:
+            metadata = {**(metadata or {}), "lines": list(lines)}
         self.chunks.append(
             make_chunk(
                 self.document,
@@ -228,6 +276,7 @@ class _Packer:
                 _joined(parts),
                 heading_path=path,
                 page_numbers=(page,),
+                metadata=metadata,
                 start_char=parts[0].start,
                 end_char=parts[-1].end,
                 sections=_sections(parts, paths, path, page),
@@ -260,3 +309,53 @@ def _joined(parts: Sequence[Piece]) -> str:
 
 def _joined_headings(headings: list[tuple[Block, int]]) -> str:
     return _SEPARATOR.join(block.text for block, _ in headings)
+
+
+def _without_anchor(block: Block) -> tuple[Block, int]:
+    """The code block with its line anchor out of the opening fence, and how many
+    characters went: the anchor is for the chunker, not for readers."""
+    first_line, _, rest = block.text.partition("\n")
+    found = _ANCHORED_FENCE.match(first_line)
+    if found is None:
+        return block, 0
+    opener = found.group("fence")
+    text = opener + ("\n" + rest if rest or block.text.endswith("\n") else "")
+    return replace(block, text=text), len(first_line) - len(opener)
+
+
+class _Anchors:
+    """Where a source page's fenced blocks sit, and the file line each starts on."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        # (start of the block's first code line, its file line, end of its last code line)
+        self.blocks: list[tuple[int, int, int]] = []
+        for found in _ANCHORED_FENCE.finditer(text):
+            body = found.end() + 1
+            fence = found.group("fence").lstrip()
+            marker = fence[0] * (len(fence) - len(fence.lstrip(fence[0])))
+            close = text.find("\n" + marker, body - 1)
+            end = len(text) if close < 0 else max(close, body)
+            self.blocks.append((body, int(found.group("line")), end))
+        self.starts = [body for body, _, _ in self.blocks]
+
+    def lines(self, start: int, end: int) -> tuple[int, int] | None:
+        """The file lines the page's characters ``start`` to ``end`` cover, if code."""
+        first = self._line(start, at_end=False)
+        last = self._line(max(end - 1, start), at_end=True)
+        if first is None or last is None or last < first:
+            return None
+        return first, last
+
+    def _line(self, offset: int, *, at_end: bool) -> int | None:
+        index = bisect_right(self.starts, offset) - 1
+        if index < 0:
+            # Before the first block: the opening fence of that block.
+            if at_end or not self.blocks or offset < self.starts[0] - 200:
+                return None
+            index = 0
+        body, line, end = self.blocks[index]
+        if offset >= end and not at_end and index + 1 < len(self.blocks):
+            body, line, end = self.blocks[index + 1]
+        offset = min(max(offset, body), max(end - 1, body))
+        return line + self.text.count("\n", body, offset)

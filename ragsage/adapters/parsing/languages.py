@@ -14,6 +14,10 @@ from pathlib import PurePosixPath
 # How source files may be read: along their definitions, or as one block cut
 # by lines (the plain reading, kept to measure the other against).
 CODE_CHUNKING = ("definitions", "lines")
+# Tokens above which a definition's code is cut into windows of about equal
+# size (0: never), under the definitions reading: the lines that answer a
+# question about a long function come back without the rest of it.
+CODE_WINDOW = 0
 
 
 @dataclass(frozen=True, slots=True)

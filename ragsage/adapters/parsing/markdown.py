@@ -31,8 +31,23 @@ def heading(level: int, text: str) -> str:
     return "#" * max(1, min(level, 6)) + " " + inline(text)
 
 
-def fenced(code: str, language: str = "") -> str:
-    """A fenced code block whose fence is longer than any backtick run inside it."""
+def fenced(code: str, language: str = "", *, first_line: int | None = None) -> str:
+    """A fenced code block whose fence is longer than any backtick run inside it.
+
+    ``first_line`` is the source line ``code`` starts on: the opening fence then
+    carries ``startline=N`` (of the first line kept, blank edges being dropped),
+    which the chunker reads to give code chunks their lines and takes out of
+    their text.
+    """
     longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
     fence = "`" * max(3, longest + 1)
-    return f"{fence}{language}\n{code.strip(chr(10))}\n{fence}"
+    body = code.strip("\n")
+    info = language
+    if first_line is not None:
+        skipped = code[: len(code) - len(code.lstrip("\n"))].count("\n")
+        info = f"{language} {LINE_ANCHOR}{first_line + skipped}"
+    return f"{fence}{info}\n{body}\n{fence}"
+
+
+# The info-string attribute that says which source line a fenced block starts on.
+LINE_ANCHOR = "startline="

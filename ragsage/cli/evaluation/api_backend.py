@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 
 from ragsage.cli.evaluation.backends import IndexedCorpus, source_of
-from ragsage.core.types import Chunk
+from ragsage.core.types import Chunk, ChunkSection
 from ragsage.core.urls import without_credentials
 from ragsage.evaluation.datasets import Dataset
 from ragsage.evaluation.errors import EvalBackendError
@@ -153,6 +153,11 @@ def _result(body: Mapping[str, Any]) -> RetrievalResult:
             embed_text=raw["text"],
             heading_path=tuple(raw.get("heading_path") or ()),
             source=raw.get("source") or "",
+            metadata=raw.get("metadata") or {},
+            sections=tuple(
+                ChunkSection(tuple(part["heading_path"]), part["start"], part["end"])
+                for part in raw.get("sections") or ()
+            ),
         )
         hits.append(
             SearchHit(

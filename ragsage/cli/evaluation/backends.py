@@ -45,6 +45,7 @@ class IndexConfig:
     chunk_overlap: int | None = None
     contextualize: bool = True
     code_chunking: str | None = None
+    code_window: int | None = None
     cache_dir: Path | None = DEFAULT_CACHE_DIR
     keep: bool = False
 
@@ -124,6 +125,8 @@ def _settings(base: Settings, config: IndexConfig) -> Settings:
         changes["contextualizer"] = "none"
     if config.code_chunking is not None:
         changes["code_chunking"] = config.code_chunking
+    if config.code_window is not None:
+        changes["code_window"] = config.code_window
     return base.replace(**changes) if changes else base
 
 
@@ -145,7 +148,11 @@ def memory_engine(settings: Settings, embedder: Embedder, *, contextualize: bool
     from ragsage.runtime import compose, offline_ports
 
     return compose(
-        offline_ports(embedder=embedder, code_chunking=settings.code_chunking),
+        offline_ports(
+            embedder=embedder,
+            code_chunking=settings.code_chunking,
+            code_window=settings.code_window,
+        ),
         ingestion=IngestionConfig(
             chunk_size=settings.chunk_size,
             chunk_overlap=settings.chunk_overlap,

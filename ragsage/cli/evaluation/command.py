@@ -71,6 +71,12 @@ def register(commands: Any) -> None:
         help="how source files are read (default definitions, or RAGSAGE_CODE_CHUNKING)",
     )
     parser.add_argument(
+        "--code-window",
+        type=int,
+        help="tokens above which a definition is cut into windows, 0 for never "
+        "(default RAGSAGE_CODE_WINDOW)",
+    )
+    parser.add_argument(
         "--upload-as-text",
         action="store_true",
         help="upload every document as text/plain, its extension replaced by .txt",
@@ -170,6 +176,7 @@ def _index_config(args: argparse.Namespace) -> IndexConfig:
         chunk_overlap=args.chunk_overlap,
         contextualize=not args.no_contextualize,
         code_chunking=args.code_chunking,
+        code_window=args.code_window,
         cache_dir=None if args.no_cache else Path(args.cache_dir),
         keep=args.keep,
     )
@@ -189,7 +196,13 @@ def _backend(
     if args.backend == "baseline":
         from ragsage.cli.evaluation.baseline import plain_baseline
 
-        if args.embedder or args.chunk_size or args.chunk_overlap or args.code_chunking:
+        if (
+            args.embedder
+            or args.chunk_size
+            or args.chunk_overlap
+            or args.code_chunking
+            or args.code_window is not None
+        ):
             raise ValueError(
                 "--backend baseline has its own windows and model: drop --embedder, "
                 "--chunk-size, --chunk-overlap and --code-chunking"
@@ -208,6 +221,7 @@ def _backend(
         or args.chunk_overlap
         or args.no_contextualize
         or args.code_chunking
+        or args.code_window is not None
     ):
         raise ValueError(
             "--embedder, --chunk-size, --chunk-overlap, --no-contextualize and "
@@ -231,6 +245,7 @@ def _config(args: argparse.Namespace, dataset: Dataset, corpus: IndexedCorpus) -
         "chunk_overlap": corpus.chunk_overlap,
         "contextualize": not args.no_contextualize,
         "code_chunking": args.code_chunking,
+        "code_window": args.code_window,
         "upload_as_text": bool(args.upload_as_text),
         "documents_failed": len(corpus.failures),
     }

@@ -60,7 +60,7 @@ def test_a_new_parser_version_misses_what_the_old_one_cached() -> None:
     newer = parse_cache_key("acme", "abc123", NewerParser())
     assert newer != older and "@7:" in newer
     structured = parse_cache_key("acme", "abc123", HeuristicBackend())
-    assert "@4-definitions:" in structured
+    assert "@5-definitions:" in structured
     # Reading code by lines gives other pages for the same bytes: another entry.
     assert structured != parse_cache_key("acme", "abc123", HeuristicBackend(code_chunking="lines"))
 

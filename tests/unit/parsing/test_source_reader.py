@@ -150,7 +150,7 @@ GARBAGE = (
 
 def _only_block(parsed: ParsedDocument, title: str, fence: str) -> list[str]:
     text = parsed.pages[0].text
-    assert text.startswith(f"# {title}\n\n```{fence}\n")
+    assert text.startswith(f"# {title}\n\n```{fence} startline=1\n")
     assert text.count("```") == 2, "the whole file is one fenced block"
     return code_lines(text)
 

@@ -50,20 +50,24 @@ def _render(section: Section, lines: list[str], language: str, blocks: list[str]
         if own:
             if after_child:
                 blocks.append(title)
-            blocks.append(fenced(own, language))
+            blocks.append(fenced(own, language, first_line=cursor))
         _render(child, lines, language, blocks)
         cursor, after_child = child.last + 1, True
     tail = code_lines(lines, cursor, section.last)
     if tail:
         if after_child:
             blocks.append(title)
-        blocks.append(fenced(tail, language))
+        blocks.append(fenced(tail, language, first_line=cursor))
 
 
 def code_lines(lines: list[str], first: int, last: int) -> str:
-    """Lines ``first..last`` (1-based, inclusive) with blank edges trimmed."""
+    """Lines ``first..last`` (1-based, inclusive); empty when all are blank.
+
+    Blank edges are kept: :func:`fenced` drops them and counts them, so the
+    block knows the line it starts on.
+    """
     chunk = "\n".join(lines[first - 1 : last])
-    return chunk.strip("\n") if chunk.strip() else ""
+    return chunk if chunk.strip() else ""
 
 
 def shorten(text: str, limit: int) -> str:
@@ -74,4 +78,4 @@ def shorten(text: str, limit: int) -> str:
 
 def unstructured(title: str, text: str, language: str) -> str:
     """A whole file under one heading, as one fenced block: no structure, nothing lost."""
-    return "\n\n".join([heading(1, title), fenced(text, language)])
+    return "\n\n".join([heading(1, title), fenced(text, language, first_line=1)])
