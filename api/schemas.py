@@ -196,6 +196,11 @@ class CitationOut(BaseModel):
     boxes: list[PageBoxOut] = Field(
         description="Where the quote is drawn on its page (PDF pages); empty elsewhere"
     )
+    lines: list[int] | None = Field(
+        default=None,
+        description="Source code: the first and last line of the file the quote (or the "
+        "passage, when no quote was placed) covers; null elsewhere",
+    )
 
 
 class QueryResponse(BaseModel):

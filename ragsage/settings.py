@@ -104,6 +104,9 @@ class Settings:
     model_cache_dir: str = ""
     # Retrieval
     fusion: str = "score"
+    # Words of passages an answer reads, filled as a search's budget_tokens (0:
+    # top_k passages of at most 4,000 characters each, as before).
+    answer_context_words: int = 0
     keyword_weighting: str = "idf"
     # Ingestion
     chunk_size: int = 512
@@ -224,6 +227,7 @@ class Settings:
         _one_of("RAGSAGE_KEYWORD_WEIGHTING", self.keyword_weighting, KEYWORD_WEIGHTINGS)
         _one_of("RAGSAGE_CODE_CHUNKING", self.code_chunking, CODE_CHUNKING)
         _between("RAGSAGE_CODE_WINDOW", self.code_window, 0, 8192)
+        _between("RAGSAGE_ANSWER_CONTEXT_WORDS", self.answer_context_words, 0, 20_000)
         _one_of("RAGSAGE_LOCAL_MODEL_LONG_TEXTS", self.local_model_long_texts, LOCAL_LONG_TEXTS)
         _one_of("RAGSAGE_LOCAL_MODEL_PRECISION", self.local_model_precision, LOCAL_PRECISIONS)
         _one_of("RAGSAGE_HNSW_TYPE", self.hnsw_type, HNSW_TYPES)

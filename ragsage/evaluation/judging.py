@@ -193,12 +193,5 @@ def _span_within(
     return 0.0
 
 
-def heading_words(heading_path: Sequence[str], sections: Sequence[Sequence[str]] = ()) -> int:
-    """The whitespace-separated words of a result's heading path and its sections' own."""
-    seen = set(heading_path)
-    extra = [part for path in sections for part in path if part not in seen]
-    return sum(len(part.split()) for part in (*heading_path, *dict.fromkeys(extra)))
-
-
 def _lines(text: str) -> list[str]:
     return [" ".join(line.split()) for line in text.splitlines() if line.strip()]

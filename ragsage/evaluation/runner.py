@@ -21,12 +21,12 @@ from ragsage.evaluation.judging import (
     RankedChunk,
     document_order,
     found_within,
-    heading_words,
     judge,
 )
 from ragsage.evaluation.metrics import aggregate, percentile, question_metrics
 from ragsage.query import RetrievalOptions, RetrievalResult
 from ragsage.query.options import MAX_TOP_K
+from ragsage.query.passages import heading_words
 
 SearchFn = Callable[[str, RetrievalOptions], Awaitable[RetrievalResult]]
 DEFAULT_KS = (1, 5, 10, 20)

@@ -267,7 +267,7 @@ class RAG(LoopOwner, TracksSources):
         self,
         query: str,
         *,
-        top_k: int = 5,
+        top_k: int | None = None,
         filters: FiltersArg = None,
         hybrid_alpha: float | None = None,
         rerank: bool = False,
@@ -276,23 +276,27 @@ class RAG(LoopOwner, TracksSources):
         chunks_above: int = 0,
         chunks_below: int = 0,
         min_score: float | None = None,
+        budget_tokens: int | None = None,
     ) -> Work[RAGContext]:
         """The best passages for ``query``, with scores, timings and citation numbers.
 
         ``filters`` is a :class:`~ragsage.core.types.SearchFilters` or a mapping with
         any of ``document_ids``, ``sources``, ``metadata``, ``created_after``,
         ``created_before``.  ``rerank=True`` needs a reranker.  ``top_k`` hits
-        come back whenever that many passages match at all; ``min_score`` drops
-        those whose score is below it.  Inside a run (:meth:`begin_run`) the hits
+        come back whenever that many passages match at all (5 unless given);
+        ``min_score`` drops those whose score is below it.  ``budget_tokens``
+        returns the passages that best fill that many words (headings counted),
+        capped by ``top_k`` only when it is given.  Inside a run (:meth:`begin_run`) the hits
         are recorded as the run's sources.
         """
         if not isinstance(query, str):
             raise InvalidRequest(f"query must be a string, got {type(query).__name__}")
         from ragsage.query.requests import python_options  # pydantic loads on first use
 
+        given = {"top_k": top_k, "budget_tokens": budget_tokens}
         options = python_options(
             {
-                "top_k": top_k,
+                **{name: value for name, value in given.items() if value is not None},
                 "hybrid_alpha": hybrid_alpha,
                 "rerank": rerank,
                 "recency_bias": recency_bias,

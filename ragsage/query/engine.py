@@ -35,6 +35,7 @@ from ragsage.core.tracing import NullTracer, elapsed_ms, timed_stage
 from ragsage.core.types import Chunk, Scope, SearchFilters, Turn
 from ragsage.query.citing import locate
 from ragsage.query.options import QueryConfig, RetrievalOptions
+from ragsage.query.passages import cited_lines
 from ragsage.query.results import (
     Answer,
     AnswerEvent,
@@ -126,7 +127,7 @@ class QueryEngine:
                 return
 
             result = await self._retriever.retrieve(
-                root, scope, question, options or RetrievalOptions(), history, answering=True
+                root, scope, question, self._answer_options(options), history, answering=True
             )
             timing = dict(result.timing_ms)
             if result.not_found:
@@ -175,8 +176,17 @@ class QueryEngine:
                 )
         raise RuntimeError("answer stream ended without a done event")
 
+    def _answer_options(self, options: RetrievalOptions | None) -> RetrievalOptions:
+        """The request's options, filled to the configured context budget if it set none."""
+        options = options or RetrievalOptions()
+        words = self.config.context_words
+        if words and options.budget_tokens is None:
+            return replace(options, budget_tokens=words)
+        return options
+
     def _sources(self, hits: Sequence[SearchHit]) -> list[PromptSource]:
-        limit = self.config.max_source_chars
+        # Under a budget the passages were cut to it already; otherwise each is capped.
+        limit = None if self.config.context_words else self.config.max_source_chars
         return [
             PromptSource(
                 number=number,
@@ -212,6 +222,7 @@ class QueryEngine:
                     page_start=where.page_start,
                     page_end=where.page_end,
                     located=where.located,
+                    lines=cited_lines(chunk, where.start, where.end),
                 )
             )
         return tuple(cited)

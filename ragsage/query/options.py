@@ -13,6 +13,7 @@ from ragsage.query.scores import CODE_LENGTH_EXPONENT
 MAX_TOP_K = 100
 MAX_EXPANSION = 10
 MAX_QUERY_CHARS = 8_000
+MAX_BUDGET_TOKENS = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +35,11 @@ class RetrievalOptions:
     result's final ``score``) drops the weaker ones when a caller wants that.
     Answers instead keep only candidates past the relevance floor, and say
     "not found" when none is.
+
+    ``budget_tokens`` asks for the passages that best fill that many
+    whitespace-separated words, headings included
+    (:func:`~ragsage.query.passages.fill_budget`); ``top_k`` still caps their
+    number.
     """
 
     top_k: int = 5
@@ -46,6 +52,7 @@ class RetrievalOptions:
     chunks_below: int = 0
     candidates: int | None = None
     min_score: float | None = None
+    budget_tokens: int | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.top_k <= MAX_TOP_K:
@@ -62,15 +69,27 @@ class RetrievalOptions:
                 raise InvalidRequest(f"{name} must be between 0 and {MAX_EXPANSION}, got {value}")
         if self.min_score is not None and not math.isfinite(self.min_score):
             raise InvalidRequest(f"min_score must be a finite number, got {self.min_score}")
+        if self.budget_tokens is not None and not 1 <= self.budget_tokens <= MAX_BUDGET_TOKENS:
+            raise InvalidRequest(
+                f"budget_tokens must be between 1 and {MAX_BUDGET_TOKENS}, got {self.budget_tokens}"
+            )
         if self.candidates is not None and not self.top_k <= self.candidates <= 10 * MAX_TOP_K:
             raise InvalidRequest(
                 f"candidates must be between top_k and {10 * MAX_TOP_K}, got {self.candidates}"
             )
 
     @property
+    def result_rows(self) -> int:
+        """How many results are read: ``top_k``, or under a budget as many as could
+        fill it (a passage of code or prose rarely runs under 20 words)."""
+        if self.budget_tokens is None:
+            return self.top_k
+        return min(self.top_k, 10 + self.budget_tokens // 20)
+
+    @property
     def candidate_count(self) -> int:
         """How many candidates each retriever returns before fusion and rerank."""
-        return self.candidates or max(4 * self.top_k, 20)
+        return self.candidates or max(4 * self.result_rows, 20)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +112,11 @@ class QueryConfig:
     score is scaled down by its length when scores were fused (not ranks) and
     no reranker ordered the results
     (:func:`~ragsage.query.scores.prefer_concise_code`; 0 turns it off).
+
+    ``context_words`` (0: off) fills an answer's sources as a search with
+    ``budget_tokens`` of that many words would, when the request sets no
+    budget of its own; off, an answer reads ``top_k`` passages of at most
+    ``max_source_chars`` each.
     """
 
     fusion: FusionMethod = "score"
@@ -105,8 +129,13 @@ class QueryConfig:
     not_found_message: str = "I could not find an answer to that in your documents."
     rerank_searches: bool = True
     code_length_exponent: float = CODE_LENGTH_EXPONENT
+    context_words: int = 0
 
     def __post_init__(self) -> None:
+        if not 0 <= self.context_words <= MAX_BUDGET_TOKENS:
+            raise ConfigurationError(
+                f"context_words must be between 0 and {MAX_BUDGET_TOKENS}, got {self.context_words}"
+            )
         if not 0.0 <= self.code_length_exponent <= 2.0:
             raise ConfigurationError(
                 f"code_length_exponent must be between 0 and 2, got {self.code_length_exponent}"

@@ -33,6 +33,7 @@ from pydantic_core import ErrorDetails
 from ragsage.core.errors import InvalidRequest, json_type
 from ragsage.core.types import SearchFilters
 from ragsage.query.options import (
+    MAX_BUDGET_TOKENS,
     MAX_EXPANSION,
     MAX_QUERY_CHARS,
     MAX_TOP_K,
@@ -140,11 +141,23 @@ class SearchOptions(Strict):
     recency_half_life_days: float = Field(default=30.0, gt=0, le=36500)
     chunks_above: Integer = Field(default=0, ge=0, le=MAX_EXPANSION)
     chunks_below: Integer = Field(default=0, ge=0, le=MAX_EXPANSION)
+    budget_tokens: Integer | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_BUDGET_TOKENS,
+        description="Return the passages that best fill this many whitespace-separated words, "
+        "counting each result's heading path with its text: a long passage gives way to its "
+        "best window, and no two passages repeat the same lines. top_k, when given, still "
+        "caps the count.",
+    )
 
     def to_options(self, filters: SearchFilters | None = None) -> RetrievalOptions:
         """The engine's options; ``filters`` stands in for :attr:`filters` when given."""
+        # Under a budget the count is the budget's to decide, unless top_k was sent.
+        budgeted = self.budget_tokens is not None and "top_k" not in self.model_fields_set
         return RetrievalOptions(
-            top_k=self.top_k,
+            top_k=MAX_TOP_K if budgeted else self.top_k,
+            budget_tokens=self.budget_tokens,
             filters=filters or (self.filters.to_filters() if self.filters else None),
             hybrid_alpha=self.hybrid_alpha,
             rerank=self.rerank,

@@ -107,6 +107,8 @@ class Citation:
     was found (``"sentence"``) or the answer's words matched no sentence and
     the citation names the passage's first section (``"passage"``).  ``boxes``
     draw the quote on its page, for pages whose lines were placed (PDFs).
+    ``lines`` are the source file's lines the quote (or, unplaced, the whole
+    passage) covers, for source code; None elsewhere.
     """
 
     number: int
@@ -124,9 +126,11 @@ class Citation:
     page_end: int = 0
     located: str = "passage"
     boxes: tuple[PageBox, ...] = ()
+    lines: tuple[int, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "lines": list(self.lines) if self.lines else None,
             "number": self.number,
             "chunk_id": self.chunk_id,
             "document_id": self.document_id,

@@ -3,7 +3,8 @@
 rewrite against history → dense and lexical retrieval in parallel → weighted
 fusion (reciprocal-rank or scaled-score) → optional recency bias → rerank →
 relevance floor → the results read, long code passages scaled by their length
-unless a reranker ordered them → context expansion.
+unless a reranker ordered them → adjacent windows of one definition joined →
+under a budget, the passages that best fill it → context expansion.
 
 When the stores can rank by chunk id and nothing downstream needs every
 candidate's text (no rerank, no recency bias), retrieval ranks by id and reads
@@ -36,6 +37,7 @@ from ragsage.core.tracing import elapsed_ms, timed_stage
 from ragsage.core.types import Chunk, Scope, ScoredChunk, SearchFilters, Turn
 from ragsage.query.fusion import FusedRank, fuse, fuse_ranked, fusion_for
 from ragsage.query.options import MAX_QUERY_CHARS, QueryConfig, RetrievalOptions
+from ragsage.query.passages import fill_budget, join_windows
 from ragsage.query.results import ChunkContext, RetrievalResult, SearchHit
 from ragsage.query.scores import apply_recency, has_signal, prefer_concise_code
 
@@ -106,13 +108,18 @@ class Retriever:
         else:
             passing = [c for c in passing if has_signal(c, options.min_score)]
         root.set(passing=len(passing), reranked=reranked)
-        chosen = await self._rows_of(root, scope, passing[: options.top_k], timing, by_id, carried)
+        chosen = await self._rows_of(
+            root, scope, passing[: options.result_rows], timing, by_id, carried
+        )
         if not reranked and self.config.fusion != "rrf":
             # A reranker has judged each passage whole; fused scores have not.  Rank
             # fusion's scores sit too close together to be scaled (the exponent was
             # chosen for scaled scores).  min_score was checked before, on the fused
             # score, so scaling never drops a result.
             chosen = prefer_concise_code(chosen, self.config.code_length_exponent)
+        chosen = join_windows(chosen)
+        if options.budget_tokens is not None:
+            chosen = fill_budget(chosen, options.budget_tokens, standalone, top_k=options.top_k)
 
         with timed_stage(
             root,

@@ -235,6 +235,7 @@ class Runtime:
         return QueryConfig(
             fusion=cast(FusionMethod, self.settings.fusion),
             rerank_searches=not isinstance(self.reranker, OverlapReranker),
+            context_words=self.settings.answer_context_words,
         )
 
     async def query_engine_for(self, scope: Scope) -> QueryEngine:

@@ -131,7 +131,7 @@ class _Packer:
         tokens = count_within(self.count, block.text, self.size)
         if tokens > self.size or (self.window and block.kind == "code" and tokens > self.window):
             self.flush()
-            pieces = self._split(block, shift, self._window_size(block, tokens))
+            pieces = self._windows(block, shift, tokens)
             windowed = self.window and len(pieces) > 1 and block.kind == "code"
             for number, piece in enumerate(pieces, 1):
                 extra = {"window": [number, len(pieces)]} if windowed else None
@@ -227,16 +227,23 @@ class _Packer:
         between = self.page_texts.get(page, "")[first.end : second.start]
         return first.end <= second.start and not between.strip()
 
-    def _window_size(self, block: Block, tokens: int) -> int:
-        """The size to cut a block at: the budget, or for code under a window the
-        even share of the fewest windows that hold it, so no window is a stub."""
+    def _windows(self, block: Block, shift: int, tokens: int) -> list[Piece]:
+        """The block cut at the budget, or source code over a window into the fewest
+        windows that hold it, as even as statements allow, so no window is a stub."""
         if not self.window or block.kind != "code":
-            return self.size
+            return self._split(block, shift)
         if tokens > self.size:
             tokens = self.count(block.text)
-        windows = -(-tokens // self.window)
-        # A little over the even share: cuts fall on statements, not on tokens.
-        return min(self.window, -(-tokens // windows) + self.window // 8)
+        fewest = -(-tokens // self.window)
+        share = -(-tokens // fewest)
+        pieces: list[Piece] = []
+        # Cuts fall on statements, not on tokens: a little room over the even
+        # share, widened until the fewest windows hold the block.
+        for slack in (8, 4, 2, 1):
+            pieces = self._split(block, shift, min(self.window, share + self.window // slack))
+            if len(pieces) <= fewest:
+                break
+        return pieces
 
     def _split(self, block: Block, shift: int = 0, size: int | None = None) -> list[Piece]:
         size = size or self.size

@@ -120,6 +120,12 @@ class HeadingWindowContextualizer:
             # Source code: the neighbours are other definitions, and their words
             # in this chunk's vector would make it answer for them.  What the
             # chunk's own names say in plain words is the context it lacks.
+            # A later window of a long definition lost the doc comment its first
+            # window holds: the comment's first line says what the whole is for.
+            if span is not None and _later_window(chunk):
+                summary = index.definition_summary(span[0])
+                if summary:
+                    budget.try_add_header(f"Summary: {summary}")
             _add_names(budget, name_words(chunk.text, _MAX_NAME_WORDS))
             return budget.render()
         if self.window and span is not None and chunk.text.strip():
@@ -183,6 +189,27 @@ class _ParagraphIndex:
             return base + chunk.start_char, base + chunk.end_char
         located = _located_in(chunk, self.pages[page])
         return None if located is None else (base + located[0], base + located[1])
+
+    def definition_summary(self, offset: int) -> str | None:
+        """The first line of the doc comment (or docstring) opening the code block
+        that holds ``offset``, if one does within its first lines."""
+        page, start = self._page_at(offset)
+        if page is None:
+            return None
+        text = self.pages[page]
+        opener = text.rfind("```", 0, start)
+        if opener < 0:
+            return None
+        body = text.find("\n", opener) + 1
+        return doc_summary(text[body:start].split("\n")[:_SUMMARY_LINES])
+
+    def _page_at(self, offset: int) -> tuple[int | None, int]:
+        """The page holding the joined offset ``offset`` and the offset in its text."""
+        found: tuple[int | None, int] = (None, 0)
+        for number, base in self.bases.items():
+            if base <= offset:
+                found = (number, offset - base)
+        return found
 
     def before(self, offset: int, window: int, reach: int) -> list[str]:
         """Up to ``window`` paragraphs ending before ``offset``, nearest first, flattened."""
@@ -355,6 +382,63 @@ def _joins_at_cut(left: str, right: str) -> bool:
     # The cut test reads one character before the place and the indent after it.
     joined = left[-1:] + right
     return is_cut(joined, 1, len(joined))
+
+
+def _later_window(chunk: Chunk) -> bool:
+    window = chunk.metadata.get("window")
+    return isinstance(window, list) and bool(window) and window[0] != 1
+
+
+# A doc comment opens a definition: it is looked for in its first lines only.
+_SUMMARY_LINES = 12
+_COMMENT_MARKERS = ("///", "//!", "//", "/**", "/*", "*", "#", "--")
+_DOCSTRING_QUOTES = ('"""', "'''", 'r"""', 'b"""', 'u"""')
+_NOT_SUMMARIES = ("#!", "#[", "# -*-", "copyright", "license", "licence", "spdx")
+
+
+def doc_summary(lines: Sequence[str]) -> str | None:
+    """The first line of words of the doc comment among a definition's first lines.
+
+    Comments count only before the definition's first line of code (a
+    comment inside the body is not its documentation); a docstring counts
+    right after the header (Python).
+    """
+    in_docstring = False
+    code_lines = 0
+    for raw in lines:
+        line = raw.strip()
+        if not line:
+            continue
+        if in_docstring:
+            return _words_of(line.strip("\"'"))
+        quote = next((q for q in _DOCSTRING_QUOTES if line.startswith(q)), None)
+        if quote is not None:
+            rest = line[len(quote) :].strip().strip("\"'")
+            if rest:
+                return _words_of(rest)
+            in_docstring = True
+            continue
+        lowered = line.lower()
+        if line.startswith(_COMMENT_MARKERS) and not lowered.startswith(_NOT_SUMMARIES):
+            if code_lines == 0 and not any(word in lowered for word in _NOT_SUMMARIES[3:]):
+                words = _words_of(line.lstrip("/*#-! ").removesuffix("*/"))
+                if words:
+                    return words
+            continue
+        if line.startswith(("@", "#[")):
+            continue  # decorators and attributes belong to the header
+        code_lines += 1
+        if code_lines > 3:  # past the header: no docstring follows
+            return None
+    return None
+
+
+def _words_of(text: str) -> str | None:
+    words = _SPACE.sub(" ", text).strip()
+    return words[:_MAX_SUMMARY_CHARS] if any(c.isalpha() for c in words) else None
+
+
+_MAX_SUMMARY_CHARS = 160
 
 
 def _is_code(document: Document, chunk: Chunk) -> bool:
