@@ -152,6 +152,23 @@ def test_an_answer_counts_within_a_budget_when_half_its_lines_are_handed_over() 
     assert found_within(_question(), [big], (words_before + 200,)) == {words_before + 200: 1.0}
 
 
+def test_a_results_heading_words_are_spent_before_its_text() -> None:
+    from dataclasses import replace
+
+    from ragsage.evaluation.judging import found_within
+
+    lines = DEFINITION.split("\n")
+    half = "\n".join(lines[:7])
+    words = len(half.split())
+    plain = _chunk(half)
+    # The same lines under a signature of 12 words: moving words into a heading
+    # does not make them free.
+    headed = replace(plain, heading_words=12)
+    assert found_within(_question(), [plain], (words,)) == {words: 1.0}
+    assert found_within(_question(), [headed], (words,)) == {words: 0.0}
+    assert found_within(_question(), [headed], (words + 12,)) == {words + 12: 1.0}
+
+
 def test_questions_keep_their_family_and_a_run_can_take_some_families(tmp_path: Path) -> None:
     record = {
         "id": "q1",

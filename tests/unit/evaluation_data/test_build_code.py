@@ -397,3 +397,33 @@ def test_the_frozen_question_families_are_well_formed() -> None:
         for item in items:
             named = bool(doc_text.name_path(item.definition.split(".")[-1]).search(item.question))
             assert named == may_name or (may_name and not named and "::" in item.question), item.id
+
+
+def test_span_questions_keep_their_lines_and_split_and_fail_loudly(tmp_path: Path) -> None:
+    source = sources.Source("go", "deb", "pkg", "1", "0" * 64, "MIT", "root")
+    document = code_questions.Document(source, "retry.go", GO)
+    item = code_questions.SpanItem(
+        "go-1", "how much longer is each wait?", "go", document.path, 5, 7, "test"
+    )
+    (made,) = code_questions.span_questions([item], {document.path: document})
+    assert made.answer == "\n".join(GO.decode().split("\n")[4:7])
+    assert (made.family, made.split, made.id) == ("span", "test", "span:go-1")
+    out = tmp_path / "code"
+    builder.write_dataset(out, [document], [made], {"name": "code", "format": "qa-spans"})
+    (line,) = [json.loads(raw) for raw in (out / "questions.jsonl").read_text().splitlines()]
+    assert (line["split"], line["family"]) == ("test", "span")
+    beyond = dataclasses.replace(item, first=400, last=401)
+    with pytest.raises(SystemExit, match="has 14 lines|has \\d+ lines"):
+        code_questions.span_questions([beyond], {document.path: document})
+    bad = tmp_path / "spans.jsonl"
+    bad.write_text(json.dumps({**dataclasses.asdict(item), "lines": [9, 60]}) + "\n")
+    with pytest.raises(SystemExit, match="at most 20"):
+        code_questions.read_spans(bad)
+
+
+def test_the_committed_span_questions_are_well_formed() -> None:
+    items = code_questions.read_spans(builder.SPANS)
+    assert sum(item.split == "test" for item in items) >= 40
+    assert sum(item.split == "dev" for item in items) >= 20
+    assert {item.language for item in items} == set(sources.LANGUAGE_ORDER)
+    assert all(item.last - item.first < 15 for item in items)

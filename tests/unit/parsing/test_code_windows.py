@@ -1,0 +1,153 @@
+"""Long definitions are cut into windows, and every code chunk knows its file lines.
+
+Run over the real-shaped fixture of every language, at a window small enough
+that their longer functions are cut: each chunk's ``lines`` are exactly the
+file's lines its text holds, the windows of one definition follow each other
+without a gap under one heading path, none is over the window, and a
+definition under the window stays whole.  A later window's embed text
+carries the first line of its definition's doc comment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ragsage.adapters.parsing import HeuristicBackend
+from ragsage.adapters.parsing.contextualizing import HeadingWindowContextualizer, doc_summary
+from ragsage.adapters.parsing.tokens import make_token_counter
+from ragsage.core.types import Chunk, Document, RawSource
+from tests.unit.parsing.source_cases import FIXTURES
+
+count = make_token_counter("cl100k_base")
+WINDOW = 64
+SOURCES = sorted(p for p in FIXTURES.iterdir() if p.suffix not in (".md",))
+
+
+def _chunks(
+    source: str, filename: str, *, window: int = WINDOW, reading: str = "definitions"
+) -> tuple[list[Chunk], Document, HeuristicBackend]:
+    backend = HeuristicBackend(code_window=window, code_chunking=reading)
+    parsed = backend.parse(RawSource(source.encode(), filename))
+    document = Document(
+        id="doc", content_hash="h", title=filename, source=filename, metadata=parsed.metadata
+    )
+    chunks = list(backend.chunk(document, parsed.pages, size=512, overlap=64))
+    return chunks, document, backend
+
+
+def _body(chunk: Chunk) -> str:
+    return "\n".join(line for line in chunk.text.split("\n") if not line.startswith("```"))
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
+def test_every_code_chunk_names_the_file_lines_its_text_holds(path: object) -> None:
+    assert hasattr(path, "read_text")
+    source = path.read_text()  # type: ignore[attr-defined]
+    lines = source.split("\n")
+    for reading in ("definitions", "lines"):
+        chunks, _, _ = _chunks(source, path.name, reading=reading)  # type: ignore[attr-defined]
+        assert chunks
+        for chunk in chunks:
+            first, last = chunk.metadata["lines"]
+            assert "\n".join(lines[first - 1 : last]).strip("\n") == _body(chunk).strip("\n")
+            assert "startline=" not in chunk.text
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
+def test_long_definitions_become_even_windows_and_short_ones_stay_whole(path: object) -> None:
+    source = path.read_text()  # type: ignore[attr-defined]
+    chunks, _, _ = _chunks(source, path.name)  # type: ignore[attr-defined]
+    runs: dict[tuple[str, ...], list[Chunk]] = {}
+    for chunk in chunks:
+        if "window" in chunk.metadata:
+            runs.setdefault(chunk.heading_path, []).append(chunk)
+        else:
+            # Whole: under the window, or a heading alone.
+            assert count(chunk.text) <= WINDOW or "```" not in chunk.text
+    for run in runs.values():
+        total = len(run)
+        assert [c.metadata["window"] for c in run] == [[k, total] for k in range(1, total + 1)]
+        assert [c.ordinal for c in run] == list(range(run[0].ordinal, run[0].ordinal + total))
+        assert all(count(c.text) <= WINDOW for c in run)
+        for before, after in zip(run, run[1:], strict=False):
+            gap = source.split("\n")[before.metadata["lines"][1] : after.metadata["lines"][0] - 1]
+            assert not "".join(gap).strip(), "windows leave no line of code out"
+    # Fixtures whose functions run past 64 tokens are cut somewhere.
+    assert runs or max(count(c.text) for c in chunks) <= WINDOW
+
+
+def test_the_lines_reading_and_a_window_of_zero_cut_no_windows() -> None:
+    source = (FIXTURES / "ledger.go").read_text()
+    for chunks in (
+        _chunks(source, "ledger.go", reading="lines")[0],
+        _chunks(source, "ledger.go", window=0)[0],
+    ):
+        assert not any("window" in chunk.metadata for chunk in chunks)
+
+
+GO_LONG = """package retry
+
+// Do calls fn until it succeeds, waiting longer after each failure.
+func Do(ctx context.Context, attempts int, fn func() (*http.Response, error)) error {{
+{body}
+}}
+"""
+GO_STEP = """\tresp{n}, err := fn()
+\tif err == nil && resp{n}.StatusCode == 429 {{
+\t\twait := resp{n}.Header.Get("Retry-After")
+\t\tlog.Printf("attempt {n}: throttled, waiting %s", wait)
+\t}}"""
+
+
+def test_a_later_window_embeds_its_definitions_doc_line() -> None:
+    source = GO_LONG.format(body="\n".join(GO_STEP.format(n=n) for n in range(12)))
+    chunks, document, backend = _chunks(source, "retry/do.go")
+    later = [c for c in chunks if c.metadata.get("window", [1])[0] > 1]
+    assert later, "the function is cut into windows"
+    parsed = backend.parse(RawSource(source.encode(), "retry/do.go"))
+    texts = asyncio.run(
+        HeadingWindowContextualizer().contextualize_pages(document, chunks, parsed.pages)
+    )
+    by_id = dict(zip((c.id for c in chunks), texts, strict=True))
+    summary = "Summary: Do calls fn until it succeeds, waiting longer after each failure."
+    assert all(summary in by_id[c.id] for c in later)
+    first = next(c for c in chunks if c.metadata.get("window", [0])[0] == 1)
+    assert "Summary:" not in by_id[first.id], "the first window holds the comment itself"
+
+
+@pytest.mark.parametrize(
+    ("lines", "summary"),
+    [
+        (["def fetch(url):", '    """Fetch a page, following redirects."""'], "Fetch a page"),
+        (["def fetch(url):", '    """', "    Fetch a page.", '    """'], "Fetch a page."),
+        (["/**", " * Parses a header value.", " */", "int parse(char *s) {"], "Parses a"),
+        (["# Copyright 2020 Someone", "# Runs the job.", "run() {"], "Runs the job."),
+        (["func run() {", "\t// a note inside the body", "\tx := 1"], None),
+        (["@cache", "def fetch(url):", "    return get(url)"], None),
+    ],
+)
+def test_the_doc_line_is_the_definitions_own_comment(lines: list[str], summary: str | None) -> None:
+    found = doc_summary(lines)
+    if summary is None:
+        assert found is None
+    else:
+        assert found is not None and found.startswith(summary)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    steps=st.integers(min_value=1, max_value=40),
+    window=st.integers(min_value=24, max_value=300),
+)
+def test_windows_never_pass_the_window_and_lose_no_line(steps: int, window: int) -> None:
+    source = GO_LONG.format(body="\n".join(GO_STEP.format(n=n) for n in range(steps)))
+    chunks, _, _ = _chunks(source, "retry/do.go", window=window)
+    kept = [line for chunk in chunks for line in _body(chunk).split("\n") if line.strip()]
+    assert kept == [line for line in source.split("\n") if line.strip()]
+    for chunk in chunks:
+        if "window" in chunk.metadata:
+            assert count(chunk.text) <= window
