@@ -116,14 +116,23 @@ def _joined(run: Sequence[ScoredChunk]) -> ScoredChunk:
     """One passage of windows in file order: one fence around all their lines."""
     chunks = [candidate.chunk for candidate in run]
     opener, body, closer = _fenced_parts(chunks[0].text)
-    bodies = [body] + [_fenced_parts(chunk.text)[1] for chunk in chunks[1:]]
+    bodies = [body]
+    reached = _lines_of(chunks[0])
+    for chunk in chunks[1:]:
+        rows = _fenced_parts(chunk.text)[1].split("\n")
+        lines = _lines_of(chunk)
+        if reached is not None and lines is not None:
+            # Windows overlap by a few lines: each is written once.
+            rows = rows[max(0, reached[1] - lines[0] + 1) :]
+            reached = lines
+        bodies.append("\n".join(rows))
     closer = _fenced_parts(chunks[-1].text)[2]
     text = "\n".join(part for part in (opener, *bodies, closer) if part is not None)
     first, last = chunks[0], chunks[-1]
     metadata = dict(first.metadata)
-    lines = [first.metadata.get("lines"), last.metadata.get("lines")]
-    if all(isinstance(pair, list) and len(pair) == 2 for pair in lines):
-        metadata["lines"] = [lines[0][0], lines[1][1]]  # type: ignore[index]
+    opening, closing = _lines_of(first), _lines_of(last)
+    if opening is not None and closing is not None:
+        metadata["lines"] = [opening[0], closing[1]]
     metadata["chunk_ids"] = [chunk.id for chunk in chunks]
     passage = replace(first, text=text, end_char=last.end_char, metadata=metadata)
     best = min(run, key=lambda candidate: (-candidate.score, candidate.chunk.id))

@@ -770,8 +770,11 @@ async function openChunk(chunkId, citation = null) {
     // joining small sections need not be the passage's first.
     const path = citation ? citation.heading_path : chunk.heading_path;
     const heading = path.length ? ` · ${path.join(" › ")}` : "";
-    $("chunk-where").textContent = `${chunk.source}${pages}${heading}`;
-    const cited = citedText(chunk.text, citation);
+    const lines = citation && citation.lines ? ` · lines ${citation.lines.join("–")}` : "";
+    $("chunk-where").textContent = `${chunk.source}${pages}${heading}${lines}`;
+    // A passage of joined windows is longer than its first window: the citation's
+    // own text is what its offsets count in.
+    const cited = citedText(citation && citation.text ? citation.text : chunk.text, citation);
     const page = await citedPage(citation).catch(() => null); // the text still reads without it
     body.replaceChildren(
       ...(page ? [page] : []),

@@ -42,6 +42,8 @@ _SEPARATOR = "\n\n"
 # Formats whose headings are definitions (a function, a class): each is a unit
 # a search should return by itself, so sections there never join.
 _DEFINITION_FORMATS = frozenset({"python", "code"})
+# The share of a window's lines the next window repeats at its start.
+WINDOW_OVERLAP = 0.25
 # The opening fence of a code reader's block: its info string names the line it starts on.
 _ANCHORED_FENCE = re.compile(
     rf"^(?P<fence> {{0,3}}(?:`{{3,}}|~{{3,}})[^\s`]*)[ \t]+{LINE_ANCHOR}(?P<line>\d+)[ \t]*$",
@@ -129,12 +131,24 @@ class _Packer:
         # Exact when the block fits; a block over budget is not encoded whole
         # just to learn that, since the splitter counts its parts anyway.
         tokens = count_within(self.count, block.text, self.size)
-        if tokens > self.size or (self.window and block.kind == "code" and tokens > self.window):
+        # Only a definition's code is cut into windows.  A file's own code
+        # (imports, top-level statements) can run to thousands of tokens: as
+        # windows it flooded the results of the code set's questions.
+        windowing = (
+            bool(self.window)
+            and block.kind == "code"
+            and len(block.heading_path) > 1
+            and tokens > self.window
+        )
+        if tokens > self.size or windowing:
             self.flush()
-            pieces = self._windows(block, shift, tokens)
-            windowed = self.window and len(pieces) > 1 and block.kind == "code"
+            if not windowing:
+                for piece in self._split(block, shift):
+                    self._emit([piece], block.heading_path, page)
+                return
+            pieces = self._windows(block, shift, tokens, page)
             for number, piece in enumerate(pieces, 1):
-                extra = {"window": [number, len(pieces)]} if windowed else None
+                extra = {"window": [number, len(pieces)]}
                 self._emit([piece], block.heading_path, page, metadata=extra)
             return
         part = Piece(block.text, block.start, block.end)
@@ -227,11 +241,9 @@ class _Packer:
         between = self.page_texts.get(page, "")[first.end : second.start]
         return first.end <= second.start and not between.strip()
 
-    def _windows(self, block: Block, shift: int, tokens: int) -> list[Piece]:
-        """The block cut at the budget, or source code over a window into the fewest
-        windows that hold it, as even as statements allow, so no window is a stub."""
-        if not self.window or block.kind != "code":
-            return self._split(block, shift)
+    def _windows(self, block: Block, shift: int, tokens: int, page: int) -> list[Piece]:
+        """A definition's code over a window, cut into the fewest windows that hold it,
+        as even as statements allow (no window is a stub), then overlapped."""
         if tokens > self.size:
             tokens = self.count(block.text)
         fewest = -(-tokens // self.window)
@@ -243,7 +255,30 @@ class _Packer:
             pieces = self._split(block, shift, min(self.window, share + self.window // slack))
             if len(pieces) <= fewest:
                 break
-        return pieces
+        return self._overlapped(block, pieces, self.page_texts[page])
+
+    @staticmethod
+    def _overlapped(block: Block, pieces: list[Piece], page_text: str) -> list[Piece]:
+        """Each window after the first opens with the last quarter of the lines of the
+        one before, so a few lines that answer a question are whole in some window."""
+        if len(pieces) < 2:
+            return pieces
+        opener = block.text.split("\n", 1)[0]
+        closer = block.text.rsplit("\n", 1)[-1]
+        if closer == opener or not closer.strip().startswith(opener.strip()[:3]):
+            closer = opener.strip()[:3]
+        out = [pieces[0]]
+        for before, piece in zip(pieces, pieces[1:], strict=False):
+            lines = page_text[before.start : before.end].split("\n")
+            keep = min(round(len(lines) * WINDOW_OVERLAP), len(lines) - 1)
+            if keep <= 0:
+                out.append(piece)
+                continue
+            start = before.end - len("\n".join(lines[-keep:]))
+            out.append(
+                Piece(f"{opener}\n{page_text[start : piece.end]}\n{closer}", start, piece.end)
+            )
+        return out
 
     def _split(self, block: Block, shift: int = 0, size: int | None = None) -> list[Piece]:
         size = size or self.size
