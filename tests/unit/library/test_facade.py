@@ -258,3 +258,22 @@ def test_explicit_ports_are_used_as_given() -> None:
         assert reader.list_sources() == ["handbook.md"]
         assert reader.search("paid holiday").results[0].chunk.document_id == "handbook"
     assert embedder.calls, "the given embedder did the embedding"
+
+
+def test_a_search_by_budget_hands_over_at_most_that_many_words(rag: RAG) -> None:
+    for path in sorted(EXAMPLES.iterdir()):
+        rag.index_file(path)
+    for budget in (40, 150, 600):
+        found = rag.search("quarterly roadmap goals and owners", budget_tokens=budget).results
+        words = sum(
+            len(hit.chunk.text.split()) + sum(len(part.split()) for part in hit.chunk.heading_path)
+            for hit in found
+        )
+        assert found and words <= budget
+    # Without top_k the budget decides the count; with it, top_k caps it.
+    for n in range(12):
+        rag.index_text(f"Shipment {n} of zirconium left dock {n}.", document_id=f"note-{n}")
+    assert len(rag.search("zirconium shipment", budget_tokens=5000).results) >= 12
+    assert len(rag.search("zirconium shipment", budget_tokens=5000, top_k=2).results) == 2
+    with pytest.raises(InvalidRequest, match="budget_tokens"):
+        rag.search("roadmap", budget_tokens=0)
