@@ -8,7 +8,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from evaluation_data.code_definitions import MIN_CODE_LINES, Definition, find_definitions, line_of
 from evaluation_data.code_doc_text import name_path, summary
@@ -143,31 +143,69 @@ class Handwritten:
 
 def read_handwritten(path: Path) -> list[Handwritten]:
     """The hand-written questions, every field checked."""
+    return _read_items(path, "hand-written question", _handwritten)
+
+
+def _handwritten(record: dict[str, Any]) -> Handwritten:
+    return Handwritten(
+        id=str(record["id"]),
+        question=str(record["question"]),
+        language=str(record["language"]),
+        document=str(record["document"]),
+        definition=str(record["definition"]),
+        line=int(record["line"]),
+    )
+
+
+class _Located(Protocol):
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def language(self) -> str: ...
+
+    @property
+    def document(self) -> str: ...
+
+
+L = TypeVar("L", bound=_Located)
+
+
+def _read_items(
+    path: Path,
+    what: str,
+    build: Callable[[dict[str, Any]], L],
+    problem: Callable[[L], str | None] = lambda item: None,
+) -> list[L]:
+    """One question per line of ``path``, built and checked; the first fault stops the build."""
     found = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-            item = Handwritten(
-                id=str(record["id"]),
-                question=str(record["question"]),
-                language=str(record["language"]),
-                document=str(record["document"]),
-                definition=str(record["definition"]),
-                line=int(record["line"]),
-            )
+            item = build(json.loads(line))
         except (ValueError, KeyError, TypeError) as exc:
-            raise SystemExit(
-                f"error: {path}:{number}: not a hand-written question ({exc})"
-            ) from exc
+            raise SystemExit(f"error: {path}:{number}: not a {what} ({exc})") from exc
         if item.language not in SPECS or not item.document.startswith(f"{item.language}/"):
             raise SystemExit(f"error: {path}:{number}: language and document do not agree")
+        if (fault := problem(item)) is not None:
+            raise SystemExit(f"error: {path}:{number}: {fault}")
         found.append(item)
     idents = Counter(item.id for item in found)
     if duplicated := sorted(ident for ident, count in idents.items() if count > 1):
         raise SystemExit(f"error: {path}: duplicate ids {', '.join(duplicated)}")
     return found
+
+
+def _document_of(documents: dict[str, Document], family: str, item: _Located) -> Document:
+    document = documents.get(item.document)
+    if document is None:
+        raise SystemExit(f"error: {family} question {item.id}: no document {item.document}")
+    return document
+
+
+def _family_id(item: _Located, family: str) -> str:
+    return item.id if item.id.startswith(f"{family}:") else f"{family}:{item.id}"
 
 
 def resolve(item: Handwritten, source: bytes) -> Definition:
@@ -206,16 +244,13 @@ def handwritten_questions(
     """
     made = []
     for item in items:
-        document = documents.get(item.document)
-        if document is None:
-            raise SystemExit(f"error: {family} question {item.id}: no document {item.document}")
+        document = _document_of(documents, family, item)
         found = resolve(item, document.content)
         if not may_name and name_path(found.name).search(item.question):
             raise SystemExit(f"error: {family} question {item.id} names {found.name!r}")
-        ident = item.id if item.id.startswith(f"{family}:") else f"{family}:{item.id}"
         made.append(
             CodeQuestion(
-                ident,
+                _family_id(item, family),
                 item.question,
                 item.document,
                 found.span(document.content),
@@ -247,37 +282,28 @@ class SpanItem:
 
 def read_spans(path: Path) -> list[SpanItem]:
     """The span questions, every field checked; their split is written with them."""
-    found = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-            first, last = (int(value) for value in record["lines"])
-            item = SpanItem(
-                id=str(record["id"]),
-                question=str(record["question"]),
-                language=str(record["language"]),
-                document=str(record["document"]),
-                first=first,
-                last=last,
-                split=str(record["split"]),
-            )
-        except (ValueError, KeyError, TypeError) as exc:
-            raise SystemExit(f"error: {path}:{number}: not a span question ({exc})") from exc
-        if item.language not in SPECS or not item.document.startswith(f"{item.language}/"):
-            raise SystemExit(f"error: {path}:{number}: language and document do not agree")
-        if item.split not in ("dev", "test"):
-            raise SystemExit(f"error: {path}:{number}: split must be dev or test")
-        if not 1 <= item.first <= item.last or item.last - item.first >= MAX_SPAN_LINES:
-            raise SystemExit(
-                f"error: {path}:{number}: lines must run forwards, at most {MAX_SPAN_LINES}"
-            )
-        found.append(item)
-    idents = Counter(item.id for item in found)
-    if duplicated := sorted(ident for ident, count in idents.items() if count > 1):
-        raise SystemExit(f"error: {path}: duplicate ids {', '.join(duplicated)}")
-    return found
+    return _read_items(path, "span question", _span, _span_problem)
+
+
+def _span(record: dict[str, Any]) -> SpanItem:
+    first, last = (int(value) for value in record["lines"])
+    return SpanItem(
+        id=str(record["id"]),
+        question=str(record["question"]),
+        language=str(record["language"]),
+        document=str(record["document"]),
+        first=first,
+        last=last,
+        split=str(record["split"]),
+    )
+
+
+def _span_problem(item: SpanItem) -> str | None:
+    if item.split not in ("dev", "test"):
+        return "split must be dev or test"
+    if not 1 <= item.first <= item.last or item.last - item.first >= MAX_SPAN_LINES:
+        return f"lines must run forwards, at most {MAX_SPAN_LINES}"
+    return None
 
 
 def span_questions(
@@ -286,9 +312,7 @@ def span_questions(
     """Span questions resolved to their lines as they stand in the file."""
     made = []
     for item in items:
-        document = documents.get(item.document)
-        if document is None:
-            raise SystemExit(f"error: {family} question {item.id}: no document {item.document}")
+        document = _document_of(documents, family, item)
         lines = document.content.decode("utf-8").split("\n")
         if item.last > len(lines):
             raise SystemExit(
@@ -297,10 +321,9 @@ def span_questions(
         answer = "\n".join(lines[item.first - 1 : item.last])
         if not answer.strip():
             raise SystemExit(f"error: {family} question {item.id}: its lines are blank")
-        ident = item.id if item.id.startswith(f"{family}:") else f"{family}:{item.id}"
         made.append(
             CodeQuestion(
-                ident,
+                _family_id(item, family),
                 item.question,
                 item.document,
                 answer,
