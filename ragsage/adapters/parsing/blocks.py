@@ -13,7 +13,8 @@ from typing import Literal
 BlockKind = Literal["heading", "paragraph", "list", "code", "table"]
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+# The opening (or closing) line of a fenced code block.
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+\S")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
 
@@ -95,7 +96,7 @@ def _trimmed(text: str, start: int, end: int, chars: str | None = None) -> tuple
 
 def _block_at(lines: list[str], start: int) -> tuple[BlockKind, int]:
     """The kind of block starting at ``start`` and the index just past it."""
-    fence = _FENCE.match(lines[start])
+    fence = FENCE.match(lines[start])
     if fence:
         return "code", _fence_end(lines, start, fence.group(1))
     if _is_table_start(lines, start):
@@ -130,7 +131,7 @@ def _list_end(lines: list[str], start: int) -> int:
                 end = nxt
                 continue
             return end
-        if _HEADING.match(line) or _FENCE.match(line) or _is_table_start(lines, end):
+        if _HEADING.match(line) or FENCE.match(line) or _is_table_start(lines, end):
             return end
         end += 1
     return end
@@ -149,7 +150,7 @@ def _starts_block(lines: list[str], i: int) -> bool:
     line = lines[i]
     return bool(
         _HEADING.match(line)
-        or _FENCE.match(line)
+        or FENCE.match(line)
         or _LIST_ITEM.match(line)
         or _is_table_start(lines, i)
     )

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ragsage.adapters.parsing.blocks import Block, HeadingStack, split_blocks
+from ragsage.adapters.parsing.blocks import FENCE, Block, HeadingStack, split_blocks
 from ragsage.adapters.parsing.markdown import LINE_ANCHOR
 from ragsage.adapters.parsing.prose import Piece, TokenCounter, fit_text, split_prose
 from ragsage.adapters.parsing.splitting import split_code, split_list, split_table
@@ -255,29 +255,23 @@ class _Packer:
             pieces = self._split(block, shift, min(self.window, share + self.window // slack))
             if len(pieces) <= fewest:
                 break
-        return self._overlapped(block, pieces, self.page_texts[page])
+        return self._overlapped(pieces, self.page_texts[page])
 
     @staticmethod
-    def _overlapped(block: Block, pieces: list[Piece], page_text: str) -> list[Piece]:
+    def _overlapped(pieces: list[Piece], page_text: str) -> list[Piece]:
         """Each window after the first opens with the last quarter of the lines of the
         one before, so a few lines that answer a question are whole in some window."""
-        if len(pieces) < 2:
-            return pieces
-        opener = block.text.split("\n", 1)[0]
-        closer = block.text.rsplit("\n", 1)[-1]
-        if closer == opener or not closer.strip().startswith(opener.strip()[:3]):
-            closer = opener.strip()[:3]
-        out = [pieces[0]]
+        out = pieces[:1]
         for before, piece in zip(pieces, pieces[1:], strict=False):
+            opener, _, body = piece.text.partition("\n")
             lines = page_text[before.start : before.end].split("\n")
             keep = min(round(len(lines) * WINDOW_OVERLAP), len(lines) - 1)
-            if keep <= 0:
-                out.append(piece)
+            if keep <= 0 or not FENCE.match(opener):
+                out.append(piece)  # a part cut as prose inside one line: nothing to repeat
                 continue
-            start = before.end - len("\n".join(lines[-keep:]))
-            out.append(
-                Piece(f"{opener}\n{page_text[start : piece.end]}\n{closer}", start, piece.end)
-            )
+            repeated = "\n".join(lines[-keep:])
+            start = before.end - len(repeated)
+            out.append(Piece(f"{opener}\n{repeated}\n{body}", start, piece.end))
         return out
 
     def _split(self, block: Block, shift: int = 0, size: int | None = None) -> list[Piece]:
@@ -356,12 +350,12 @@ def _joined_headings(headings: list[tuple[Block, int]]) -> str:
 def _without_anchor(block: Block) -> tuple[Block, int]:
     """The code block with its line anchor out of the opening fence, and how many
     characters went: the anchor is for the chunker, not for readers."""
-    first_line, _, rest = block.text.partition("\n")
+    first_line = block.text.partition("\n")[0]
     found = _ANCHORED_FENCE.match(first_line)
     if found is None:
         return block, 0
     opener = found.group("fence")
-    text = opener + ("\n" + rest if rest or block.text.endswith("\n") else "")
+    text = opener + block.text[len(first_line) :]
     return replace(block, text=text), len(first_line) - len(opener)
 
 
@@ -370,16 +364,17 @@ class _Anchors:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        # (start of the block's first code line, its file line, end of its last code line)
-        self.blocks: list[tuple[int, int, int]] = []
+        # Per block: where its opening fence starts, where its first code line
+        # starts, that line's number in the file, and where its last code line ends.
+        self.blocks: list[tuple[int, int, int, int]] = []
         for found in _ANCHORED_FENCE.finditer(text):
             body = found.end() + 1
             fence = found.group("fence").lstrip()
             marker = fence[0] * (len(fence) - len(fence.lstrip(fence[0])))
             close = text.find("\n" + marker, body - 1)
             end = len(text) if close < 0 else max(close, body)
-            self.blocks.append((body, int(found.group("line")), end))
-        self.starts = [body for body, _, _ in self.blocks]
+            self.blocks.append((found.start(), body, int(found.group("line")), end))
+        self.fences = [fence for fence, _, _, _ in self.blocks]
 
     def lines(self, start: int, end: int) -> tuple[int, int] | None:
         """The file lines the page's characters ``start`` to ``end`` cover, if code."""
@@ -390,14 +385,15 @@ class _Anchors:
         return first, last
 
     def _line(self, offset: int, *, at_end: bool) -> int | None:
-        index = bisect_right(self.starts, offset) - 1
+        """The file line at ``offset``: on a fence line, the block's first (or, past
+        its code, the next block's first); an end past a block's code, its last."""
+        index = bisect_right(self.fences, offset) - 1
         if index < 0:
-            # Before the first block: the opening fence of that block.
-            if at_end or not self.blocks or offset < self.starts[0] - 200:
+            return None  # before any code: a heading
+        _, body, line, end = self.blocks[index]
+        if offset >= end and not at_end:
+            if index + 1 == len(self.blocks):
                 return None
-            index = 0
-        body, line, end = self.blocks[index]
-        if offset >= end and not at_end and index + 1 < len(self.blocks):
-            body, line, end = self.blocks[index + 1]
+            _, body, line, end = self.blocks[index + 1]
         offset = min(max(offset, body), max(end - 1, body))
         return line + self.text.count("\n", body, offset)
