@@ -123,7 +123,7 @@ class HeadingWindowContextualizer:
             # A later window of a long definition lost the doc comment its first
             # window holds: the comment's first line says what the whole is for.
             if span is not None and _later_window(chunk):
-                summary = index.definition_summary(span[0])
+                summary = index.definition_summary(chunk.page_numbers[0], span[0])
                 if summary:
                     budget.try_add_header(f"Summary: {summary}")
             _add_names(budget, name_words(chunk.text, _MAX_NAME_WORDS))
@@ -190,26 +190,16 @@ class _ParagraphIndex:
         located = _located_in(chunk, self.pages[page])
         return None if located is None else (base + located[0], base + located[1])
 
-    def definition_summary(self, offset: int) -> str | None:
-        """The first line of the doc comment (or docstring) opening the code block
-        that holds ``offset``, if one does within its first lines."""
-        page, start = self._page_at(offset)
-        if page is None:
-            return None
+    def definition_summary(self, page: int, offset: int) -> str | None:
+        """The first line of the doc comment (or docstring) opening the code block of
+        page ``page`` that holds the joined offset ``offset``, if one does in its first lines."""
         text = self.pages[page]
+        start = offset - self.bases[page]
         opener = text.rfind("```", 0, start)
         if opener < 0:
             return None
         body = text.find("\n", opener) + 1
         return doc_summary(text[body:start].split("\n")[:_SUMMARY_LINES])
-
-    def _page_at(self, offset: int) -> tuple[int | None, int]:
-        """The page holding the joined offset ``offset`` and the offset in its text."""
-        found: tuple[int | None, int] = (None, 0)
-        for number, base in self.bases.items():
-            if base <= offset:
-                found = (number, offset - base)
-        return found
 
     def before(self, offset: int, window: int, reach: int) -> list[str]:
         """Up to ``window`` paragraphs ending before ``offset``, nearest first, flattened."""

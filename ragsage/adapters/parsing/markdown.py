@@ -44,8 +44,8 @@ def fenced(code: str, language: str = "", *, first_line: int | None = None) -> s
     body = code.strip("\n")
     info = language
     if first_line is not None:
-        skipped = code[: len(code) - len(code.lstrip("\n"))].count("\n")
-        info = f"{language} {LINE_ANCHOR}{first_line + skipped}"
+        blank_lines_above = len(code) - len(code.lstrip("\n"))
+        info = f"{language} {LINE_ANCHOR}{first_line + blank_lines_above}"
     return f"{fence}{info}\n{body}\n{fence}"
 
 
