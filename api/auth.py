@@ -89,10 +89,11 @@ def authenticate_request() -> None:
     if looks_restricted(key):
         _accept_restricted(key, digest)
         return
-    checked = precheck(key, here.sealer)
+    seen = here.recent_keys.get(digest)
+    # A key this process accepted passed the check then, against the same sealer.
+    checked = precheck(key, here.sealer) if seen is None else None
     if checked is KeyCheck.REFUSED:
         raise ApiError(401, "unauthorized", _REFUSED)
-    seen = here.recent_keys.get(digest)
     # A known key's search goes out before the key is checked again (run_checked).
     beside = seen if request.endpoint in _CHECKED_BESIDE else None
     if beside is not None and here.limits.may_count_beside(
@@ -108,7 +109,7 @@ def authenticate_request() -> None:
     if beside is not None:
         g.principal, g.unchecked_key = beside, key
         return
-    if seen is None and checked is KeyCheck.UNCHECKED:
+    if checked is KeyCheck.UNCHECKED:
         _spend_unknown_key_budget()
 
     principal = here.run(authenticate_on(here.runtime.database, key))

@@ -21,6 +21,7 @@ from array import array
 from collections.abc import Sequence
 
 from ragsage.core.cache_writes import cache_write
+from ragsage.core.namespaced import READS_ALL
 from ragsage.core.ports import Cache, Embedder, InputType
 
 _log = logging.getLogger(__name__)
@@ -45,7 +46,7 @@ class CachingEmbedder:
         ttl_seconds: int = 30 * 24 * 3600,
         namespace: str | None = None,
         per_namespace: bool = True,
-        reader: str = "all",
+        reader: str = READS_ALL,
     ):
         self.inner, self.cache, self.ttl_seconds = inner, cache, ttl_seconds
         # None: work of no namespace (the library's own embed calls, evaluations).
@@ -71,7 +72,7 @@ class CachingEmbedder:
     def similarity_floor(self) -> float:
         return self.inner.similarity_floor
 
-    def for_namespace(self, namespace: str, reader: str = "all") -> CachingEmbedder:
+    def for_namespace(self, namespace: str, reader: str = READS_ALL) -> CachingEmbedder:
         """The same cache, holding ``namespace``'s vectors (and ``reader``'s) apart."""
         if not self.per_namespace:
             return self
