@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import httpx
 
@@ -35,6 +35,9 @@ from ragsage.core.errors import RagsageError
 from ragsage.core.jobs import JobState
 from ragsage.core.types import Scope
 from ragsage.settings import Settings
+
+if TYPE_CHECKING:
+    from ragsage.adapters.sealing import Sealer
 
 NAMESPACE = "default"
 QUESTION = "How does row-level security isolate namespaces?"
@@ -89,6 +92,8 @@ class Stack:
         self.children: dict[str, subprocess.Popen[bytes]] = {}
         self.settings: Settings | None = None
         self.key = ""
+        # Made once the settings are: it seals stored secrets and signs sign-in codes.
+        self.sealer: Sealer | None = None
         self._lock: IO[str] | None = None
 
     # ------------------------------------------------------------------ start
@@ -184,7 +189,7 @@ class Stack:
             Role,
             authenticate,
             create_key,
-            seal_signing_secrets,
+            migrate_and_seal,
         )
         from ragsage.adapters.sealing import Sealer
         from ragsage.runtime import build_database
@@ -193,13 +198,12 @@ class Stack:
         settings = self.settings
         key_file = self.data / "api-key"
         scope = Scope(NAMESPACE)
+        sealer = self.sealer = Sealer(settings.sealing_keys)
 
         async def prepare() -> tuple[str, str | None]:
             database = build_database(settings)
             try:
-                await database.migrate()
-                sealer = Sealer(settings.sealing_keys)
-                await seal_signing_secrets(database, sealer)
+                await migrate_and_seal(database, sealer)
                 saved = key_file.read_text().strip() if key_file.exists() else ""
                 if saved:
                     async with database.system_session() as session:
@@ -337,11 +341,10 @@ class Stack:
         The key would stay usable by anyone who later reads the terminal's
         scrollback or the browser's history; the code is spent on first use.
         """
-        from ragsage.adapters.sealing import Sealer
         from ragsage.library.sign_in import SignInCodes, sign_in_link
 
-        assert self.settings is not None
-        codes = SignInCodes(Sealer(self.settings.sealing_keys))
+        assert self.sealer is not None
+        codes = SignInCodes(self.sealer)
         link = sign_in_link(self.url, codes.make(self.key))
         print(
             f"\nOpen {self.url}/ to upload, ask and search. This link signs in with the local "

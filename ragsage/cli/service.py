@@ -14,7 +14,7 @@ async def migrate_command(args: argparse.Namespace) -> int:
     """Create or upgrade the schema of ``RAGSAGE_DATABASE_URL``."""
     # Imported here: the database stack loads only for commands that need it.
     from ragsage.adapters.postgres import redact
-    from ragsage.adapters.postgres.keys import seal_signing_secrets
+    from ragsage.adapters.postgres.keys import migrate_and_seal
     from ragsage.adapters.sealing import sealer_or_none
     from ragsage.runtime import build_database
 
@@ -22,9 +22,7 @@ async def migrate_command(args: argparse.Namespace) -> int:
     sealer = sealer_or_none(settings.sealing_keys)
     database = build_database(settings)
     try:
-        version = await database.migrate()
-        # SQL never sees the sealing key: secrets stored in plaintext before are sealed here.
-        sealed = await seal_signing_secrets(database, sealer) if sealer is not None else 0
+        version, sealed = await migrate_and_seal(database, sealer)
     finally:
         await database.dispose()
     print(f"schema at version {version} on {redact(settings.database_url)}")

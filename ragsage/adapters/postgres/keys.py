@@ -359,6 +359,14 @@ async def find_signer_on(
     return Signer(namespace, key_id, bound or None, secret)
 
 
+async def migrate_and_seal(database: Database, sealer: Seals | None) -> tuple[int, int]:
+    """Migrate, then seal the signing secrets stored in plaintext (SQL never sees the
+    sealing key, so a migration cannot): the schema's version and how many were sealed."""
+    version = await database.migrate()
+    sealed = await seal_signing_secrets(database, sealer) if sealer is not None else 0
+    return version, sealed
+
+
 async def seal_signing_secrets(database: Database, sealer: Seals) -> int:
     """Seal every delegate key's signing secret still stored in plaintext; how many were.
 
