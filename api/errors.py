@@ -26,6 +26,7 @@ from ragsage.core.errors import (
     StorageError,
     StorageTimeout,
     UnsupportedWidth,
+    UploadTooLarge,
     causes,
     client_message,
 )
@@ -98,23 +99,23 @@ def _validation(exc: ValidationError) -> Response:
     return error_response(422, "invalid_request", "the request body is not valid", details)
 
 
+# Errors a client reads as they are, by the first class that matches (subclasses first).
+_ANSWERED: tuple[tuple[type[RagsageError], int, str], ...] = (
+    (EmbeddingModelMismatch, 409, "embedding_model_mismatch"),
+    (DocumentError, 422, "unreadable_document"),
+    (Conflict, 409, "conflict"),
+    (QuotaExceeded, 403, "quota_exceeded"),
+    (Forbidden, 403, "forbidden"),
+    (UnsupportedWidth, 422, "unsupported_width"),
+    (UploadTooLarge, 413, "too_large"),
+    (InputError, 400, "invalid_request"),
+)
+
+
 def _ragsage(exc: RagsageError) -> Response:
-    if isinstance(exc, EmbeddingModelMismatch):
-        return error_response(409, "embedding_model_mismatch", str(exc))
-    if isinstance(exc, DocumentError):
-        return error_response(422, "unreadable_document", str(exc))
-    if isinstance(exc, Conflict):
-        return error_response(409, "conflict", str(exc))
-    if isinstance(exc, QuotaExceeded):
-        return error_response(403, "quota_exceeded", str(exc))
-    if isinstance(exc, Forbidden):
-        return error_response(403, "forbidden", str(exc))
-    if isinstance(exc, UnsupportedWidth):
-        return error_response(422, "unsupported_width", str(exc))
-    if isinstance(exc, InputError):
-        over = "upload limit" in str(exc)
-        status, code = (413, "too_large") if over else (400, "invalid_request")
-        return error_response(status, code, str(exc))
+    for kind, status, code in _ANSWERED:
+        if isinstance(exc, kind):
+            return error_response(status, code, str(exc))
     if isinstance(exc, RetryableProviderError):
         wait = exc.retry_after or RETRY_AFTER_SECONDS
         return unavailable("a model provider failed", wait, code="provider_unavailable")

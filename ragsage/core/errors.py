@@ -66,6 +66,10 @@ class InvalidRequest(InputError):
     """A request option is missing, malformed or out of range."""
 
 
+class UploadTooLarge(InvalidRequest):
+    """A file over the upload limit; the message names the limit."""
+
+
 class UnsupportedWidth(InvalidRequest):
     """A vector width with no HNSW index here; the message names those that have one."""
 

@@ -23,7 +23,7 @@ from ragsage.adapters.postgres.jobs.documents import copy_access, set_access
 from ragsage.adapters.postgres.namespaces import upload_lock_key
 from ragsage.adapters.postgres.quotas import check_upload, namespace_quotas
 from ragsage.adapters.postgres.sessions import namespace_of
-from ragsage.core.errors import Conflict, EmptyDocument, Forbidden, InvalidRequest
+from ragsage.core.errors import Conflict, EmptyDocument, Forbidden, InvalidRequest, UploadTooLarge
 from ragsage.core.identity import content_hash, document_id_for
 from ragsage.core.jobs import JobState, Quotas, Upload, UploadOutcome
 from ragsage.core.text import clean
@@ -44,7 +44,7 @@ def validate(upload: Upload, max_bytes: int) -> None:
     if not upload.data:
         raise EmptyDocument(name, "the file is empty (0 bytes)")
     if len(upload.data) > max_bytes:
-        raise InvalidRequest(
+        raise UploadTooLarge(
             f"{name}: {len(upload.data):,} bytes is over the upload limit of {max_bytes:,} bytes"
         )
 
