@@ -128,6 +128,11 @@ class StorageTimeout(StorageError):
     """The database cancelled a statement that ran past its time limit."""
 
 
+class MarksUnavailable(RagsageError):
+    """The store of one-time marks (spent sign-in codes) could not be asked; nothing was
+    marked."""
+
+
 class BrokerUnavailable(RagsageError):
     """The job queue's broker could not be reached; the message was not sent."""
 

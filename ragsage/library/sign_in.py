@@ -27,8 +27,8 @@ import time
 from dataclasses import dataclass
 from typing import Protocol
 
-from ragsage.adapters.redis.once import MarksUnavailable
 from ragsage.adapters.sealing import Sealer
+from ragsage.core.errors import MarksUnavailable
 
 CODE_LIFETIME_SECONDS = 15 * 60
 # A code made on a machine whose clock runs ahead of this one's by up to this
@@ -72,7 +72,7 @@ class UsedCodes(Protocol):
     def first(self, name: str, keep_for: int) -> bool:
         """Mark ``name``; True if this call marked it first.
 
-        Raises :class:`~ragsage.adapters.redis.once.MarksUnavailable` when the
+        Raises :class:`~ragsage.core.errors.MarksUnavailable` when the
         store cannot say: a code is never taken as unused on a guess.
         """
         ...
@@ -88,9 +88,9 @@ class OpenedCode:
 class SignInCodes:
     """Makes and opens the sign-in codes of one deployment (its sealing keys)."""
 
-    def __init__(self, sealer: Sealer, lifetime: int = CODE_LIFETIME_SECONDS) -> None:
+    def __init__(self, sealer: Sealer) -> None:
         self._sealer = sealer.derived(_PURPOSE)
-        self.lifetime = lifetime
+        self.lifetime = CODE_LIFETIME_SECONDS
 
     @property
     def minutes(self) -> int:

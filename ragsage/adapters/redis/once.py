@@ -11,11 +11,7 @@ from __future__ import annotations
 
 import redis
 
-from ragsage.core.errors import RagsageError
-
-
-class MarksUnavailable(RagsageError):
-    """Redis could not be asked whether a mark was set; nothing was marked."""
+from ragsage.core.errors import MarksUnavailable
 
 
 class FirstMarks:

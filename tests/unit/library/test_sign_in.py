@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from ragsage.adapters.redis.once import MarksUnavailable
 from ragsage.adapters.sealing import Sealer, new_operator_key
 from ragsage.cli import main
+from ragsage.core.errors import MarksUnavailable
 from ragsage.library.sign_in import (
     CLOCK_SKEW_SECONDS,
     CODE_LIFETIME_SECONDS,
