@@ -9,8 +9,7 @@ generates for the models those operations name.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
-from functools import partial
+from collections.abc import Iterator
 from typing import Any
 
 from flask import Flask
@@ -80,7 +79,7 @@ def openapi_path(rule: Rule) -> tuple[str, list[dict[str, Any]]]:
 
 
 def _operation(
-    operation: Operation, path_parameters: list[dict[str, Any]], body_limit: Callable[[str], int]
+    operation: Operation, path_parameters: list[dict[str, Any]], app: Flask, endpoint: str
 ) -> dict[str, Any]:
     responses = {str(r.status): _reply(r) for r in operation.replies}
     described: dict[str, Any] = {
@@ -95,7 +94,8 @@ def _operation(
         content = {**_json(operation.body), **operation.body_also}
         # A client can size its body by this before sending it (api.bodies).
         sized = {
-            kind: {**media, "x-max-bytes": body_limit(kind)} for kind, media in content.items()
+            kind: {**media, "x-max-bytes": limit_for(app, endpoint, kind).size}
+            for kind, media in content.items()
         }
         described["requestBody"] = {"required": True, "content": sized}
     if operation.secured:
@@ -127,10 +127,6 @@ def _components(models: set[type[BaseModel]]) -> dict[str, Any]:
     return definitions
 
 
-def _body_limit(app: Flask, endpoint: str, media_type: str) -> int:
-    return limit_for(app, endpoint, media_type).size
-
-
 def openapi_document(app: Flask, server_url: str = "") -> dict[str, Any]:
     """The whole API as OpenAPI 3.1, from ``app``'s routes."""
     paths: dict[str, dict[str, Any]] = {}
@@ -139,9 +135,7 @@ def openapi_document(app: Flask, server_url: str = "") -> dict[str, Any]:
         if operation is None:
             continue  # tests/integration/test_openapi_routes.py fails for any such route
         path, parameters = openapi_path(rule)
-        paths.setdefault(path, {})[method] = _operation(
-            operation, parameters, partial(_body_limit, app, rule.endpoint)
-        )
+        paths.setdefault(path, {})[method] = _operation(operation, parameters, app, rule.endpoint)
         models.update(operation.models)
     document: dict[str, Any] = {
         "openapi": "3.1.0",
