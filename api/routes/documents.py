@@ -251,7 +251,10 @@ def page_picture(document_id: str, number: int) -> Any:
     who = require(Role.READ)
     width = int_arg("width", MAX_WIDTH, 100, MAX_WIDTH)
     here = services()
-    record = here.run(documents.readable_document(here.runtime.database, who.scope, document_id))
+    # Read as the caller first: Row-Level Security decides before any byte is read.
+    record = here.run(
+        documents.get_document(ScopedReads(here.runtime.database, who.scope), document_id)
+    )
     if record is None:
         # A document the key may not read is absent, as for every other read.
         raise ApiError(404, "not_found", f"no document {document_id!r}")

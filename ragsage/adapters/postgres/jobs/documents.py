@@ -263,19 +263,6 @@ async def namespace_documents(session: AsyncSession) -> dict[str, str]:
     return {str(external): str(identifier) for external, identifier in rows if external}
 
 
-async def readable_document(
-    database: Database, scope: Scope, document_id: str
-) -> DocumentRecord | None:
-    """The document if ``scope`` may read it, read as the caller; else None.
-
-    Row-Level Security decides, principals and all.  A caller that wants the
-    document's bytes reads the record first and passes it to
-    :func:`document_bytes`, so nothing is read before the check, and a caller
-    that can answer from the record alone (a cached page picture) reads no bytes.
-    """
-    return await get_document(ScopedReads(database, scope), document_id)
-
-
 async def document_bytes(database: Database, scope: Scope, record: DocumentRecord) -> bytes | None:
     """The stored bytes of ``record``'s version, once the caller has read ``record``.
 
