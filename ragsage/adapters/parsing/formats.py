@@ -11,6 +11,7 @@ from pathlib import PurePosixPath
 
 from ragsage.adapters.parsing.detect import detect_language
 from ragsage.adapters.parsing.languages import BY_NAME, MEDIA_TYPES, Language, language_for_filename
+from ragsage.core.errors import ParseError
 from ragsage.core.types import RawSource
 
 
@@ -85,6 +86,7 @@ _IMAGE_MAGIC: tuple[tuple[bytes, str], ...] = (
 
 # Enough of the head to judge text-ness without decoding a 100 MB upload.
 _SNIFF_BYTES = 64 * 1024
+_PDF_MAGIC = b"%PDF-"
 
 
 def route(source: RawSource, content: bytes | None = None) -> DocumentFormat:
@@ -163,7 +165,7 @@ def _head_text(content: bytes) -> str:
 def sniff(content: bytes) -> DocumentFormat:
     """The format the bytes themselves announce, ignoring any name or label."""
     head = content[:_SNIFF_BYTES]
-    if head.startswith(b"%PDF-"):
+    if head.startswith(_PDF_MAGIC):
         return DocumentFormat.PDF
     if image_media_type(head) is not None:
         return DocumentFormat.IMAGE
@@ -174,6 +176,22 @@ def sniff(content: bytes) -> DocumentFormat:
     if looks_like_text(head):
         return DocumentFormat.TEXT
     return DocumentFormat.UNKNOWN
+
+
+def refuse_binary(source: RawSource, kind: str) -> None:
+    """Refuse bytes that are plainly not text: a NUL in the head, or a PDF header.
+
+    Readers that decode leniently (HTML, source code in Latin-1) would
+    otherwise index a picture, an archive or a PDF named ``.html`` as garbage
+    text.  Binary formats hold a NUL within their first bytes (a length, a
+    version, a zip header) and text never does; a small PDF may hold none, so
+    its header is checked too.
+    """
+    head = source.content[:_SNIFF_BYTES]
+    if b"\x00" in head:
+        raise ParseError(source.filename, f"not {kind} (contains NUL bytes)")
+    if head.startswith(_PDF_MAGIC):
+        raise ParseError(source.filename, f"not {kind} (the bytes are a PDF)")
 
 
 def image_media_type(head: bytes) -> str | None:

@@ -62,19 +62,14 @@ LABELS = {
     "eps": Label(".eps", "application/postscript"),
 }
 # Formats that have pages to draw, and those whose samples are pictures.
-DRAWABLE = frozenset({"pdf", "png", "jpeg", "tiff"})
 PICTURES = frozenset({"png", "jpeg", "tiff"})
+DRAWABLE = PICTURES | {"pdf"}
 
 
 def _pdf() -> bytes:
-    from reportlab.pdfgen.canvas import Canvas
+    from tests.fixtures.make_fixtures import _pdf as pdf_of
 
-    buffer = io.BytesIO()
-    canvas = Canvas(buffer)
-    canvas.drawString(72, 720, f"The {MARKER} smiles on Rottnest Island.")
-    canvas.showPage()
-    canvas.save()
-    return buffer.getvalue()
+    return pdf_of([lambda c: c.drawString(72, 720, f"The {MARKER} smiles on Rottnest Island.")])
 
 
 def _docx() -> bytes:

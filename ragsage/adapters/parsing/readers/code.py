@@ -21,6 +21,7 @@ import logging
 import tokenize
 from pathlib import PurePosixPath
 
+from ragsage.adapters.parsing.formats import refuse_binary
 from ragsage.adapters.parsing.markdown import inline as one_line
 from ragsage.adapters.parsing.readers.code_sections import (
     MAX_SIGNATURE_CHARS,
@@ -29,7 +30,6 @@ from ragsage.adapters.parsing.readers.code_sections import (
     shorten,
     unstructured,
 )
-from ragsage.adapters.parsing.readers.text import refuse_binary
 from ragsage.core.text import clean
 from ragsage.core.types import Page, ParsedDocument, RawSource
 

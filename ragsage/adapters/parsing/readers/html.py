@@ -30,6 +30,7 @@ from dataclasses import replace
 from typing import Any
 
 from ragsage.adapters.parsing import markdown
+from ragsage.adapters.parsing.formats import refuse_binary
 from ragsage.adapters.parsing.limits import ParseLimits
 from ragsage.adapters.parsing.readers.html_chrome import (
     cells,
@@ -46,7 +47,6 @@ from ragsage.adapters.parsing.readers.html_regions import (
     is_title_box,
     size_of,
 )
-from ragsage.adapters.parsing.readers.text import refuse_binary
 from ragsage.core.errors import ParseError
 from ragsage.core.types import Page, ParsedDocument, RawSource
 

@@ -25,6 +25,7 @@ from functools import cache
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
+from ragsage.adapters.parsing.formats import refuse_binary
 from ragsage.adapters.parsing.languages import Language
 from ragsage.adapters.parsing.readers.code_sections import (
     MAX_SIGNATURE_CHARS,
@@ -34,7 +35,6 @@ from ragsage.adapters.parsing.readers.code_sections import (
     unstructured,
 )
 from ragsage.adapters.parsing.readers.source_specs import BODY_TYPES, SPECS, Spec
-from ragsage.adapters.parsing.readers.text import refuse_binary
 from ragsage.core.types import Page, ParsedDocument, RawSource
 
 if TYPE_CHECKING:
