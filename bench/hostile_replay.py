@@ -22,11 +22,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import json
 import os
 import re
-import secrets
 import statistics
 import subprocess
 import sys
@@ -43,12 +41,16 @@ import psycopg
 from ragsage.adapters.postgres.keys import Role, create_key
 from ragsage.adapters.sealing import Sealer
 from ragsage.core.types import Scope
-from ragsage.library.restricted_keys import grant_of, mint
 from ragsage.runtime import build_database
 from ragsage.settings import Settings
 
-NAMESPACE = "default"
 ROOT = Path(__file__).resolve().parents[1]
+# The attacks' samples are the hostile-user tests' own.
+sys.path.insert(0, str(ROOT))
+from tests.fixtures.credentials import made_up_credentials  # noqa: E402
+from tests.fixtures.pictures import gif_claiming  # noqa: E402
+
+NAMESPACE = "default"
 LOOKUPS = ("ragsage_find_api_key", "ragsage_find_signer")
 PAY = (
     "# Pay and leave\n\n## Bands\n\nSalary bands are reviewed every April by the pay board.\n\n"
@@ -184,13 +186,8 @@ def upload(client: httpx.Client, name: str, data: bytes, media: str, **form: str
     return client.post("/v1/documents", files={"file": (name, data, media)}, data=form)
 
 
-def gif(width: int, height: int) -> bytes:
-    header = b"GIF89a" + width.to_bytes(2, "little") + height.to_bytes(2, "little")
-    return header + b"\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;"
-
-
-def attack_1(stack: Stack, writer: httpx.Client) -> None:
-    for name, data in (("gif.png", gif(1, 1)), ("bomb.png", gif(20000, 20000))):
+def attack_1(writer: httpx.Client) -> None:
+    for name, data in (("gif.png", gif_claiming(1, 1)), ("bomb.png", gif_claiming(20000, 20000))):
         reply = upload(writer, name, data, "image/png")
         job = wait_job(writer, reply.json()["job_id"])
         page = writer.get(f"/v1/documents/{reply.json()['document_id']}/pages/1/image")
@@ -267,7 +264,6 @@ def attack_4(stack: Stack, writer: httpx.Client, questions: int) -> None:
 
 
 def attack_5(stack: Stack, writer: httpx.Client) -> None:
-    ids = {}
     for name, public in (("open.md", True), ("numeric.md", 1)):
         text = f"# {name}\n\nThe quarterly wombat census counts {name} burrows.\n".encode()
         reply = upload(writer, name, text, "text/markdown", metadata=json.dumps({"public": public}))
@@ -293,7 +289,6 @@ def attack_5(stack: Stack, writer: httpx.Client) -> None:
 
 def attack_6(stack: Stack) -> None:
     _, secret = stack.key(Role.DELEGATE)
-    key_ids = []
     with psycopg.connect(stack.owner_url(), autocommit=True) as owner:
         owner.execute("SET ROLE ragsage_system")
         key_ids = [
@@ -314,27 +309,6 @@ def attack_6(stack: Stack) -> None:
         held,
         f"{len(handed)} delegate keys, none in plaintext" if held else "plaintext returned",
     )
-
-
-def made_up(count: int, parent: str) -> Iterator[str]:
-    for n in range(count):
-        shape = n % 6
-        random_key = f"rsk_{secrets.token_hex(5)}_{secrets.token_urlsafe(32)}"
-        if shape == 0:
-            yield secrets.token_urlsafe(24)
-        elif shape == 1:
-            yield random_key
-        elif shape == 2:
-            yield f"{random_key}_{secrets.token_urlsafe(16)}"
-        elif shape == 3:
-            yield mint(
-                secrets.token_hex(5), NAMESPACE, secrets.token_urlsafe(32), grant_of(["u:x"], 60)
-            )
-        elif shape == 4:
-            yield mint(parent, NAMESPACE, secrets.token_urlsafe(32), grant_of(["u:x"], 60))
-        else:
-            head = base64.urlsafe_b64encode(json.dumps({"alg": "HS256", "kid": "x"}).encode())
-            yield f"{head.decode().rstrip('=')}.e30.x"
 
 
 def lookups(stack: Stack) -> int:
@@ -364,7 +338,7 @@ def attack_7(stack: Stack) -> None:
     statuses: Counter[int] = Counter()
     started = time.perf_counter()
     with httpx.Client(base_url=stack.url) as client:
-        for credential in made_up(1000, parent):
+        for credential in made_up_credentials(1000, NAMESPACE, parent):
             statuses[client.get("/v1/sources", headers=bearer(credential)).status_code] += 1
     seconds = time.perf_counter() - started
     spent = settled_lookups(stack) - before
@@ -392,7 +366,7 @@ def main() -> int:
         try:
             writer = httpx.Client(base_url=stack.url, headers=bearer(stack.admin_key), timeout=120)
             anonymous = httpx.Client(base_url=stack.url, timeout=60)
-            attack_1(stack, writer)
+            attack_1(writer)
             attack_2(up_log, anonymous)
             attack_3(writer)
             attack_4(stack, writer, args.questions)

@@ -52,7 +52,8 @@ def local_stack(database: str, **overrides: Any) -> Iterator[Stack]:
                 redis_url=redis.url(0),
                 # The peer's benchmark embeds with a hashing function, so ours does
                 # too: the figures compare the engines, not the embedding models.
-                # Stored secrets are sealed and keys carry a check, as in any deployment.
+                # Stored secrets are sealed, as in any deployment (a key made with the
+                # sealer carries a check; bench/api_search.new_key makes keys without).
                 **{
                     "embedding_dim": 384,
                     "embedder": "hashing",

@@ -25,7 +25,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -78,12 +78,7 @@ class BodyRoute:
 def small(deployment: Deployment) -> Deployment:
     """The deployment with a small upload cap."""
     settings = deployment.settings.replace(max_upload_bytes=CAP)
-    return Deployment(
-        settings=settings,
-        env={**deployment.env, **settings.to_env()},
-        enqueuer=deployment.enqueuer,
-        tmp=deployment.tmp,
-    )
+    return replace(deployment, settings=settings, env={**deployment.env, **settings.to_env()})
 
 
 @pytest.fixture
@@ -157,6 +152,13 @@ def _part_head(boundary: str, field: str) -> bytes:
     ).encode()
 
 
+def _multipart(field: str, payload: bytes) -> tuple[bytes, str]:
+    """One file part holding ``payload``, and the content type naming its boundary."""
+    boundary = _boundary()
+    tail = f"\r\n--{boundary}--\r\n".encode()
+    return _part_head(boundary, field) + payload + tail, f"{MULTIPART}; boundary={boundary}"
+
+
 def padded(route: BodyRoute, size: int) -> tuple[bytes, str]:
     """A well-formed body of exactly ``size`` bytes for ``route``, and its content type.
 
@@ -165,12 +167,9 @@ def padded(route: BodyRoute, size: int) -> tuple[bytes, str]:
     """
     if route.media_type == JSON:
         return b"{}" + b" " * (size - 2), JSON
-    boundary = _boundary()
-    head = _part_head(boundary, route.file_field or "file")
-    tail = f"\r\n--{boundary}--\r\n".encode()
-    return head + b"a" * (size - len(head) - len(tail)) + tail, (
-        f"{MULTIPART}; boundary={boundary}"
-    )
+    field = route.file_field or "file"
+    framing = len(_multipart(field, b"")[0])  # boundaries are all of one length
+    return _multipart(field, b"a" * (size - framing))
 
 
 def chunked(data: bytes) -> Iterator[bytes]:
@@ -350,9 +349,7 @@ def _json_upload(size: int) -> bytes:
 
 
 def _multipart_upload(size: int) -> tuple[bytes, str]:
-    boundary = _boundary()
-    body = _part_head(boundary, "file") + _file(size) + f"\r\n--{boundary}--\r\n".encode()
-    return body, f"{MULTIPART}; boundary={boundary}"
+    return _multipart("file", _file(size))
 
 
 def cap_problems(

@@ -11,20 +11,16 @@ failed-key budget.  The lookups are counted by Postgres itself
 
 from __future__ import annotations
 
-import base64
-import json
 import secrets
 import time
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import replace
-from typing import Any
 
 import psycopg
 import pytest
 
 from ragsage.adapters.postgres.keys import Role
-from ragsage.library.restricted_keys import grant_of, mint
+from tests.fixtures.credentials import made_up_credentials
 from tests.integration.api_harness import ApiServer, make_key, serve
 from tests.integration.worker_harness import Deployment
 
@@ -33,32 +29,6 @@ BUDGET = 20
 # sends 1,000 to a real `make run`).
 CREDENTIALS = 360
 LOOKUPS = ("ragsage_find_api_key", "ragsage_find_signer")
-
-
-def _b64(value: dict[str, Any]) -> str:
-    raw = json.dumps(value).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _random_credentials(count: int, delegate_id: str) -> Iterator[str]:
-    """Every shape a made-up credential takes, round robin."""
-    for n in range(count):
-        shape = n % 6
-        if shape == 0:
-            yield secrets.token_urlsafe(24)  # not a key at all
-        elif shape == 1:  # a key of the older shape, with no check
-            yield f"rsk_{secrets.token_hex(5)}_{secrets.token_urlsafe(32)}"
-        elif shape == 2:  # the new shape with a made-up check
-            check = secrets.token_urlsafe(16)
-            yield f"rsk_{secrets.token_hex(5)}_{secrets.token_urlsafe(32)}_{check}"
-        elif shape == 3:  # a restricted key naming a parent that never was
-            yield mint(
-                secrets.token_hex(5), "acme", secrets.token_urlsafe(32), grant_of(["u:x"], 60)
-            )
-        elif shape == 4:  # naming the real (public) parent, signed with a guess
-            yield mint(delegate_id, "acme", secrets.token_urlsafe(32), grant_of(["u:x"], 60))
-        else:  # a token-shaped string that parses as nothing
-            yield f"{_b64({'alg': 'HS256', 'kid': secrets.token_hex(5)})}.{_b64({})}.x"
 
 
 def _lookups(database_url: str) -> Counter[str]:
@@ -110,7 +80,7 @@ def test_made_up_credentials_by_the_hundred_cost_no_more_lookups_than_the_budget
         before = _lookups(database_url)
         statuses: Counter[int] = Counter()
         with api.client() as anonymous:
-            for credential in _random_credentials(CREDENTIALS, delegate_id):
+            for credential in made_up_credentials(CREDENTIALS, "acme", delegate_id):
                 reply = anonymous.get(
                     "/v1/sources", headers={"Authorization": f"Bearer {credential}"}
                 )
