@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ragsage.adapters.parsing.languages import BY_NAME
+from ragsage.adapters.parsing.readers.code_sections import LICENCE_WORDS, comment_words
 from ragsage.adapters.parsing.tokens import (
     DEFAULT_ENCODING,
     count_within,
@@ -383,7 +384,8 @@ def _later_window(chunk: Chunk) -> bool:
 _SUMMARY_LINES = 12
 _COMMENT_MARKERS = ("///", "//!", "//", "/**", "/*", "*", "#", "--")
 _DOCSTRING_QUOTES = ('"""', "'''", 'r"""', 'b"""', 'u"""')
-_NOT_SUMMARIES = ("#!", "#[", "# -*-", "copyright", "license", "licence", "spdx")
+# A shebang or a Rust attribute opens like a comment but is not one.
+_NOT_COMMENTS = ("#!", "#[")
 
 
 def doc_summary(lines: Sequence[str]) -> str | None:
@@ -408,10 +410,10 @@ def doc_summary(lines: Sequence[str]) -> str | None:
                 return _words_of(rest)
             in_docstring = True
             continue
-        lowered = line.lower()
-        if line.startswith(_COMMENT_MARKERS) and not lowered.startswith(_NOT_SUMMARIES):
-            if code_lines == 0 and not any(word in lowered for word in _NOT_SUMMARIES[3:]):
-                words = _words_of(line.lstrip("/*#-! ").removesuffix("*/"))
+        if line.startswith(_COMMENT_MARKERS) and not line.startswith(_NOT_COMMENTS):
+            text = comment_words(line)
+            if code_lines == 0 and not any(word in text.lower() for word in LICENCE_WORDS):
+                words = _words_of(text)
                 if words:
                     return words
             continue

@@ -70,6 +70,19 @@ def code_lines(lines: list[str], first: int, last: int) -> str:
     return chunk if chunk.strip() else ""
 
 
+# Words of a comment that make it a licence header or a tool's setting, not a summary.
+LICENCE_WORDS = ("copyright", "licen", "spdx", "-*-", "all rights reserved")
+
+
+def comment_words(comment: str) -> str:
+    """The first line of words in a comment, its markers gone."""
+    for raw in comment.split("\n"):
+        line = raw.strip().lstrip("/*!#-").strip().removesuffix("*/").strip()
+        if line:
+            return line
+    return ""
+
+
 def shorten(text: str, limit: int) -> str:
     """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
     text = one_line(text)

@@ -28,8 +28,10 @@ from typing import TYPE_CHECKING
 from ragsage.adapters.parsing.formats import refuse_binary
 from ragsage.adapters.parsing.languages import Language
 from ragsage.adapters.parsing.readers.code_sections import (
+    LICENCE_WORDS,
     MAX_SIGNATURE_CHARS,
     Section,
+    comment_words,
     render,
     shorten,
     unstructured,
@@ -46,7 +48,6 @@ logger = logging.getLogger(__name__)
 # grammar's confusion than about the file, and its headings would mislead.
 MAX_ERROR_SHARE = 0.3
 _SUMMARY_CHARS = 100
-_LICENCE_WORDS = ("copyright", "licen", "spdx", "-*-", "all rights reserved")
 _TRIM_TITLE = " \t{:=;"
 # Lines that only close what a container opened.
 _CLOSER = re.compile(r"\s*([)}\]];?|end|esac|fi|done)*\s*((//|#|/\*).*)?")
@@ -291,10 +292,10 @@ class _Walker:
             if _is_shebang(comment):
                 continue
             text = self.data[comment.start_byte : comment.end_byte].decode("utf-8", "replace")
-            line = _comment_text(text)
+            line = comment_words(text)
             if _PRAGMA.match(line):
                 continue
-            if line and not any(word in line.lower() for word in _LICENCE_WORDS):
+            if line and not any(word in line.lower() for word in LICENCE_WORDS):
                 return shorten(line, _SUMMARY_CHARS)
         return None
 
@@ -327,15 +328,6 @@ def _last_row(node: tree_sitter.Node) -> int:
     """The 0-based row of a node's last character (a line comment's span ends past its newline)."""
     row, column = node.end_point
     return row - 1 if column == 0 and row > node.start_point.row else row
-
-
-def _comment_text(comment: str) -> str:
-    """The first line of words in a comment, its markers gone."""
-    for raw in comment.split("\n"):
-        line = raw.strip().lstrip("/*!#-").strip().removesuffix("*/").strip()
-        if line:
-            return line
-    return ""
 
 
 def _is_shebang(comment: tree_sitter.Node) -> bool:
