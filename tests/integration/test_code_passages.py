@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from tests.unit.parsing.fenced import code_lines
+
 from .api_harness import ApiServer, make_key
 from .test_api import wait_job
 from .worker_harness import Deployment
@@ -38,10 +40,6 @@ def _words(result: dict[str, object]) -> int:
     )
 
 
-def _body(text: str) -> list[str]:
-    return [line for line in text.split("\n") if not line.startswith("```")]
-
-
 def test_code_results_name_their_lines_and_fill_a_budget(
     running: Deployment, api: ApiServer
 ) -> None:
@@ -57,7 +55,7 @@ def test_code_results_name_their_lines_and_fill_a_budget(
     assert results
     for result in results:
         first, last = result["chunk"]["metadata"]["lines"]
-        assert _body(result["chunk"]["text"]) == FILE_LINES[first - 1 : last]
+        assert code_lines(result["chunk"]["text"]) == FILE_LINES[first - 1 : last]
 
     for budget in (40, 120, 400):
         found = client.post(

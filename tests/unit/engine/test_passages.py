@@ -21,6 +21,7 @@ from ragsage.query.passages import (
     handed_words,
     join_windows,
 )
+from tests.unit.parsing.fenced import code_lines
 
 STEP = """\tresp{n}, err := fn()
 \tif err == nil && resp{n}.StatusCode == {status} {{
@@ -57,10 +58,6 @@ def _file_lines(chunk: Chunk) -> list[str]:
     return FILE_LINES[first - 1 : last]
 
 
-def _body(chunk: Chunk) -> list[str]:
-    return [line for line in chunk.text.split("\n") if not line.startswith("```")]
-
-
 def test_the_fixture_is_cut_into_several_windows() -> None:
     assert len(WINDOWS) >= 4
 
@@ -73,7 +70,7 @@ def test_adjacent_windows_found_together_come_back_as_one_passage_in_file_order(
     assert passage.text.count("```") == 2, "one fence around both windows"
     assert passage.metadata["lines"] == [second.metadata["lines"][0], third.metadata["lines"][1]]
     assert passage.metadata["chunk_ids"] == [second.id, third.id]
-    assert _body(passage) == _file_lines(passage)
+    assert code_lines(passage.text) == _file_lines(passage)
     assert found[0].score == 1.0, "the passage ranks as its best window did"
 
 
@@ -94,7 +91,7 @@ def test_a_budget_is_never_passed_and_no_line_is_handed_over_twice() -> None:
         )
         assert all(times == 1 for times in lines.values())
         for hit in chosen:
-            assert _body(hit.chunk) == _file_lines(hit.chunk)
+            assert code_lines(hit.chunk.text) == _file_lines(hit.chunk)
 
 
 def test_a_passage_too_long_gives_way_to_its_part_that_answers() -> None:

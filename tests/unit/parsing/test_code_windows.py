@@ -22,6 +22,7 @@ from ragsage.adapters.parsing import HeuristicBackend
 from ragsage.adapters.parsing.contextualizing import HeadingWindowContextualizer, doc_summary
 from ragsage.adapters.parsing.tokens import make_token_counter
 from ragsage.core.types import Chunk, Document, RawSource
+from tests.unit.parsing.fenced import code_lines
 from tests.unit.parsing.source_cases import FIXTURES
 
 count = make_token_counter("cl100k_base")
@@ -42,7 +43,7 @@ def _chunks(
 
 
 def _body(chunk: Chunk) -> str:
-    return "\n".join(line for line in chunk.text.split("\n") if not line.startswith("```"))
+    return "\n".join(code_lines(chunk.text))
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
