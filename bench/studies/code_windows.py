@@ -3,10 +3,11 @@
     python bench/studies/code_windows.py [--dataset .ragsage/eval/code] [--windows 256 192]
                                          [--out runs/code-windows] [--table-only]
 
-An embedded Postgres is started in a temporary folder and migrated; each reading
-is indexed and asked every question of the set with ``ragsage eval --backend
-postgres --embedder local`` (the embedding cache under ``.ragsage/eval-cache``
-is shared, so a second run embeds only texts it has not seen): ``definitions``
+``bench/stack.py``'s ``local_stack`` starts an embedded Postgres (and Redis),
+migrated; each reading is indexed and asked every question of the set with
+``ragsage eval --backend postgres --embedder local`` (the embedding cache
+under ``.ragsage/eval-cache`` is shared, so a second run embeds only texts it
+has not seen): ``definitions``
 (windows off), ``lines`` and one run per ``--windows`` size.  The runs are saved
 under ``--out``; the table gives, for each family and split, the answers found
 within 330 / 660 / 1,320 words (headings counted) and the language-averaged
@@ -20,7 +21,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -40,8 +40,7 @@ def main() -> int:
     setups |= {f"windows-{n}": ["--code-window", str(n)] for n in args.windows}
     args.out.mkdir(parents=True, exist_ok=True)
     if not args.table_only:
-        with tempfile.TemporaryDirectory() as folder:
-            _run_all(args.dataset, args.out, setups, Path(folder))
+        _run_all(args.dataset, args.out, setups)
     runs = {
         name: args.out / f"{name}.json" for name in setups if (args.out / f"{name}.json").exists()
     }
@@ -49,24 +48,18 @@ def main() -> int:
     return 0
 
 
-def _run_all(dataset: Path, out: Path, setups: dict[str, list[str]], folder: Path) -> None:
+def _run_all(dataset: Path, out: Path, setups: dict[str, list[str]]) -> None:
     sys.path.insert(0, str(ROOT / "bench"))
-    from stack import migrate
+    from stack import local_stack, migrate
 
-    from ragsage.adapters.embedded.postgres import EmbeddedPostgres
-    from ragsage.settings import Settings
-
-    postgres = EmbeddedPostgres(folder / "pg")
-    postgres.start()
-    try:
-        owner = postgres.ensure_database("codewindows")
-        app = owner.replace("postgres@", "ragsage_app@", 1)
-        migrate(Settings.from_env({}, database_url=owner, app_database_url=app, embedding_dim=384))
+    with local_stack("codewindows") as stack:
+        settings = stack.settings
+        migrate(settings)
         env = {
             **os.environ,
-            "RAGSAGE_DATABASE_URL": owner,
-            "RAGSAGE_APP_DATABASE_URL": app,
-            "RAGSAGE_EMBEDDING_DIM": "384",
+            "RAGSAGE_DATABASE_URL": settings.database_url,
+            "RAGSAGE_APP_DATABASE_URL": settings.app_database_url,
+            "RAGSAGE_EMBEDDING_DIM": str(settings.embedding_dim),
             "PYTHONPATH": str(ROOT),
         }
         ragsage = Path(sys.executable).with_name("ragsage")
@@ -76,8 +69,6 @@ def _run_all(dataset: Path, out: Path, setups: dict[str, list[str]], folder: Pat
             command += ["--embedder", "local", *flags, "--save", str(saved)]
             print(f"{name}: {' '.join(command[1:])}", flush=True)
             subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
-    finally:
-        postgres.stop()
 
 
 def _table(dataset: Path, runs: dict[str, Path]) -> str:
