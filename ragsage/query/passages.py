@@ -4,7 +4,9 @@ A long definition of source code is indexed as windows (``window: [k, n]`` in a
 chunk's metadata, see :mod:`ragsage.adapters.parsing.chunking`).  When a search
 finds two or more adjacent windows of one definition they come back as one
 passage, at the rank of the best of them, so a reader sees the lines in order
-once.
+once.  A passage of code never repeats file lines a passage ranked above it
+handed over already (a whole definition after one of its windows keeps only
+its other lines).
 
 A caller with a budget (``budget_tokens``: whitespace-separated words, counting
 everything a result hands over, its heading path as well as its text) gets the
@@ -167,6 +169,21 @@ class _Handed:
     def seen_spans(self, chunk: Chunk) -> list[tuple[int, int]]:
         page = chunk.page_numbers[0] if chunk.page_numbers else 0
         return self.spans.setdefault((chunk.document_id, page), [])
+
+
+def without_repeated_lines(candidates: Sequence[ScoredChunk]) -> list[ScoredChunk]:
+    """Code passages without the file lines a passage before them already handed over."""
+    handed = _Handed({}, {})
+    out = []
+    for candidate in candidates:
+        if _lines_of(candidate.chunk) is None:
+            out.append(candidate)
+            continue
+        passage = _without_repeats(candidate, handed)
+        if passage is not None:
+            out.append(passage)
+            _remember(passage.chunk, handed)
+    return out
 
 
 def fill_budget(

@@ -37,7 +37,7 @@ from ragsage.core.tracing import elapsed_ms, timed_stage
 from ragsage.core.types import Chunk, Scope, ScoredChunk, SearchFilters, Turn
 from ragsage.query.fusion import FusedRank, fuse, fuse_ranked, fusion_for
 from ragsage.query.options import MAX_QUERY_CHARS, QueryConfig, RetrievalOptions
-from ragsage.query.passages import fill_budget, join_windows
+from ragsage.query.passages import fill_budget, join_windows, without_repeated_lines
 from ragsage.query.results import ChunkContext, RetrievalResult, SearchHit
 from ragsage.query.scores import apply_recency, has_signal, prefer_concise_code
 
@@ -120,6 +120,8 @@ class Retriever:
         chosen = join_windows(chosen)
         if options.budget_tokens is not None:
             chosen = fill_budget(chosen, options.budget_tokens, standalone, top_k=options.top_k)
+        else:
+            chosen = without_repeated_lines(chosen)
 
         with timed_stage(
             root,

@@ -133,7 +133,9 @@ class _Bm25Index:
         self.by_document: dict[str, list[str]] = defaultdict(list)
 
     def add(self, chunk: Chunk) -> None:
-        counts = Counter(lexical_terms(_indexed_text(chunk)))
+        # A window of a long definition is found by its vector alone, as in Postgres.
+        indexed = "" if "window" in chunk.metadata else _indexed_text(chunk)
+        counts = Counter(lexical_terms(indexed))
         self.chunks[chunk.id] = chunk
         self.lengths[chunk.id] = sum(counts.values())
         self.by_document[chunk.document_id].append(chunk.id)

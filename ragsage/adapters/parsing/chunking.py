@@ -146,6 +146,16 @@ class _Packer:
                 for piece in self._split(block, shift):
                     self._emit([piece], block.heading_path, page)
                 return
+            # The definition stays whole (found by its words and its meaning), and
+            # its windows follow it (found by their vectors alone: as keyword
+            # candidates they crowded out whole definitions that answer).
+            whole = (
+                self._split(block, shift)
+                if tokens > self.size
+                else [Piece(block.text, block.start, block.end)]
+            )
+            for piece in whole:
+                self._emit([piece], block.heading_path, page)
             pieces = self._windows(block, shift, tokens, page)
             for number, piece in enumerate(pieces, 1):
                 extra = {"window": [number, len(pieces)]}

@@ -104,12 +104,14 @@ _COPY_TYPES = (
 # The foreign key is checked at commit, so a library ingestion may write a new
 # document's row after its chunks: its chunks then take the list that row will
 # start with, the writer's principals (open, for a session bound to none; see
-# PgDocumentStore.save).
+# PgDocumentStore.save).  A window of a long definition gets no keyword terms:
+# its definition, stored whole beside it, is what keyword search finds.
 _MOVE = (
     f"INSERT INTO ragsage_chunks ({_COLUMNS}, access, lexical) SELECT "
     + ", ".join(f"s.{column.strip()}" for column in _COLUMNS.split(","))
     + ", coalesce(d.access, CAST(:default_access AS text[])), "
-    "ragsage_chunk_lexical(s.headings, s.heading_words, s.text, s.text_words) "
+    "CASE WHEN s.metadata ? 'window' THEN ''::tsvector ELSE "
+    "ragsage_chunk_lexical(s.headings, s.heading_words, s.text, s.text_words) END "
     "FROM ragsage_chunk_rows s "
     "LEFT JOIN ragsage_documents d ON d.namespace = :namespace AND d.namespace = s.namespace "
     "AND d.id = s.document_id"

@@ -20,6 +20,7 @@ from ragsage.query.passages import (
     fill_budget,
     handed_words,
     join_windows,
+    without_repeated_lines,
 )
 from tests.unit.parsing.fenced import code_lines
 
@@ -112,6 +113,24 @@ def test_a_repeat_of_lines_already_handed_over_is_dropped() -> None:
     whole = join_windows(_scored(WINDOWS[:2]))[0]
     chosen = fill_budget([whole, ScoredChunk(WINDOWS[1], 0.5)], 5000, "retry")
     assert [hit.chunk.id for hit in chosen] == [whole.chunk.id]
+
+
+def test_the_whole_definition_after_one_of_its_windows_keeps_only_its_other_lines() -> None:
+    whole = next(
+        c
+        for c in CHUNKS
+        if c.heading_path == WINDOWS[0].heading_path and "window" not in c.metadata
+    )
+    window = WINDOWS[1]
+    passages = without_repeated_lines(_scored([window, whole, SHORT, window]))
+    # The repeated window is gone; the definition comes back without the window's lines.
+    assert [p.chunk.id for p in passages] == [window.id, whole.id, SHORT.id]
+    first, last = window.metadata["lines"]
+    kept = passages[1].chunk.metadata["lines"]
+    assert kept[1] < first or kept[0] > last
+    assert code_lines(passages[1].chunk.text) == _file_lines(passages[1].chunk)
+    # Nothing is cut when the whole comes first: a window after it repeats it all.
+    assert [p.chunk.id for p in without_repeated_lines(_scored([whole, window]))] == [whole.id]
 
 
 def test_a_citation_names_the_lines_of_its_quote() -> None:

@@ -61,17 +61,28 @@ def test_every_code_chunk_names_the_file_lines_its_text_holds(path: object) -> N
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
-def test_long_definitions_become_even_windows_and_short_ones_stay_whole(path: object) -> None:
+def test_long_definitions_keep_their_whole_and_gain_even_windows(path: object) -> None:
     source = path.read_text()  # type: ignore[attr-defined]
     chunks, _, _ = _chunks(source, path.name)  # type: ignore[attr-defined]
     runs: dict[tuple[str, ...], list[Chunk]] = {}
+    wholes: dict[tuple[str, ...], list[Chunk]] = {}
     for chunk in chunks:
         if "window" in chunk.metadata:
             runs.setdefault(chunk.heading_path, []).append(chunk)
         else:
-            # Whole: under the window, a heading alone, or the file's own code.
+            wholes.setdefault(chunk.heading_path, []).append(chunk)
+    for path_, whole in wholes.items():
+        for chunk in whole:
+            # Whole: under the window, a heading alone, the file's own code, or a
+            # long definition that also has windows.
             small = count(chunk.text) <= WINDOW or "```" not in chunk.text
-            assert small or len(chunk.heading_path) == 1
+            assert small or len(path_) == 1 or path_ in runs
+    for path_, run in runs.items():
+        # Every line of the windows is in the definition's whole chunks, just before them.
+        covered = [tuple(c.metadata["lines"]) for c in wholes[path_] if "lines" in c.metadata]
+        first, last = run[0].metadata["lines"][0], run[-1].metadata["lines"][1]
+        assert any(low <= first for low, _ in covered) and any(high >= last for _, high in covered)
+        assert max(c.ordinal for c in wholes[path_]) < run[0].ordinal
     for run in runs.values():
         total = len(run)
         assert [c.metadata["window"] for c in run] == [[k, total] for k in range(1, total + 1)]
