@@ -38,17 +38,9 @@ from api.client_address import client_address
 from api.errors import ApiError, error_response
 from api.limits import RateLimited, too_many
 from api.services import services
-from ragsage.adapters.postgres.keys import (
-    KeyCheck,
-    Principal,
-    Role,
-    Signer,
-    authenticate_on,
-    find_signer_on,
-    hash_key,
-    precheck,
-)
+from ragsage.adapters.postgres.keys import authenticate_on, find_signer_on, hash_key, precheck
 from ragsage.core.errors import Forbidden
+from ragsage.core.keys import KeyCheck, Principal, Role, Signer
 from ragsage.library.restricted_keys import (
     RestrictedKeyRefused,
     SignatureMismatch,

@@ -29,9 +29,9 @@ from api.services import Services, services
 from ragsage.adapters.parsing.page_images import MAX_WIDTH, NoSuchPage, render_page
 from ragsage.adapters.postgres.jobs import documents
 from ragsage.adapters.postgres.jobs.uploads import upload_access
-from ragsage.adapters.postgres.keys import Role
 from ragsage.adapters.postgres.sessions import ScopedReads
 from ragsage.core.errors import ParseError
+from ragsage.core.keys import Role
 from ragsage.core.types import MAX_PRINCIPALS, PRINCIPAL_PATTERN, Scope
 
 blueprint = Blueprint("documents", __name__)

@@ -17,9 +17,9 @@ from api.routes.common import int_arg
 from api.schemas import JobList, JobOut
 from api.services import services
 from ragsage.adapters.postgres.jobs import documents, store
-from ragsage.adapters.postgres.keys import Role
 from ragsage.adapters.postgres.sessions import ScopedReads
 from ragsage.core.jobs import Job, JobState
+from ragsage.core.keys import Role
 
 blueprint = Blueprint("jobs", __name__)
 JOB_STATES = {"type": "string", "enum": [state.value for state in JobState]}

@@ -23,12 +23,8 @@ from api.schemas import (
     SigningSecretOut,
 )
 from api.services import services
-from ragsage.adapters.postgres.keys import (
-    Principal,
-    Role,
-    Signer,
-    rotate_signing_secret,
-)
+from ragsage.adapters.postgres.keys import rotate_signing_secret
+from ragsage.core.keys import Principal, Role, Signer
 from ragsage.library.restricted_keys import check_grant, filters_claim, grant_of, mint
 
 blueprint = Blueprint("keys", __name__)

@@ -21,7 +21,7 @@ from api.schemas import (
 )
 from api.services import services
 from ragsage.adapters.postgres.generations import Generation
-from ragsage.adapters.postgres.keys import Role
+from ragsage.core.keys import Role
 
 blueprint = Blueprint("reindex", __name__)
 

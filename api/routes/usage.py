@@ -12,8 +12,8 @@ from api.documented import documented, ok
 from api.schemas import QuotasOut, UsageOut
 from api.services import services
 from ragsage.adapters.postgres import quotas
-from ragsage.adapters.postgres.keys import Role
 from ragsage.adapters.postgres.namespaces import own_overrides
+from ragsage.core.keys import Role
 
 blueprint = Blueprint("usage", __name__)
 

@@ -14,7 +14,7 @@ from api.errors import ApiError
 from api.routes.common import int_arg, json_body, optional_json_body
 from api.services import services
 from ragsage.adapters.postgres import webhooks as store
-from ragsage.adapters.postgres.keys import Principal, Role
+from ragsage.core.keys import Principal, Role
 from ragsage.core.webhooks import Webhook
 from ragsage.library.webhook_admin import DELIVERY_STATES, WebhookAdmin
 

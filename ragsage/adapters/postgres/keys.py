@@ -23,8 +23,6 @@ import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import text
@@ -33,8 +31,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ragsage.adapters.postgres.namespaces import pin_owner
 from ragsage.adapters.postgres.sessions import namespace_of
 from ragsage.core.errors import ConfigurationError, InvalidRequest
+from ragsage.core.keys import KeyCheck, KeyInfo, Principal, Role, Signer
 from ragsage.core.sealing import Seals
-from ragsage.core.types import Scope, SearchFilters, check_principals
+from ragsage.core.types import Scope, check_principals
 
 if TYPE_CHECKING:
     from ragsage.adapters.postgres.database import Database
@@ -46,108 +45,6 @@ _NO_SEALING_KEY = (
     "a delegate key's signing secret is stored sealed, and RAGSAGE_SEALING_KEYS is not set "
     "(`ragsage webhooks new-operator-key` makes a key)"
 )
-
-
-class KeyCheck(StrEnum):
-    """What a presented key's shape and check say before any lookup."""
-
-    # Not a ragsage key at all, or a check that no sealing key made.
-    REFUSED = "refused"
-    # Carries a check one of the sealing keys made: the server issued it.
-    ISSUED = "issued"
-    # A well-formed key with no check to make (an older key, or no sealing key here).
-    UNCHECKED = "unchecked"
-
-
-class Role(StrEnum):
-    """What a key may do; each role includes the ones before it.
-
-    A delegate key does what a write key does and also signs restricted keys
-    (:mod:`ragsage.library.restricted_keys`); only an admin acts on the whole
-    namespace (re-index, usage).
-    """
-
-    READ = "read"
-    WRITE = "write"
-    DELEGATE = "delegate"
-    ADMIN = "admin"
-
-    def allows(self, needed: Role) -> bool:
-        return _ORDER.index(self) >= _ORDER.index(needed)
-
-
-_ORDER = (Role.READ, Role.WRITE, Role.DELEGATE, Role.ADMIN)
-
-
-@dataclass(frozen=True, slots=True)
-class Restriction:
-    """What a restricted key adds to the principal it acts as.
-
-    ``token_id`` tells one restricted key from its siblings (a digest of the
-    token, never the token); ``subject`` is the end user the product named.
-    """
-
-    expires_at: datetime
-    token_id: str
-    subject: str = ""
-    filters: SearchFilters | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Principal:
-    """Who a request acts as: the key's namespace, role and (if bound) principals.
-
-    ``scope.principals`` is None for a key bound to no principal, which reads
-    the whole namespace.  A restricted key acts as a principal whose
-    ``key_id`` is its parent's and whose ``restriction`` says what else it is.
-    """
-
-    scope: Scope
-    key_id: str
-    role: Role
-    restriction: Restriction | None = None
-
-    @property
-    def filters(self) -> SearchFilters | None:
-        """The filters a restricted key applies to everything it reads; None for others."""
-        return self.restriction.filters if self.restriction is not None else None
-
-    @property
-    def holder(self) -> str:
-        """Whose share of per-key allowances this is: the key, or one restricted key."""
-        if self.restriction is None:
-            return self.key_id
-        return f"{self.key_id}.{self.restriction.token_id}"
-
-    @property
-    def label(self) -> str:
-        """How logs name the key: its id, or its parent's id and which restricted key."""
-        if self.restriction is None:
-            return self.key_id
-        return f"{self.key_id}/restricted/{self.restriction.token_id}"
-
-
-@dataclass(frozen=True, slots=True)
-class KeyInfo:
-    """A key as listings show it; the secret is never stored, so never shown."""
-
-    id: str
-    role: Role
-    name: str
-    created_at: datetime
-    revoked_at: datetime | None
-    principals: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Signer:
-    """A live delegate key, as the restricted keys issued under it are checked against it."""
-
-    namespace: str
-    key_id: str
-    # What it may grant: None for a parent bound to no principal.
-    principals: frozenset[str] | None
-    secret: str = field(repr=False)
 
 
 def hash_key(key: str) -> str:

@@ -13,8 +13,9 @@ from selenium.webdriver.remote.webdriver import WebDriver
 
 from api.web import CONTENT_SECURITY_POLICY
 from ragsage.adapters.postgres import Database
-from ragsage.adapters.postgres.keys import Role, revoke_key
+from ragsage.adapters.postgres.keys import revoke_key
 from ragsage.adapters.sealing import Sealer
+from ragsage.core.keys import Role
 from ragsage.core.types import Scope
 from ragsage.library.sign_in import SignInCodes
 from tests.fixtures.page_boxes import two_page_manual
