@@ -221,7 +221,8 @@ async def _check_v7(database: Database) -> None:
 
 
 async def _check_v8(database: Database) -> None:
-    from ragsage.adapters.postgres import EmbeddingModelMismatch, PgLexicalStore, PgVectorStore
+    from ragsage.adapters.postgres import PgLexicalStore, PgVectorStore
+    from ragsage.core.generations import EmbeddingModelMismatch
 
     vector = "[" + ",".join(["0.125"] * 128) + "]"
     async with database.session(ACME) as session:
