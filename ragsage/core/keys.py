@@ -7,11 +7,23 @@ management services' (:mod:`ragsage.management.keys`).
 
 from __future__ import annotations
 
+import hashlib
+import re
+import secrets
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
+from ragsage.core.sealing import Seals
 from ragsage.core.types import Scope, SearchFilters
+
+NO_SEALING_KEY = (
+    "a delegate key's signing secret is stored sealed, and RAGSAGE_SEALING_KEYS is not set "
+    "(`ragsage webhooks new-operator-key` makes a key)"
+)
+PREFIX = "rsk_"
+SECRET_PREFIX = "rss_"
+_SHAPE = re.compile(r"^rsk_([a-z0-9]{10})_([A-Za-z0-9_-]{43})(?:_([A-Za-z0-9_-]{22}))?$")
 
 
 class KeyCheck(StrEnum):
@@ -114,3 +126,53 @@ class Signer:
     # What it may grant: None for a parent bound to no principal.
     principals: frozenset[str] | None
     secret: str = field(repr=False)
+
+
+def hash_key(key: str) -> str:
+    """The stored form of a key."""
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def well_formed(key: str) -> bool:
+    """True if ``key`` has the shape of a ragsage key (checked before any lookup)."""
+    return _SHAPE.fullmatch(key) is not None
+
+
+def key_id_of(key: str) -> str | None:
+    """The id part of a well-formed key, or None."""
+    shape = _SHAPE.fullmatch(key)
+    return shape.group(1) if shape is not None else None
+
+
+def precheck(key: str, sealer: Seals | None) -> KeyCheck:
+    """What can be told of ``key`` without the database: its shape, and its check."""
+    shape = _SHAPE.fullmatch(key)
+    if shape is None:
+        return KeyCheck.REFUSED
+    check = shape.group(3)
+    if check is None or sealer is None:
+        return KeyCheck.UNCHECKED
+    body = key[: -len(check) - 1]
+    return KeyCheck.ISSUED if sealer.checks(body, check) else KeyCheck.REFUSED
+
+
+def new_key(sealer: Seals | None = None) -> tuple[str, str]:
+    """A fresh (key id, full key), carrying the sealing key's check when there is one."""
+    key_id = "".join(secrets.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(10))
+    key = f"{PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
+    return key_id, key if sealer is None else f"{key}_{sealer.check(key)}"
+
+
+@dataclass(frozen=True, slots=True)
+class NewKey:
+    """A key just created: the only time its secret parts are visible."""
+
+    id: str
+    key: str = field(repr=False)
+    # A delegate key's secret for signing restricted keys; empty for other roles.
+    signing_secret: str = field(default="", repr=False)
+
+
+def new_signing_secret() -> str:
+    """A fresh HMAC key for restricted keys: 32 random bytes, marked for secret scanners."""
+    return f"{SECRET_PREFIX}{secrets.token_urlsafe(32)}"

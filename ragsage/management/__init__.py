@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ragsage.management.documents import Documents, Jobs
+from ragsage.management.keys import Keys
 from ragsage.management.usage import Usage
+from ragsage.management.webhooks import Webhooks
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,7 +22,9 @@ class Management:
 
     documents: Documents
     jobs: Jobs
+    keys: Keys
     usage: Usage
+    webhooks: Webhooks
 
 
-__all__ = ["Documents", "Jobs", "Management", "Usage"]
+__all__ = ["Documents", "Jobs", "Keys", "Management", "Usage", "Webhooks"]

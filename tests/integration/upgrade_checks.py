@@ -408,7 +408,7 @@ _KEYS_V22: dict[str, str] = {}
 
 
 async def _seed_v22(database: Database) -> None:
-    from ragsage.adapters.postgres.keys import hash_key, new_key
+    from ragsage.core.keys import hash_key, new_key
 
     async with database.session(ACME) as session:
         for role in ("read", "write", "admin"):

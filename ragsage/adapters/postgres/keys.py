@@ -17,12 +17,8 @@ verifies restricted keys.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
-import re
-import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import text
@@ -31,59 +27,24 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ragsage.adapters.postgres.namespaces import pin_owner
 from ragsage.adapters.postgres.sessions import namespace_of
 from ragsage.core.errors import ConfigurationError, InvalidRequest
-from ragsage.core.keys import KeyCheck, KeyInfo, Principal, Role, Signer
+from ragsage.core.keys import (
+    NO_SEALING_KEY,
+    KeyInfo,
+    NewKey,
+    Principal,
+    Role,
+    Signer,
+    hash_key,
+    key_id_of,
+    new_key,
+    new_signing_secret,
+    well_formed,
+)
 from ragsage.core.sealing import Seals
 from ragsage.core.types import Scope, check_principals
 
 if TYPE_CHECKING:
     from ragsage.adapters.postgres.database import Database
-
-PREFIX = "rsk_"
-SECRET_PREFIX = "rss_"
-_SHAPE = re.compile(r"^rsk_([a-z0-9]{10})_([A-Za-z0-9_-]{43})(?:_([A-Za-z0-9_-]{22}))?$")
-_NO_SEALING_KEY = (
-    "a delegate key's signing secret is stored sealed, and RAGSAGE_SEALING_KEYS is not set "
-    "(`ragsage webhooks new-operator-key` makes a key)"
-)
-
-
-def hash_key(key: str) -> str:
-    """The stored form of a key."""
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()
-
-
-def well_formed(key: str) -> bool:
-    """True if ``key`` has the shape of a ragsage key (checked before any lookup)."""
-    return _SHAPE.fullmatch(key) is not None
-
-
-def precheck(key: str, sealer: Seals | None) -> KeyCheck:
-    """What can be told of ``key`` without the database: its shape, and its check."""
-    shape = _SHAPE.fullmatch(key)
-    if shape is None:
-        return KeyCheck.REFUSED
-    check = shape.group(3)
-    if check is None or sealer is None:
-        return KeyCheck.UNCHECKED
-    body = key[: -len(check) - 1]
-    return KeyCheck.ISSUED if sealer.checks(body, check) else KeyCheck.REFUSED
-
-
-def new_key(sealer: Seals | None = None) -> tuple[str, str]:
-    """A fresh (key id, full key), carrying the sealing key's check when there is one."""
-    key_id = "".join(secrets.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(10))
-    key = f"{PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
-    return key_id, key if sealer is None else f"{key}_{sealer.check(key)}"
-
-
-@dataclass(frozen=True, slots=True)
-class NewKey:
-    """A key just created: the only time its secret parts are visible."""
-
-    id: str
-    key: str = field(repr=False)
-    # A delegate key's secret for signing restricted keys; empty for other roles.
-    signing_secret: str = field(default="", repr=False)
 
 
 async def create_key(
@@ -112,7 +73,7 @@ async def create_key(
             "bind a read or write key"
         )
     if role is Role.DELEGATE and sealer is None:
-        raise ConfigurationError(_NO_SEALING_KEY)
+        raise ConfigurationError(NO_SEALING_KEY)
     key_id, key = new_key(sealer)
     secret = new_signing_secret() if role is Role.DELEGATE else ""
     await session.execute(
@@ -134,11 +95,6 @@ async def create_key(
     return NewKey(key_id, key, secret)
 
 
-def new_signing_secret() -> str:
-    """A fresh HMAC key for restricted keys: 32 random bytes, marked for secret scanners."""
-    return f"{SECRET_PREFIX}{secrets.token_urlsafe(32)}"
-
-
 async def rotate_signing_secret(
     session: AsyncSession, key_id: str, sealer: Seals | None
 ) -> str | None:
@@ -150,7 +106,7 @@ async def rotate_signing_secret(
     sealed, and a plaintext one left from before migration 36 goes with it.
     """
     if sealer is None:
-        raise ConfigurationError(_NO_SEALING_KEY)
+        raise ConfigurationError(NO_SEALING_KEY)
     secret = new_signing_secret()
     row = (
         await session.execute(
@@ -225,7 +181,7 @@ def _principal(key: str, row: Sequence[Any] | None) -> Principal | None:
         return None
     # The hash matched in SQL; compare the id too, in constant time, as a guard
     # against a row that is not the one the key names.
-    if not hmac.compare_digest(str(row[1]), _SHAPE.fullmatch(key).group(1)):  # type: ignore[union-attr]
+    if not hmac.compare_digest(str(row[1]), key_id_of(key) or ""):
         return None
     bound = frozenset(str(name) for name in row[3] or ())
     scope = Scope(str(row[0]), bound or None)
