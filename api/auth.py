@@ -38,17 +38,8 @@ from api.client_address import client_address
 from api.errors import ApiError, error_response
 from api.limits import RateLimited, too_many
 from api.services import services
-from ragsage.adapters.postgres.keys import (
-    KeyCheck,
-    Principal,
-    Role,
-    Signer,
-    authenticate_on,
-    find_signer_on,
-    hash_key,
-    precheck,
-)
 from ragsage.core.errors import Forbidden
+from ragsage.core.keys import KeyCheck, Principal, Role, Signer, hash_key, precheck
 from ragsage.library.restricted_keys import (
     RestrictedKeyRefused,
     SignatureMismatch,
@@ -112,7 +103,7 @@ def authenticate_request() -> None:
     if checked is KeyCheck.UNCHECKED:
         _spend_unknown_key_budget()
 
-    principal = here.run(authenticate_on(here.runtime.database, key))
+    principal = here.run(here.runtime.management.keys.authenticate(key))
     if principal is None:
         here.recent_keys.forget(digest)
         raise ApiError(401, "unauthorized", _REFUSED)
@@ -227,7 +218,7 @@ def read_signer(parent: tuple[str, str]) -> Signer | None:
     read_at = time.monotonic()
     if here.sealer is None:
         raise RestrictedKeyRefused(_NO_SEALING_KEY)
-    signer = here.run(find_signer_on(here.runtime.database, *parent, here.sealer))
+    signer = here.run(here.runtime.management.keys.signer(*parent))
     here.signers.put(parent, signer, read_at)
     return signer
 
@@ -247,7 +238,7 @@ def run_checked(coroutine: Coroutine[Any, Any, _T]) -> _T:
     checking = key
 
     async def both() -> tuple[Principal | None, _T | Exception]:
-        check = asyncio.ensure_future(authenticate_on(here.runtime.database, checking))
+        check = asyncio.ensure_future(here.runtime.management.keys.authenticate(checking))
         try:
             outcome: _T | Exception = await coroutine
         except Exception as exc:  # noqa: BLE001 - held until the key is confirmed
@@ -307,7 +298,7 @@ def settle_unchecked(response: Response) -> Response:
     key: str | None = g.pop("unchecked_key", None)
     if key is None:
         return response
-    checked = here.run(authenticate_on(here.runtime.database, key))
+    checked = here.run(here.runtime.management.keys.authenticate(key))
     try:
         _confirm(key, checked)
     except ApiError as refused:

@@ -10,7 +10,6 @@ from flask import Flask, Response, jsonify
 from pydantic import ValidationError
 from werkzeug.exceptions import HTTPException
 
-from ragsage.adapters.postgres.generations import EmbeddingModelMismatch
 from ragsage.adapters.postgres.sessions import database_failure
 from ragsage.core.errors import (
     BrokerUnavailable,
@@ -19,6 +18,7 @@ from ragsage.core.errors import (
     DocumentError,
     Forbidden,
     InputError,
+    NotFound,
     ProviderError,
     QuotaExceeded,
     RagsageError,
@@ -30,6 +30,7 @@ from ragsage.core.errors import (
     causes,
     client_message,
 )
+from ragsage.core.generations import EmbeddingModelMismatch
 
 _log = logging.getLogger(__name__)
 # How long a client should wait before retrying after a dependency outage: long
@@ -104,6 +105,7 @@ _ANSWERED: tuple[tuple[type[RagsageError], int, str], ...] = (
     (EmbeddingModelMismatch, 409, "embedding_model_mismatch"),
     (DocumentError, 422, "unreadable_document"),
     (Conflict, 409, "conflict"),
+    (NotFound, 404, "not_found"),
     (QuotaExceeded, 403, "quota_exceeded"),
     (Forbidden, 403, "forbidden"),
     (UnsupportedWidth, 422, "unsupported_width"),

@@ -6,7 +6,7 @@ import threading
 import time
 from collections import OrderedDict
 
-from ragsage.adapters.postgres.keys import Principal, Signer
+from ragsage.core.keys import Principal, Signer
 
 
 class RecentKeys:

@@ -28,7 +28,8 @@ import httpx
 from sqlalchemy import text
 from stack import local_stack, serve_api
 
-from ragsage.adapters.postgres.keys import Role, create_key
+from ragsage.adapters.postgres.keys import create_key
+from ragsage.core.keys import Role
 from ragsage.core.types import Chunk, Document, EmbeddedChunk, Scope
 from ragsage.query import RetrievalOptions
 from ragsage.runtime import build_runtime

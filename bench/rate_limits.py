@@ -40,7 +40,8 @@ import site_chrome
 from sqlalchemy import create_engine, text
 from stack import local_stack, migrate, serve_api
 
-from ragsage.adapters.postgres.keys import Role, create_key
+from ragsage.adapters.postgres.keys import create_key
+from ragsage.core.keys import Role
 from ragsage.core.types import Scope
 from ragsage.jobs.enqueue import Enqueuer, upload_from_path
 from ragsage.query import RetrievalOptions

@@ -126,10 +126,11 @@ from ragsage.adapters.embedded.postgres import EmbeddedPostgres
 from ragsage.adapters.embedded.redis import EmbeddedRedis
 from ragsage.adapters.postgres.graphs import maintain_graphs
 from ragsage.adapters.postgres.jobs.documents import delete_document
-from ragsage.adapters.postgres.keys import Role, create_key
+from ragsage.adapters.postgres.keys import create_key
 from ragsage.adapters.postgres.migrations import width_index_name
 from ragsage.adapters.postgres.rows import NAMESPACE_ACTIVE_GENERATION
 from ragsage.core.identity import content_hash, document_id_for
+from ragsage.core.keys import Role
 from ragsage.core.text import content_words
 from ragsage.core.types import Chunk, Document, EmbeddedChunk, Scope
 from ragsage.query import RetrievalOptions

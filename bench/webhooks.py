@@ -41,8 +41,8 @@ from ragsage.adapters.sealing import new_operator_key
 from ragsage.core.jobs import Upload
 from ragsage.core.types import Scope
 from ragsage.jobs.enqueue import Enqueuer
-from ragsage.library.webhook_admin import WebhookAdmin
 from ragsage.runtime import build_database
+from ragsage.runtime.management import build_management
 from ragsage.settings import Settings
 
 HANG_SECONDS = 30.0
@@ -99,7 +99,7 @@ def add_endpoint(settings: Settings, namespace: str, url: str) -> None:
     async def create() -> None:
         database = build_database(settings)
         try:
-            await WebhookAdmin(database, settings).create(
+            await build_management(database, settings).webhooks.create(
                 Scope(namespace), url=url, events=["job.succeeded"]
             )
         finally:

@@ -185,13 +185,9 @@ class Stack:
 
     def _migrate_and_key(self) -> None:
         from ragsage.adapters.postgres import active_generation
-        from ragsage.adapters.postgres.keys import (
-            Role,
-            authenticate,
-            create_key,
-            migrate_and_seal,
-        )
+        from ragsage.adapters.postgres.keys import authenticate, create_key, migrate_and_seal
         from ragsage.adapters.sealing import Sealer
+        from ragsage.core.keys import Role
         from ragsage.runtime import build_database
 
         assert self.settings is not None

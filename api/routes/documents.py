@@ -27,11 +27,9 @@ from api.schemas import (
 )
 from api.services import Services, services
 from ragsage.adapters.parsing.page_images import MAX_WIDTH, NoSuchPage, render_page
-from ragsage.adapters.postgres.jobs import documents
-from ragsage.adapters.postgres.jobs.uploads import upload_access
-from ragsage.adapters.postgres.keys import Role
-from ragsage.adapters.postgres.sessions import ScopedReads
+from ragsage.core.documents import DocumentRecord
 from ragsage.core.errors import ParseError
+from ragsage.core.keys import Role
 from ragsage.core.types import MAX_PRINCIPALS, PRINCIPAL_PATTERN, Scope
 
 blueprint = Blueprint("documents", __name__)
@@ -167,16 +165,13 @@ def list_all() -> Any:
         f"name must be at most {MAX_NAME_FILTER_CHARS} characters, with no NUL character",
     )
     here = services()
-
-    # On the primary, never a replica: a client reads its own upload at once and
-    # never sees a job go back in time (docs/scaling.md, read replicas).
-    reads = ScopedReads(here.runtime.database, who.scope)
-    found = here.run(documents.list_documents(reads, limit=limit + 1, after=cursor, name=name))
-    page, more = found[:limit], len(found) > limit
+    found = here.run(
+        here.runtime.management.documents.page(who.scope, limit=limit, after=cursor, name=name)
+    )
     return convert.dump(
         DocumentList(
-            documents=[DocumentOut(**record.to_dict()) for record in page],
-            next_cursor=page[-1].id if more and page else None,
+            documents=[DocumentOut(**record.to_dict()) for record in found.items],
+            next_cursor=found.next_cursor,
         )
     )
 
@@ -186,11 +181,7 @@ def list_all() -> Any:
 def get_one(document_id: str) -> Any:
     who = require(Role.READ)
     here = services()
-
-    reads = ScopedReads(here.runtime.database, who.scope)
-    record = here.run(documents.get_document(reads, document_id))
-    if record is None:
-        raise ApiError(404, "not_found", f"no document {document_id!r}")
+    record = here.run(here.runtime.management.documents.get(who.scope, document_id))
     return convert.dump(DocumentOut(**record.to_dict()))
 
 
@@ -203,19 +194,9 @@ def get_one(document_id: str) -> Any:
 def change(document_id: str) -> Any:
     who = require(Role.WRITE)
     body = json_body(AccessChange)
-    access = upload_access(who.scope, body.access)
-    assert access is not None
     here = services()
-
-    async def apply() -> documents.DocumentRecord | None:
-        async with here.runtime.database.session(who.scope) as session:
-            if not await documents.set_access(session, document_id, access):
-                return None
-            return await documents.get_document(session, document_id)
-
-    record = here.run(apply())
-    if record is None:
-        raise ApiError(404, "not_found", f"no document {document_id!r}")
+    documents = here.runtime.management.documents
+    record = here.run(documents.change_access(who.scope, document_id, body.access))
     return convert.dump(DocumentOut(**record.to_dict()))
 
 
@@ -224,13 +205,7 @@ def change(document_id: str) -> Any:
 def delete(document_id: str) -> Any:
     who = require(Role.WRITE)
     here = services()
-
-    async def remove() -> bool:
-        async with here.runtime.database.session(who.scope) as session:
-            return await documents.delete_document(session, document_id)
-
-    if not here.run(remove()):
-        raise ApiError(404, "not_found", f"no document {document_id!r}")
+    here.run(here.runtime.management.documents.delete(who.scope, document_id))
     return Response(status=204)
 
 
@@ -252,12 +227,8 @@ def page_picture(document_id: str, number: int) -> Any:
     width = int_arg("width", MAX_WIDTH, 100, MAX_WIDTH)
     here = services()
     # Read as the caller first: Row-Level Security decides before any byte is read.
-    record = here.run(
-        documents.get_document(ScopedReads(here.runtime.database, who.scope), document_id)
-    )
-    if record is None:
-        # A document the key may not read is absent, as for every other read.
-        raise ApiError(404, "not_found", f"no document {document_id!r}")
+    # A document the key may not read is absent, as for every other read.
+    record = here.run(here.runtime.management.documents.get(who.scope, document_id))
     _check_ingested(record)
     key = (who.scope.namespace, record.content_hash, number, width)
     picture = here.page_pictures.get(key)
@@ -274,7 +245,7 @@ def page_picture(document_id: str, number: int) -> Any:
     return response
 
 
-def _check_ingested(record: documents.DocumentRecord) -> None:
+def _check_ingested(record: DocumentRecord) -> None:
     """Refuse a document with no ingested version: what the worker refused is never drawn.
 
     A ready document being replaced keeps its ingested version's hash, name
@@ -292,18 +263,14 @@ def _check_ingested(record: documents.DocumentRecord) -> None:
     )
 
 
-def _drawn_page(
-    here: Services, key: PageKey, scope: Scope, record: documents.DocumentRecord
-) -> bytes:
+def _drawn_page(here: Services, key: PageKey, scope: Scope, record: DocumentRecord) -> bytes:
     """The page ``key`` names, drawn from the stored bytes (in a drawing slot) and kept."""
     _, _, number, width = key
     # Another request may have drawn it while this one waited for the slot.
     picture = here.page_pictures.get(key)
     if picture is not None:
         return picture
-    data = here.run(documents.document_bytes(here.runtime.database, scope, record))
-    if data is None:
-        raise ApiError(404, "not_found", f"document {record.id!r} has no stored file to draw")
+    data = here.run(here.runtime.management.documents.stored_bytes(scope, record))
     try:
         picture = render_page(
             data, media_type=record.media_type, filename=record.filename, number=number, width=width

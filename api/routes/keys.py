@@ -23,12 +23,7 @@ from api.schemas import (
     SigningSecretOut,
 )
 from api.services import services
-from ragsage.adapters.postgres.keys import (
-    Principal,
-    Role,
-    Signer,
-    rotate_signing_secret,
-)
+from ragsage.core.keys import Principal, Role, Signer
 from ragsage.library.restricted_keys import check_grant, filters_claim, grant_of, mint
 
 blueprint = Blueprint("keys", __name__)
@@ -109,12 +104,9 @@ def rotate() -> Any:
     who = _delegate()
     here = services()
 
-    async def apply() -> str | None:
-        async with here.runtime.database.session(who.scope) as session:
-            return await rotate_signing_secret(session, who.key_id, here.sealer)
-
     read_at = time.monotonic()
-    secret = here.run(apply())
+    keys = here.runtime.management.keys
+    secret = here.run(keys.rotate_signing_secret(who.scope, who.key_id))
     if secret is None:
         raise ApiError(401, "unauthorized", "the API key is not valid or has been revoked")
     # This process needs no second look at the parent to take the new secret.

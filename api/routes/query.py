@@ -21,7 +21,7 @@ from api.schemas import (
     SourcesResponse,
 )
 from api.services import Services, on_replicas, services, stream_on_replicas
-from ragsage.adapters.postgres.keys import Role
+from ragsage.core.keys import Role
 from ragsage.core.types import Turn
 from ragsage.query import (
     AnswerEvent,

@@ -20,8 +20,8 @@ from api.schemas import (
     RollbackRequest,
 )
 from api.services import services
-from ragsage.adapters.postgres.generations import Generation
-from ragsage.adapters.postgres.keys import Role
+from ragsage.core.generations import Generation
+from ragsage.core.keys import Role
 
 blueprint = Blueprint("reindex", __name__)
 

@@ -11,9 +11,7 @@ from api.auth import require
 from api.documented import documented, ok
 from api.schemas import QuotasOut, UsageOut
 from api.services import services
-from ragsage.adapters.postgres import quotas
-from ragsage.adapters.postgres.keys import Role
-from ragsage.adapters.postgres.namespaces import own_overrides
+from ragsage.core.keys import Role
 
 blueprint = Blueprint("usage", __name__)
 
@@ -23,28 +21,20 @@ blueprint = Blueprint("usage", __name__)
 def usage() -> Any:
     who = require(Role.ADMIN)
     here = services()
-    settings = here.settings
-
-    async def read() -> tuple[dict[str, int], dict[str, int | None], Any]:
-        async with here.runtime.database.session(who.scope) as session:
-            held = await quotas.usage(session)
-            overrides = await own_overrides(session)
-            limits = await quotas.namespace_quotas(session, settings.quotas())
-        return held, overrides, limits
-
-    held, overrides, limits = here.run(read())
-    slots = overrides["job_slots"]
+    usage = here.runtime.management.usage
+    found = here.run(usage.of(who.scope))
+    limits = found.quotas
     return convert.dump(
         UsageOut(
             namespace=who.scope.namespace,
-            **held,
+            **found.held,
             quotas=QuotasOut(
                 documents=limits.documents,
                 stored_bytes=limits.bytes,
                 chunks=limits.chunks,
                 queued_jobs=limits.queued_jobs,
             ),
-            job_slots=settings.job_namespace_slots if slots is None else slots,
+            job_slots=usage.job_slots(found),
             rate_limits={limit.name: str(limit.item) for limit in here.limits.limits},
             refused=here.limits.refusals(who.scope.namespace),
         )

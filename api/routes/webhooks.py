@@ -13,19 +13,18 @@ from api.documented import Reply, documented, ok, query_int, query_text
 from api.errors import ApiError
 from api.routes.common import int_arg, json_body, optional_json_body
 from api.services import services
-from ragsage.adapters.postgres import webhooks as store
-from ragsage.adapters.postgres.keys import Principal, Role
-from ragsage.core.webhooks import Webhook
-from ragsage.library.webhook_admin import DELIVERY_STATES, WebhookAdmin
+from ragsage.core.keys import Principal, Role
+from ragsage.core.webhooks import DELIVERY_STATES, UNCHANGED, Webhook, parse_id
+from ragsage.management.webhooks import Webhooks
 
 blueprint = Blueprint("webhooks", __name__)
 _STATES = {"type": "string", "enum": list(DELIVERY_STATES)}
 
 
-def _admin() -> tuple[Principal, WebhookAdmin]:
+def _admin() -> tuple[Principal, Webhooks]:
     who = require(Role.ADMIN)
     here = services()
-    return who, WebhookAdmin(here.runtime.database, here.settings)
+    return who, here.runtime.management.webhooks
 
 
 def _configured() -> None:
@@ -39,7 +38,7 @@ def _configured() -> None:
 
 
 def _id(raw: str) -> UUID:
-    found = store.parse_id(raw)
+    found = parse_id(raw)
     if found is None:
         raise _missing(raw)
     return found
@@ -120,7 +119,7 @@ def update(webhook_id: str) -> Any:
             url=body.url,
             events=body.events,
             enabled=body.enabled,
-            principals=body.principals if "principals" in given else store.UNCHANGED,
+            principals=body.principals if "principals" in given else UNCHANGED,
             description=body.description,
         )
     )

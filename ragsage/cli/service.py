@@ -73,7 +73,6 @@ async def keys_command(args: argparse.Namespace) -> int:
     if args.action == "sign-in-link":
         return sign_in_link_command(args)
     from ragsage.adapters.postgres.keys import (
-        Role,
         create_key,
         list_keys,
         revoke_key,
@@ -81,6 +80,7 @@ async def keys_command(args: argparse.Namespace) -> int:
     )
     from ragsage.adapters.sealing import sealer_or_none
     from ragsage.core.errors import ConfigurationError, InvalidRequest
+    from ragsage.core.keys import Role
     from ragsage.core.types import Scope
     from ragsage.runtime import build_database
 

@@ -1,7 +1,7 @@
 """``ragsage webhooks``: a namespace's webhook endpoints, from the operator's shell.
 
 The same checks and the same sealing as the API's admin routes
-(:mod:`ragsage.library.webhook_admin`); secrets are printed once, on stdout,
+(:mod:`ragsage.management.webhooks`); secrets are printed once, on stdout,
 with what they are for on stderr.
 """
 
@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from ragsage.core.types import Scope
-from ragsage.core.webhooks import EVENT_TYPES
+from ragsage.core.webhooks import EVENT_TYPES, UNCHANGED, parse_id
 from ragsage.settings import Settings
 
 if TYPE_CHECKING:
-    from ragsage.library.webhook_admin import WebhookAdmin
+    from ragsage.management.webhooks import Webhooks
 
 
 async def webhooks_command(args: argparse.Namespace) -> int:
@@ -30,13 +30,12 @@ async def webhooks_command(args: argparse.Namespace) -> int:
         print(new_operator_key())
         print("(a Fernet key for RAGSAGE_SEALING_KEYS; keep it with your secrets)", file=sys.stderr)
         return 0
-    from ragsage.adapters.postgres.webhooks import parse_id
-    from ragsage.library.webhook_admin import WebhookAdmin
     from ragsage.runtime import build_database
+    from ragsage.runtime.management import build_management
 
     settings = Settings.from_env()
     database = build_database(settings)
-    admin = WebhookAdmin(database, settings)
+    admin = build_management(database, settings).webhooks
     scope = Scope(args.namespace)
     try:
         if args.action == "create":
@@ -53,7 +52,7 @@ async def webhooks_command(args: argparse.Namespace) -> int:
         await database.dispose()
 
 
-async def _create(admin: WebhookAdmin, scope: Scope, args: argparse.Namespace) -> int:
+async def _create(admin: Webhooks, scope: Scope, args: argparse.Namespace) -> int:
     made = await admin.create(
         scope,
         url=args.url,
@@ -71,7 +70,7 @@ async def _create(admin: WebhookAdmin, scope: Scope, args: argparse.Namespace) -
     return 0
 
 
-async def _list(admin: WebhookAdmin, scope: Scope) -> int:
+async def _list(admin: Webhooks, scope: Scope) -> int:
     for hook in await admin.list_all(scope):
         state = "enabled" if hook.enabled else "disabled"
         why = f"  ({hook.disabled_reason})" if hook.disabled_reason else ""
@@ -80,9 +79,7 @@ async def _list(admin: WebhookAdmin, scope: Scope) -> int:
     return 0
 
 
-async def _update(admin: WebhookAdmin, scope: Scope, hook: UUID, args: argparse.Namespace) -> bool:
-    from ragsage.adapters.postgres.webhooks import UNCHANGED
-
+async def _update(admin: Webhooks, scope: Scope, hook: UUID, args: argparse.Namespace) -> bool:
     found = await admin.update(
         scope,
         hook,
@@ -97,14 +94,14 @@ async def _update(admin: WebhookAdmin, scope: Scope, hook: UUID, args: argparse.
     return found is not None
 
 
-async def _delete(admin: WebhookAdmin, scope: Scope, hook: UUID, args: argparse.Namespace) -> bool:
+async def _delete(admin: Webhooks, scope: Scope, hook: UUID, args: argparse.Namespace) -> bool:
     if not await admin.delete(scope, hook):
         return False
     print(f"deleted {hook}")
     return True
 
 
-async def _rotate(admin: WebhookAdmin, scope: Scope, hook: UUID, args: argparse.Namespace) -> bool:
+async def _rotate(admin: Webhooks, scope: Scope, hook: UUID, args: argparse.Namespace) -> bool:
     rotated = await admin.rotate(scope, hook)
     if rotated is None:
         return False
@@ -119,9 +116,7 @@ async def _rotate(admin: WebhookAdmin, scope: Scope, hook: UUID, args: argparse.
     return True
 
 
-async def _deliveries(
-    admin: WebhookAdmin, scope: Scope, hook: UUID, args: argparse.Namespace
-) -> bool:
+async def _deliveries(admin: Webhooks, scope: Scope, hook: UUID, args: argparse.Namespace) -> bool:
     found = await admin.deliveries(scope, hook, limit=args.limit, state=args.state)
     if found is None:
         return False
@@ -134,7 +129,7 @@ async def _deliveries(
     return True
 
 
-async def _replay(admin: WebhookAdmin, scope: Scope, hook: UUID, args: argparse.Namespace) -> bool:
+async def _replay(admin: Webhooks, scope: Scope, hook: UUID, args: argparse.Namespace) -> bool:
     scheduled = await admin.replay(scope, hook, args.since)
     if scheduled is None:
         return False
@@ -142,7 +137,7 @@ async def _replay(admin: WebhookAdmin, scope: Scope, hook: UUID, args: argparse.
     return True
 
 
-_ONE: dict[str, Callable[[WebhookAdmin, Scope, UUID, argparse.Namespace], Awaitable[bool]]] = {
+_ONE: dict[str, Callable[[Webhooks, Scope, UUID, argparse.Namespace], Awaitable[bool]]] = {
     "update": _update,
     "delete": _delete,
     "rotate-secret": _rotate,

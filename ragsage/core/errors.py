@@ -78,6 +78,10 @@ class Forbidden(InputError):
     """The caller's key may not do this (an access list beyond its principals, say)."""
 
 
+class NotFound(InputError):
+    """The thing named does not exist, or the caller's key may not see it (both read alike)."""
+
+
 class Conflict(InputError):
     """A well-formed request the current state refuses (it may succeed once that changes)."""
 

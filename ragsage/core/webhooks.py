@@ -9,6 +9,7 @@ scheme.  This module holds what needs no database and no network.
 from __future__ import annotations
 
 import random
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,6 +29,9 @@ EVENT_TYPES: dict[str, str] = {
     "reindex.failed": "a re-index cannot switch: a document failed or the gate refused",
 }
 MAX_URL_LENGTH = 2048
+# Keeps "not given" apart from an explicit None (an unbound endpoint).
+UNCHANGED: Any = object()
+DELIVERY_STATES = ("pending", "delivered", "failed")
 MAX_DESCRIPTION_LENGTH = 500
 
 
@@ -136,3 +140,11 @@ class RetrySchedule:
         if (now - first_attempt_at).total_seconds() + wait > self.window:
             return None
         return wait
+
+
+def parse_id(value: str) -> uuid.UUID | None:
+    """An endpoint id from a path; None when it is not one (so the caller answers 404)."""
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        return None

@@ -13,8 +13,8 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from ragsage.adapters.postgres import Database
-from ragsage.adapters.postgres.generations import Generation
 from ragsage.core.errors import ConfigurationError, InvalidRequest, UnsupportedWidth
+from ragsage.core.generations import Generation
 from ragsage.core.types import Scope
 from ragsage.runtime.loop import LoopThread
 from ragsage.settings import Settings

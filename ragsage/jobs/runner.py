@@ -25,11 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ragsage.adapters.observability.logs import bind_log_context, log_context
 from ragsage.adapters.postgres import quotas
 from ragsage.adapters.postgres.document_store import PgDocumentStore
-from ragsage.adapters.postgres.generations import (
-    EmbeddingModelMismatch,
-    Generation,
-    live_generations,
-)
+from ragsage.adapters.postgres.generations import live_generations
 from ragsage.adapters.postgres.jobs import document_rows, page_store, reindex, store, turns
 from ragsage.core.errors import (
     DocumentError,
@@ -38,6 +34,7 @@ from ragsage.core.errors import (
     StorageError,
     client_message,
 )
+from ragsage.core.generations import EmbeddingModelMismatch, Generation
 from ragsage.core.jobs import Job, result_summary
 from ragsage.core.tracing import timed_stage
 from ragsage.core.types import RawSource, Scope

@@ -168,7 +168,7 @@ class PostgresBackend:
 
     async def set_access(self, document_id: str, access: Collection[str]) -> bool:
         from ragsage.adapters.postgres.jobs.documents import set_access
-        from ragsage.adapters.postgres.jobs.uploads import upload_access
+        from ragsage.core.documents import upload_access
 
         checked = upload_access(self.scope, access)
         assert checked is not None

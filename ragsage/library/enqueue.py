@@ -1,4 +1,4 @@
-"""``ragsage.library.enqueue``: the enqueue interface, by the path the README shows.
+"""``ragsage.library.enqueue``: the enqueue interface, by the path docs/ingestion.md shows.
 
 It lives in :mod:`ragsage.jobs.enqueue`, with the rest of the job producer.
 """

@@ -34,8 +34,8 @@ from typing import Any, Literal
 import jwt
 from pydantic import Field, ValidationError
 
-from ragsage.adapters.postgres.keys import Principal, Restriction, Role, Signer, hash_key
 from ragsage.core.errors import Forbidden, InvalidRequest
+from ragsage.core.keys import Principal, Restriction, Role, Signer, hash_key
 from ragsage.core.types import (
     NAMESPACE_PATTERN,
     PRINCIPAL_PATTERN,

@@ -32,6 +32,7 @@ from ragsage.core.transcribing import NoTranscriber
 from ragsage.core.types import Scope
 from ragsage.ingestion import IngestionConfig, IngestionPipeline
 from ragsage.ingestion.fingerprint import chunking_fingerprint
+from ragsage.management import Management
 from ragsage.query import QueryConfig, QueryEngine
 from ragsage.query.fusion import FusionMethod
 from ragsage.runtime.composition import (
@@ -93,6 +94,16 @@ class Runtime:
     # Each namespace's dense search path, shared by every store built here.
     _dense_paths: DensePaths | None = None
     _chunking: str | None = None
+    _management: Management | None = None
+
+    @property
+    def management(self) -> Management:
+        """The management services (documents, jobs, usage, ...) over this database."""
+        if self._management is None:
+            from ragsage.runtime.management import build_management
+
+            self._management = build_management(self.database, self.settings)
+        return self._management
 
     def ingestion_config(self) -> IngestionConfig:
         return IngestionConfig(
@@ -268,10 +279,10 @@ class Runtime:
         :attr:`active_embedder_seconds`, which spares each search a round trip.
         That is safe because dense search reads the generation it searches in
         its own statement and refuses a query embedded by another model
-        (:class:`~ragsage.adapters.postgres.EmbeddingModelMismatch`); the namespace is then
+        (:class:`~ragsage.core.generations.EmbeddingModelMismatch`); the namespace is then
         read afresh and ``call`` runs once more.
         """
-        from ragsage.adapters.postgres import EmbeddingModelMismatch
+        from ragsage.core.generations import EmbeddingModelMismatch
 
         embedder = await self._remembered_embedder(scope)
         kept = self._engines.get(id(embedder))

@@ -16,8 +16,9 @@ from werkzeug.serving import BaseWSGIServer, make_server
 from api import create_app
 from api.services import EXTENSION
 from ragsage.adapters.postgres import Database
-from ragsage.adapters.postgres.keys import Role, create_key
+from ragsage.adapters.postgres.keys import create_key
 from ragsage.adapters.sealing import sealer_or_none
+from ragsage.core.keys import Role
 from ragsage.core.types import Scope
 from ragsage.runtime import Runtime, build_database
 from ragsage.settings import Settings

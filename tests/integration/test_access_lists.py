@@ -17,8 +17,9 @@ from typing import Any
 import httpx
 import pytest
 
-from ragsage.adapters.postgres.keys import NewKey, Role, create_key
+from ragsage.adapters.postgres.keys import create_key
 from ragsage.adapters.sealing import Sealer
+from ragsage.core.keys import NewKey, Role
 from ragsage.core.types import Scope
 from ragsage.library.restricted_keys import grant_of, mint
 

@@ -21,7 +21,7 @@ from schemathesis.config import SchemathesisConfig
 from schemathesis.core.result import Ok
 from schemathesis.errors import FailureGroup
 
-from ragsage.adapters.postgres.keys import Role
+from ragsage.core.keys import Role
 
 from .api_harness import ApiServer, make_key
 from .worker_harness import Deployment

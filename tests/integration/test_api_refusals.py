@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from ragsage.adapters.postgres.keys import Role
+from ragsage.core.keys import Role
 
 from .api_harness import ApiServer, make_key
 from .gunicorn_harness import raw_request, start_gunicorn

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from ragsage.adapters.postgres import Database
-from ragsage.adapters.postgres.keys import Role, revoke_key
+from ragsage.adapters.postgres.keys import revoke_key
+from ragsage.core.keys import Role
 from ragsage.core.types import Scope
 
 from .api_harness import ApiServer, make_key, with_database

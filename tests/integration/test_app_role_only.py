@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
-from ragsage.adapters.postgres.keys import Role
 from ragsage.core.errors import ConfigurationError
+from ragsage.core.keys import Role
 from ragsage.runtime import build_database
 
 from .api_harness import make_key, serve

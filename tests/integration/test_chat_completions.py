@@ -12,7 +12,7 @@ from typing import Any
 import openai
 import pytest
 
-from ragsage.adapters.postgres.keys import Role
+from ragsage.core.keys import Role
 
 from .api_harness import ApiServer, ingested, make_key
 from .worker_harness import ROOT, Deployment

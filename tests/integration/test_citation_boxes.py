@@ -7,7 +7,7 @@ import io
 from PIL import Image
 
 from api.services import EXTENSION
-from ragsage.adapters.postgres.keys import Role
+from ragsage.core.keys import Role
 from ragsage.core.types import Box
 from tests.fixtures.page_boxes import CONTROL, KNOWN, character_cells, iou, two_page_manual
 

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent
 
-from ragsage.adapters.postgres.keys import Role
+from ragsage.core.keys import Role
 from ragsage.core.types import RawSource, Scope
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings

@@ -16,7 +16,7 @@ import httpx
 import psutil
 from prometheus_client.parser import text_string_to_metric_families
 
-from ragsage.adapters.postgres.keys import Role
+from ragsage.core.keys import Role
 
 from .api_harness import make_key
 from .gunicorn_harness import free_port, start_gunicorn

@@ -12,9 +12,10 @@ import redis
 from sqlalchemy import text
 
 from ragsage.adapters.embedding_cache import CachingEmbedder, embed_cache_prefix
-from ragsage.adapters.postgres.keys import Role, authenticate_on, create_key
+from ragsage.adapters.postgres.keys import authenticate_on, create_key
 from ragsage.adapters.postgres.namespaces import namespace_tables
 from ragsage.adapters.redis.redis import RedisCache
+from ragsage.core.keys import Role
 from ragsage.core.types import Scope
 from ragsage.ingestion.parse_cache import parse_cache_key
 from ragsage.runtime import build_runtime

@@ -20,7 +20,7 @@ import pytest
 
 from ragsage.adapters.embedded.postgres import EmbeddedPostgres
 from ragsage.adapters.embedded.redis import EmbeddedRedis
-from ragsage.adapters.postgres.keys import Role
+from ragsage.core.keys import Role
 
 from .api_harness import make_key, with_database
 from .conftest import as_user

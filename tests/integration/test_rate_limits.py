@@ -19,8 +19,8 @@ from api.limits import RequestLimits
 from api.services import EXTENSION
 from ragsage.adapters.embedded.redis import EmbeddedRedis
 from ragsage.adapters.postgres import Database
-from ragsage.adapters.postgres.keys import Role
 from ragsage.adapters.postgres.namespaces import set_overrides
+from ragsage.core.keys import Role
 from ragsage.core.types import Scope
 from ragsage.runtime import build_database
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from ragsage.adapters.postgres.keys import Role
+from ragsage.core.keys import Role
 
 from .api_harness import ApiServer, ingested, make_key
 from .worker_harness import Deployment

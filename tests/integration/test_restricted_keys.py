@@ -16,8 +16,9 @@ import httpx
 import jwt
 import pytest
 
-from ragsage.adapters.postgres.keys import NewKey, Role, create_key, revoke_key
+from ragsage.adapters.postgres.keys import create_key, revoke_key
 from ragsage.adapters.sealing import Sealer
+from ragsage.core.keys import NewKey, Role
 from ragsage.core.types import Scope
 from ragsage.library.restricted_keys import grant_of, mint
 

@@ -8,13 +8,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import text
 
-from ragsage.adapters.postgres import (
-    Database,
-    EmbeddingModelMismatch,
-    PgLexicalStore,
-    PgVectorStore,
-)
+from ragsage.adapters.postgres import Database, PgLexicalStore, PgVectorStore
 from ragsage.core.errors import InvalidRequest
+from ragsage.core.generations import EmbeddingModelMismatch
 from ragsage.core.identity import document_id_for
 from ragsage.core.types import Chunk, EmbeddedChunk, Scope, SearchFilters
 from ragsage.query import RetrievalOptions

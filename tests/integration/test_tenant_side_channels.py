@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragsage.adapters.postgres.keys import Role
+from ragsage.core.keys import Role
 
 from .api_harness import ApiServer, make_key
 from .api_harness import ingested as _ingested

@@ -29,7 +29,7 @@ from ragsage.core.errors import Conflict, InvalidRequest
 from ragsage.core.jobs import Job, Upload
 from ragsage.core.types import Scope
 from ragsage.jobs.webhook_dispatcher import Dispatcher
-from ragsage.library.webhook_admin import WebhookAdmin
+from ragsage.runtime.management import build_management
 from ragsage.settings import Settings
 
 from .webhook_harness import Receiver
@@ -111,7 +111,7 @@ async def _until(check: Callable[[], bool], timeout: float = 30) -> None:
 async def test_events_commit_with_their_change_and_reach_only_who_may_see_them(
     db: Database, settings: Settings
 ) -> None:
-    admin = WebhookAdmin(db, settings)
+    admin = build_management(db, settings).webhooks
     done = await admin.create(ACME, url="http://hooks.test/done", events=["job.succeeded"])
     hr = await admin.create(
         ACME, url="http://hooks.test/hr", events=["job.failed"], principals=["group:hr"]
@@ -151,7 +151,7 @@ async def test_events_commit_with_their_change_and_reach_only_who_may_see_them(
 async def test_cancelled_superseded_deleted_and_reindex_events(
     db: Database, settings: Settings
 ) -> None:
-    admin = WebhookAdmin(db, settings)
+    admin = build_management(db, settings).webhooks
     await admin.create(ACME, url="http://hooks.test/all")
     cancelled = await _upload(db, ACME, "cancelled.md")
     kept = await _upload(db, ACME, "kept.md")
@@ -205,7 +205,7 @@ async def test_cancelled_superseded_deleted_and_reindex_events(
 async def test_deliveries_are_signed_with_both_secrets_while_a_rotation_settles(
     db: Database, settings: Settings, receiver: Receiver, running: Callable[[Dispatcher], None]
 ) -> None:
-    admin = WebhookAdmin(db, settings)
+    admin = build_management(db, settings).webhooks
     made = await admin.create(ACME, url=f"{receiver.url}/rotating")
     running(Dispatcher(db, settings))
     await _succeed(db, ACME, await _upload(db, ACME, "before.md"))
@@ -234,7 +234,7 @@ async def test_an_endpoint_that_keeps_failing_is_disabled_then_replayed_once_fix
     quick = replace(
         settings, webhook_retry_base=0.1, webhook_retry_cap=0.2, webhook_retry_window=1.5
     )
-    admin = WebhookAdmin(db, quick)
+    admin = build_management(db, quick).webhooks
     made = await admin.create(ACME, url=f"{receiver.url}/flaky")
     hook = uuid.UUID(made.webhook.id)
     receiver.mode("/flaky", "fail")
@@ -283,7 +283,7 @@ async def test_a_hanging_endpoint_does_not_hold_back_another_namespace(
     db: Database, settings: Settings, receiver: Receiver, running: Callable[[Dispatcher], None]
 ) -> None:
     slow = replace(settings, webhook_timeout=3.0, webhook_concurrency=8)
-    admin = WebhookAdmin(db, slow)
+    admin = build_management(db, slow).webhooks
     await admin.create(ACME, url=f"{receiver.url}/stuck")
     await admin.create(OTHER, url=f"{receiver.url}/fine")
     receiver.mode("/stuck", "hang")
@@ -306,7 +306,7 @@ async def test_a_hanging_endpoint_does_not_hold_back_another_namespace(
 
 async def test_admin_checks_what_it_stores(db: Database, settings: Settings) -> None:
     strict = replace(settings, webhook_allow_private=False, webhook_max_endpoints=2)
-    admin = WebhookAdmin(db, strict)
+    admin = build_management(db, strict).webhooks
     for url, problem in (
         ("ftp://hooks.test/", "http or https"),
         ("https://user:pw@hooks.test/", "user name or password"),
@@ -334,7 +334,7 @@ async def test_admin_checks_what_it_stores(db: Database, settings: Settings) -> 
 async def test_old_events_are_purged_once_delivered_and_past_retention(
     db: Database, settings: Settings, receiver: Receiver, running: Callable[[Dispatcher], None]
 ) -> None:
-    admin = WebhookAdmin(db, settings)
+    admin = build_management(db, settings).webhooks
     await admin.create(ACME, url=f"{receiver.url}/kept")
     running(Dispatcher(db, settings))
     await _succeed(db, ACME, await _upload(db, ACME, "old.md"))
@@ -366,7 +366,7 @@ async def _claim(db: Database, wanted: int, **busy: Any) -> list[store.Claimed]:
 async def test_a_claim_bounds_each_endpoint_and_each_namespace_and_takes_turns(
     db: Database, settings: Settings
 ) -> None:
-    admin = WebhookAdmin(db, settings)
+    admin = build_management(db, settings).webhooks
     hooks = [await admin.create(ACME, url=f"http://hooks.test/{n}") for n in range(3)]
     other = await admin.create(OTHER, url="http://hooks.test/other")
     for number in range(6):
@@ -409,7 +409,7 @@ async def _record(db: Database, claimed: store.Claimed, outcome: str, retry_in: 
 async def test_narrowing_an_endpoint_stops_what_it_may_no_longer_see(
     db: Database, settings: Settings
 ) -> None:
-    admin = WebhookAdmin(db, settings)
+    admin = build_management(db, settings).webhooks
     made = await admin.create(ACME, url="http://hooks.test/narrowed")
     hook = uuid.UUID(made.webhook.id)
     await _succeed(db, ACME, await _upload(db, ACME, "open.md"))
@@ -432,7 +432,7 @@ async def test_narrowing_an_endpoint_stops_what_it_may_no_longer_see(
 async def test_a_worker_that_cannot_sign_hands_deliveries_back_uncounted(
     db: Database, settings: Settings, receiver: Receiver, running: Callable[[Dispatcher], None]
 ) -> None:
-    admin = WebhookAdmin(db, settings)
+    admin = build_management(db, settings).webhooks
     made = await admin.create(ACME, url=f"{receiver.url}/unsigned")
     hook = uuid.UUID(made.webhook.id)
     await _succeed(db, ACME, await _upload(db, ACME, "unsigned.md"))
@@ -456,7 +456,7 @@ async def test_a_worker_that_cannot_sign_hands_deliveries_back_uncounted(
 async def test_deleting_an_endpoint_takes_the_events_only_it_needed(
     db: Database, settings: Settings
 ) -> None:
-    admin = WebhookAdmin(db, settings)
+    admin = build_management(db, settings).webhooks
     gone = await admin.create(ACME, url="http://hooks.test/gone")
     kept = await admin.create(ACME, url="http://hooks.test/kept", events=["job.failed"])
     await _succeed(db, ACME, await _upload(db, ACME, "only-gone.md"))

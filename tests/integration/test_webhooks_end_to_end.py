@@ -18,8 +18,8 @@ from typing import Any
 from sqlalchemy import text
 from standardwebhooks.webhooks import Webhook as StandardWebhook
 
-from ragsage.adapters.postgres.keys import Role
 from ragsage.core.jobs import JobState
+from ragsage.core.keys import Role
 from ragsage.core.types import Scope
 from ragsage.runtime import build_database
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import text
 
 from ragsage.adapters.postgres import Database, PostgresConfig
-from ragsage.adapters.postgres.keys import Role
+from ragsage.core.keys import Role
 
 from .api_harness import ApiServer, make_key, with_database
 from .conftest import TEST_DIM, TEST_WIDTHS

@@ -121,7 +121,8 @@ async def _seed_v2(database: Database) -> None:
 
 async def _check_v3(database: Database) -> None:
     from ragsage.adapters.postgres.jobs import store
-    from ragsage.adapters.postgres.keys import Role, authenticate, create_key
+    from ragsage.adapters.postgres.keys import authenticate, create_key
+    from ragsage.core.keys import Role
 
     await database.migrate()  # today's job and key code reads the latest schema
     async with database.session(ACME) as session:
@@ -220,7 +221,8 @@ async def _check_v7(database: Database) -> None:
 
 
 async def _check_v8(database: Database) -> None:
-    from ragsage.adapters.postgres import EmbeddingModelMismatch, PgLexicalStore, PgVectorStore
+    from ragsage.adapters.postgres import PgLexicalStore, PgVectorStore
+    from ragsage.core.generations import EmbeddingModelMismatch
 
     vector = "[" + ",".join(["0.125"] * 128) + "]"
     async with database.session(ACME) as session:
@@ -406,7 +408,7 @@ _KEYS_V22: dict[str, str] = {}
 
 
 async def _seed_v22(database: Database) -> None:
-    from ragsage.adapters.postgres.keys import hash_key, new_key
+    from ragsage.core.keys import hash_key, new_key
 
     async with database.session(ACME) as session:
         for role in ("read", "write", "admin"):
@@ -772,13 +774,9 @@ async def _seed_v35(database: Database) -> None:
 async def _check_v36(database: Database) -> None:
     from sqlalchemy.exc import IntegrityError, ProgrammingError
 
-    from ragsage.adapters.postgres.keys import (
-        Role,
-        create_key,
-        find_signer_on,
-        seal_signing_secrets,
-    )
+    from ragsage.adapters.postgres.keys import create_key, find_signer_on, seal_signing_secrets
     from ragsage.adapters.sealing import Sealer, new_operator_key
+    from ragsage.core.keys import Role
 
     sealer = Sealer(new_operator_key())
     # Until the application seals it, a plaintext secret is handed to no one.

@@ -33,7 +33,7 @@ import httpx
 import psutil
 import pytest
 
-from ragsage.adapters.postgres.keys import Role
+from ragsage.core.keys import Role
 from tests.integration.api_harness import ApiServer, make_key, serve
 from tests.integration.gunicorn_harness import Gunicorn, start_gunicorn
 from tests.integration.worker_harness import Deployment

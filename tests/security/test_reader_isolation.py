@@ -20,7 +20,7 @@ import redis
 
 from ragsage.adapters.embedding_cache import CachingEmbedder, embed_cache_prefix
 from ragsage.adapters.offline.hashing import HashingEmbedder
-from ragsage.adapters.postgres.keys import Role
+from ragsage.core.keys import Role
 from ragsage.runtime import build_runtime
 from ragsage.runtime.infrastructure import build_cache
 from tests.integration.api_harness import ApiServer, ingested, make_key, serve

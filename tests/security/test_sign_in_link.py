@@ -26,8 +26,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from ragsage.adapters.postgres.keys import Role
 from ragsage.adapters.sealing import Sealer, new_operator_key
+from ragsage.core.keys import Role
 from ragsage.library.sign_in import CODE_LIFETIME_SECONDS, SignInCodes
 from tests.integration.api_harness import ApiServer, make_key, serve
 from tests.integration.web.page import (

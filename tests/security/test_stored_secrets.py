@@ -18,8 +18,9 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import ProgrammingError
 
-from ragsage.adapters.postgres.keys import NewKey, Role, create_key
+from ragsage.adapters.postgres.keys import create_key
 from ragsage.adapters.sealing import Sealer
+from ragsage.core.keys import NewKey, Role
 from ragsage.core.types import Scope
 from ragsage.library.restricted_keys import grant_of, mint
 from tests.integration.api_harness import ApiServer, with_database

@@ -19,7 +19,7 @@ from dataclasses import replace
 import psycopg
 import pytest
 
-from ragsage.adapters.postgres.keys import Role
+from ragsage.core.keys import Role
 from tests.fixtures.credentials import made_up_credentials
 from tests.integration.api_harness import ApiServer, make_key, serve
 from tests.integration.worker_harness import Deployment

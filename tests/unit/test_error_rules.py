@@ -12,7 +12,6 @@ from sqlalchemy.exc import OperationalError as WrappedOperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from ragsage.adapters.celery.broker import create_celery, publish
-from ragsage.adapters.postgres.generations import EmbeddingModelMismatch, Generation
 from ragsage.adapters.postgres.sessions import database_failure
 from ragsage.core.errors import (
     BrokerUnavailable,
@@ -22,6 +21,7 @@ from ragsage.core.errors import (
     StorageUnavailable,
     client_message,
 )
+from ragsage.core.generations import EmbeddingModelMismatch, Generation
 from ragsage.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -26,6 +26,7 @@ LAYERS: dict[str, str] = {
     "ragsage.core": "core",
     "ragsage.ingestion": "service",
     "ragsage.query": "service",
+    "ragsage.management": "service",
     "ragsage.jobs": "application",  # runs jobs under a Runtime, on the Postgres job tables
     "ragsage.evaluation": "service",
     "ragsage.adapters": "adapter",

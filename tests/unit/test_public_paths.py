@@ -28,7 +28,7 @@ PUBLIC = {
     "ragsage.caching": "ragsage.ingestion.parse_cache",
     "ragsage.fakes": "ragsage.testing",
     "ragsage.shipit": "ragsage.library.shipit",
-    "ragsage.library.enqueue": "ragsage.jobs.enqueue",  # the README's
+    "ragsage.library.enqueue": "ragsage.jobs.enqueue",  # docs/ingestion.md's
 }
 
 # The names the adapters reference page documents under each path.  It also shows

@@ -18,12 +18,7 @@ from ragsage.adapters.postgres.config import (
 )
 from ragsage.adapters.postgres.database import Database, create_engine, create_sessionmaker
 from ragsage.adapters.postgres.document_store import PgDocumentStore, purge_namespace
-from ragsage.adapters.postgres.generations import (
-    EmbeddingModelMismatch,
-    Generation,
-    active_generation,
-    live_generations,
-)
+from ragsage.adapters.postgres.generations import active_generation, live_generations
 from ragsage.adapters.postgres.isolation import Statement, isolation_preamble, open_scoped_session
 from ragsage.adapters.postgres.lexical_store import PgLexicalStore
 from ragsage.adapters.postgres.migrations import (
@@ -42,8 +37,6 @@ __all__ = [
     "LATEST_VERSION",
     "MIGRATIONS",
     "Database",
-    "EmbeddingModelMismatch",
-    "Generation",
     "PgDocumentStore",
     "PgLexicalStore",
     "PgVectorStore",

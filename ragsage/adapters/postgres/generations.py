@@ -7,7 +7,6 @@ Rows of every generation share the chunk table, told apart by ``generation``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sqlalchemy import text
@@ -15,34 +14,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.postgres.sessions import namespace_of, read_rows
 from ragsage.core.errors import ConfigurationError
+from ragsage.core.generations import EmbeddingModelMismatch, Generation
 from ragsage.core.types import Scope
 
 if TYPE_CHECKING:
     from ragsage.adapters.postgres.database import Database
-
-
-@dataclass(frozen=True, slots=True)
-class Generation:
-    """One embedding generation of a namespace."""
-
-    id: int
-    embedding_model: str
-    embedding_dim: int
-    state: str
-    embedder: str = "hashing"
-
-
-class EmbeddingModelMismatch(ConfigurationError):
-    """The configured embedder is not the model a namespace's vectors were made with."""
-
-    def __init__(self, namespace: str, pinned: Generation, configured: str, dim: int) -> None:
-        self.pinned, self.configured = pinned, configured
-        super().__init__(
-            f"namespace {namespace!r} is indexed with embedding model "
-            f"{pinned.embedding_model!r} ({pinned.embedding_dim} dimensions), but the configured "
-            f"model is {configured!r} ({dim} dimensions); switch back, or run "
-            f"`ragsage reindex --namespace {namespace} --embedding-model {configured}`"
-        )
 
 
 _COLUMNS = "id, embedding_model, embedding_dim, state, embedder"

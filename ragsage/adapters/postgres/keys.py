@@ -17,14 +17,8 @@ verifies restricted keys.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
-import re
-import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import text
@@ -33,160 +27,24 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ragsage.adapters.postgres.namespaces import pin_owner
 from ragsage.adapters.postgres.sessions import namespace_of
 from ragsage.core.errors import ConfigurationError, InvalidRequest
+from ragsage.core.keys import (
+    NO_SEALING_KEY,
+    KeyInfo,
+    NewKey,
+    Principal,
+    Role,
+    Signer,
+    hash_key,
+    key_id_of,
+    new_key,
+    new_signing_secret,
+    well_formed,
+)
 from ragsage.core.sealing import Seals
-from ragsage.core.types import Scope, SearchFilters, check_principals
+from ragsage.core.types import Scope, check_principals
 
 if TYPE_CHECKING:
     from ragsage.adapters.postgres.database import Database
-
-PREFIX = "rsk_"
-SECRET_PREFIX = "rss_"
-_SHAPE = re.compile(r"^rsk_([a-z0-9]{10})_([A-Za-z0-9_-]{43})(?:_([A-Za-z0-9_-]{22}))?$")
-_NO_SEALING_KEY = (
-    "a delegate key's signing secret is stored sealed, and RAGSAGE_SEALING_KEYS is not set "
-    "(`ragsage webhooks new-operator-key` makes a key)"
-)
-
-
-class KeyCheck(StrEnum):
-    """What a presented key's shape and check say before any lookup."""
-
-    # Not a ragsage key at all, or a check that no sealing key made.
-    REFUSED = "refused"
-    # Carries a check one of the sealing keys made: the server issued it.
-    ISSUED = "issued"
-    # A well-formed key with no check to make (an older key, or no sealing key here).
-    UNCHECKED = "unchecked"
-
-
-class Role(StrEnum):
-    """What a key may do; each role includes the ones before it.
-
-    A delegate key does what a write key does and also signs restricted keys
-    (:mod:`ragsage.library.restricted_keys`); only an admin acts on the whole
-    namespace (re-index, usage).
-    """
-
-    READ = "read"
-    WRITE = "write"
-    DELEGATE = "delegate"
-    ADMIN = "admin"
-
-    def allows(self, needed: Role) -> bool:
-        return _ORDER.index(self) >= _ORDER.index(needed)
-
-
-_ORDER = (Role.READ, Role.WRITE, Role.DELEGATE, Role.ADMIN)
-
-
-@dataclass(frozen=True, slots=True)
-class Restriction:
-    """What a restricted key adds to the principal it acts as.
-
-    ``token_id`` tells one restricted key from its siblings (a digest of the
-    token, never the token); ``subject`` is the end user the product named.
-    """
-
-    expires_at: datetime
-    token_id: str
-    subject: str = ""
-    filters: SearchFilters | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Principal:
-    """Who a request acts as: the key's namespace, role and (if bound) principals.
-
-    ``scope.principals`` is None for a key bound to no principal, which reads
-    the whole namespace.  A restricted key acts as a principal whose
-    ``key_id`` is its parent's and whose ``restriction`` says what else it is.
-    """
-
-    scope: Scope
-    key_id: str
-    role: Role
-    restriction: Restriction | None = None
-
-    @property
-    def filters(self) -> SearchFilters | None:
-        """The filters a restricted key applies to everything it reads; None for others."""
-        return self.restriction.filters if self.restriction is not None else None
-
-    @property
-    def holder(self) -> str:
-        """Whose share of per-key allowances this is: the key, or one restricted key."""
-        if self.restriction is None:
-            return self.key_id
-        return f"{self.key_id}.{self.restriction.token_id}"
-
-    @property
-    def label(self) -> str:
-        """How logs name the key: its id, or its parent's id and which restricted key."""
-        if self.restriction is None:
-            return self.key_id
-        return f"{self.key_id}/restricted/{self.restriction.token_id}"
-
-
-@dataclass(frozen=True, slots=True)
-class KeyInfo:
-    """A key as listings show it; the secret is never stored, so never shown."""
-
-    id: str
-    role: Role
-    name: str
-    created_at: datetime
-    revoked_at: datetime | None
-    principals: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Signer:
-    """A live delegate key, as the restricted keys issued under it are checked against it."""
-
-    namespace: str
-    key_id: str
-    # What it may grant: None for a parent bound to no principal.
-    principals: frozenset[str] | None
-    secret: str = field(repr=False)
-
-
-def hash_key(key: str) -> str:
-    """The stored form of a key."""
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()
-
-
-def well_formed(key: str) -> bool:
-    """True if ``key`` has the shape of a ragsage key (checked before any lookup)."""
-    return _SHAPE.fullmatch(key) is not None
-
-
-def precheck(key: str, sealer: Seals | None) -> KeyCheck:
-    """What can be told of ``key`` without the database: its shape, and its check."""
-    shape = _SHAPE.fullmatch(key)
-    if shape is None:
-        return KeyCheck.REFUSED
-    check = shape.group(3)
-    if check is None or sealer is None:
-        return KeyCheck.UNCHECKED
-    body = key[: -len(check) - 1]
-    return KeyCheck.ISSUED if sealer.checks(body, check) else KeyCheck.REFUSED
-
-
-def new_key(sealer: Seals | None = None) -> tuple[str, str]:
-    """A fresh (key id, full key), carrying the sealing key's check when there is one."""
-    key_id = "".join(secrets.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(10))
-    key = f"{PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
-    return key_id, key if sealer is None else f"{key}_{sealer.check(key)}"
-
-
-@dataclass(frozen=True, slots=True)
-class NewKey:
-    """A key just created: the only time its secret parts are visible."""
-
-    id: str
-    key: str = field(repr=False)
-    # A delegate key's secret for signing restricted keys; empty for other roles.
-    signing_secret: str = field(default="", repr=False)
 
 
 async def create_key(
@@ -215,7 +73,7 @@ async def create_key(
             "bind a read or write key"
         )
     if role is Role.DELEGATE and sealer is None:
-        raise ConfigurationError(_NO_SEALING_KEY)
+        raise ConfigurationError(NO_SEALING_KEY)
     key_id, key = new_key(sealer)
     secret = new_signing_secret() if role is Role.DELEGATE else ""
     await session.execute(
@@ -237,11 +95,6 @@ async def create_key(
     return NewKey(key_id, key, secret)
 
 
-def new_signing_secret() -> str:
-    """A fresh HMAC key for restricted keys: 32 random bytes, marked for secret scanners."""
-    return f"{SECRET_PREFIX}{secrets.token_urlsafe(32)}"
-
-
 async def rotate_signing_secret(
     session: AsyncSession, key_id: str, sealer: Seals | None
 ) -> str | None:
@@ -253,7 +106,7 @@ async def rotate_signing_secret(
     sealed, and a plaintext one left from before migration 36 goes with it.
     """
     if sealer is None:
-        raise ConfigurationError(_NO_SEALING_KEY)
+        raise ConfigurationError(NO_SEALING_KEY)
     secret = new_signing_secret()
     row = (
         await session.execute(
@@ -328,7 +181,7 @@ def _principal(key: str, row: Sequence[Any] | None) -> Principal | None:
         return None
     # The hash matched in SQL; compare the id too, in constant time, as a guard
     # against a row that is not the one the key names.
-    if not hmac.compare_digest(str(row[1]), _SHAPE.fullmatch(key).group(1)):  # type: ignore[union-attr]
+    if not hmac.compare_digest(str(row[1]), key_id_of(key) or ""):
         return None
     bound = frozenset(str(name) for name in row[3] or ())
     scope = Scope(str(row[0]), bound or None)

@@ -26,11 +26,7 @@ from ragsage.adapters.postgres.dense_statements import (
     vector_literal,
     with_nearest_rows,
 )
-from ragsage.adapters.postgres.generations import (
-    EmbeddingModelMismatch,
-    Generation,
-    write_generation,
-)
+from ragsage.adapters.postgres.generations import write_generation
 from ragsage.adapters.postgres.isolation import set_local, to_driver_style
 from ragsage.adapters.postgres.rows import (
     CHUNK_COLUMNS,
@@ -41,6 +37,7 @@ from ragsage.adapters.postgres.rows import (
 )
 from ragsage.adapters.postgres.sessions import read_rows, scoped, translate
 from ragsage.core.errors import InvalidRequest
+from ragsage.core.generations import EmbeddingModelMismatch, Generation
 from ragsage.core.text import identifier_words
 from ragsage.core.types import (
     Chunk,

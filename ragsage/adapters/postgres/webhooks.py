@@ -18,7 +18,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.postgres.sessions import namespace_of
-from ragsage.core.webhooks import Delivery, Webhook
+from ragsage.core.webhooks import UNCHANGED, Delivery, Webhook
 
 _COLUMNS = (
     "id, url, events, enabled, principals, description, disabled_reason, failing_since, "
@@ -30,8 +30,6 @@ _UNSEEN = (
     "AND e.namespace = d.namespace "
     "AND e.id = d.event_id AND NOT ragsage_webhook_admits(CAST(:principals AS text[]), e.access)"
 )
-# Keeps "not given" apart from an explicit None (an unbound endpoint).
-UNCHANGED: Any = object()
 
 
 def _webhook(row: Sequence[Any]) -> Webhook:
@@ -48,14 +46,6 @@ def _webhook(row: Sequence[Any]) -> Webhook:
         created_at=row[9],
         updated_at=row[10],
     )
-
-
-def parse_id(value: str) -> uuid.UUID | None:
-    """An endpoint id from a path; None when it is not one (so the caller answers 404)."""
-    try:
-        return uuid.UUID(value)
-    except ValueError:
-        return None
 
 
 async def create_webhook(

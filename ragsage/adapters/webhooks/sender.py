@@ -508,3 +508,14 @@ def _os_reason(exc: BaseException) -> str:
     if found is not None:
         return str(found.strerror).lower()
     return str(exc)[:_DETAIL_CHARS] or type(exc).__name__
+
+
+class ReceiverAddresses:
+    """The receiver guard of :mod:`ragsage.management.webhooks`: a URL's syntax now,
+    and a literal address's kind; a name is judged after each resolution."""
+
+    def host_of(self, url: str) -> str:
+        return check_url(url)
+
+    def refusal(self, host: str) -> str | None:
+        return refusal(host) if is_address(host) else None

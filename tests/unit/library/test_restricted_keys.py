@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragsage.adapters.postgres.keys import Role, Signer
 from ragsage.core.errors import Forbidden, InvalidRequest
+from ragsage.core.keys import Role, Signer
 from ragsage.core.types import Chunk, SearchFilters
 from ragsage.library.restricted_keys import (
     RestrictedKeyRefused,

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
@@ -20,6 +18,7 @@ from ragsage.adapters.postgres.sessions import (
     read_rows,
     reads_namespace,
 )
+from ragsage.core.documents import DocumentRecord
 from ragsage.core.types import Scope
 
 if TYPE_CHECKING:
@@ -29,43 +28,6 @@ _COLUMNS = (
     "id, external_id, filename, title, media_type, size_bytes, status, error, content_hash, "
     "metadata, created_at, updated_at, access"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class DocumentRecord:
-    """One document row with its ingestion status."""
-
-    id: str
-    external_id: str
-    filename: str | None
-    title: str
-    media_type: str | None
-    size_bytes: int | None
-    status: str
-    error: str | None
-    content_hash: str
-    metadata: dict[str, Any]
-    created_at: datetime
-    updated_at: datetime
-    # Principals who may read it; empty: the whole namespace.
-    access: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "external_id": self.external_id,
-            "filename": self.filename,
-            "title": self.title,
-            "media_type": self.media_type,
-            "size_bytes": self.size_bytes,
-            "status": self.status,
-            "error": self.error,
-            "content_hash": self.content_hash,
-            "metadata": self.metadata,
-            "created_at": self.created_at.isoformat(),
-            "updated_at": self.updated_at.isoformat(),
-            "access": list(self.access),
-        }
 
 
 def _record(row: Sequence[Any]) -> DocumentRecord:

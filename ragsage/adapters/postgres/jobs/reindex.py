@@ -24,12 +24,13 @@ from uuid import UUID
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ragsage.adapters.postgres.generations import Generation, live_generations
+from ragsage.adapters.postgres.generations import live_generations
 from ragsage.adapters.postgres.jobs import store
 from ragsage.adapters.postgres.migrations import STATISTICS_TABLES
 from ragsage.adapters.postgres.replicas import replicas_must_replay
 from ragsage.adapters.postgres.sessions import namespace_of
 from ragsage.core.errors import Conflict
+from ragsage.core.generations import Generation
 from ragsage.core.types import Scope
 
 

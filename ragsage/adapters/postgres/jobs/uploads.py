@@ -10,7 +10,7 @@ it, so an accepted upload is never lost.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -23,11 +23,12 @@ from ragsage.adapters.postgres.jobs.documents import copy_access, set_access
 from ragsage.adapters.postgres.namespaces import upload_lock_key
 from ragsage.adapters.postgres.quotas import check_upload, namespace_quotas
 from ragsage.adapters.postgres.sessions import namespace_of
-from ragsage.core.errors import Conflict, EmptyDocument, Forbidden, InvalidRequest, UploadTooLarge
+from ragsage.core.documents import upload_access
+from ragsage.core.errors import Conflict, EmptyDocument, InvalidRequest, UploadTooLarge
 from ragsage.core.identity import content_hash, document_id_for
 from ragsage.core.jobs import JobState, Quotas, Upload, UploadOutcome
 from ragsage.core.text import clean
-from ragsage.core.types import Scope, check_principals
+from ragsage.core.types import Scope
 
 MAX_FILENAME = 255
 
@@ -198,24 +199,6 @@ async def create_upload(
         job_class=job_class,
     )
     return UploadOutcome(job_id, document_id, JobState.QUEUED, duplicate=False, needs_sending=True)
-
-
-def upload_access(scope: Scope, requested: Collection[str] | None) -> frozenset[str] | None:
-    """The access list an upload asks for, checked against the uploader's principals.
-
-    None: the upload names none (a new document then gets the key's own
-    principals, or is open to the namespace for a key bound to none).  A key
-    bound to principals may name only a non-empty subset of them.
-    """
-    if requested is None:
-        return None
-    names = check_principals(list(requested))
-    if scope.principals is not None and (not names or not names <= scope.principals):
-        raise Forbidden(
-            "this key may give a document only an access list within its own principals "
-            f"({', '.join(sorted(scope.principals))})"
-        )
-    return names
 
 
 async def _check_not_hidden(session: AsyncSession, document_id: str, external_id: str) -> None:
