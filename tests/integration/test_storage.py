@@ -98,3 +98,32 @@ async def test_delete_removes_the_document_and_its_chunks(db: Database) -> None:
     assert await pg.documents.get(ACME, result.document.id) is None
     assert await pg.documents.count_chunks(ACME) == 0
     assert await pg.lexical.search(ACME, "holiday", k=5) == []
+
+
+GO_SOURCE = (
+    "package fetch\n\n// Get asks until the server answers.\nfunc Get(c *http.Client) error {\n"
+    + "\n".join(
+        f'\tresp{n}, err := c.Get("/items/{n}")\n\tif err == nil && resp{n}.StatusCode == 429 {{\n'
+        f'\t\tlog.Printf("attempt {n} throttled: %s", resp{n}.Header.Get("Retry-After"))\n\t}}'
+        for n in range(30)
+    )
+    + "\n\treturn nil\n}\n"
+)
+
+
+async def test_a_long_definitions_windows_are_found_by_vector_alone(db: Database) -> None:
+    backend = HeuristicBackend(code_window=96)
+    kit = FakeEngineKit(dimension=helpers.TEST_DIM, parser=backend, chunker=backend)
+    result = await helpers.ingest(db, kit, ACME, GO_SOURCE, "fetch/get.go")
+    pg = helpers.stores(db, kit)
+    stored = await pg.documents.chunks(ACME, result.document.id)
+    windows = [c for c in stored if "window" in c.metadata]
+    assert len(windows) > 1 and len(stored) > len(windows)
+    # Keyword search finds the whole definition, never one of its windows.
+    found = await pg.lexical.search(ACME, "attempt 17 throttled Retry-After", k=20)
+    assert found and all("window" not in hit.chunk.metadata for hit in found)
+    assert any("attempt 17 throttled" in hit.chunk.text for hit in found)
+    # Each window is still found by its vector.
+    vector = (await kit.embedder.embed([windows[1].embed_text], input_type="query"))[0]
+    dense = await pg.vectors.search(ACME, tuple(vector), k=len(stored))
+    assert windows[1].id in {hit.chunk.id for hit in dense}
