@@ -43,12 +43,12 @@ from ragsage.adapters.observability.logs import (
     configure_logging,
     reset_log_context,
 )
-from ragsage.adapters.redis.once import FirstMarks
 from ragsage.adapters.sealing import Sealer, sealer_or_none
 from ragsage.jobs.enqueue import Enqueuer
-from ragsage.library.sign_in import USED_PREFIX, SignInCodes
+from ragsage.library.sign_in import USED_PREFIX, SignInCodes, UsedCodes
 from ragsage.runtime import Runtime, adapter_overrides, build_runtime
 from ragsage.runtime.loop import LoopThread
+from ragsage.runtime.serving import used_marks
 from ragsage.settings import Settings
 
 _log = logging.getLogger(__name__)
@@ -88,7 +88,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         probes=probes,
         limits=limits,
         answers=AnswersAtOnce(chosen),
-        timeouts=SearchTimeouts(chosen, built.database),
+        timeouts=SearchTimeouts(chosen, built),
         signers=Signers(chosen.restricted_key_recheck),
         sealer=sealer,
         sign_in=_sign_in(chosen, sealer),
@@ -155,7 +155,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     return app
 
 
-def _sign_in(settings: Settings, sealer: Sealer | None) -> tuple[SignInCodes, FirstMarks] | None:
+def _sign_in(settings: Settings, sealer: Sealer | None) -> tuple[SignInCodes, UsedCodes] | None:
     """The sign-in codes of this deployment, and where used ones are marked.
 
     The marks go to the broker's Redis: it never evicts (``noeviction``) and
@@ -164,7 +164,7 @@ def _sign_in(settings: Settings, sealer: Sealer | None) -> tuple[SignInCodes, Fi
     """
     if sealer is None:
         return None
-    return SignInCodes(sealer), FirstMarks(settings.redis_url, USED_PREFIX)
+    return SignInCodes(sealer), used_marks(settings, USED_PREFIX)
 
 
 def create_production_app() -> Any:

@@ -18,10 +18,10 @@ from contextlib import contextmanager
 import redis
 
 from api.errors import ApiError
-from ragsage.adapters.postgres import Database
-from ragsage.adapters.postgres.namespaces import own_overrides
 from ragsage.core.types import Scope
 from ragsage.query.options import RetrievalOptions
+from ragsage.runtime import Runtime
+from ragsage.runtime.serving import set_search_timeout
 from ragsage.settings import Settings
 
 _log = logging.getLogger(__name__)
@@ -119,8 +119,8 @@ class SearchTimeouts:
     ``Retry-After``, as any statement timeout does.
     """
 
-    def __init__(self, settings: Settings, database: Database, ttl: float = 30.0) -> None:
-        self.default, self.database, self.ttl = settings.search_timeout_ms, database, ttl
+    def __init__(self, settings: Settings, runtime: Runtime, ttl: float = 30.0) -> None:
+        self.default, self.runtime, self.ttl = settings.search_timeout_ms, runtime, ttl
         self._until: dict[str, float] = {}
 
     def stale(self, scope: Scope) -> bool:
@@ -128,11 +128,7 @@ class SearchTimeouts:
         return self._until.get(scope.namespace, 0.0) < time.monotonic()
 
     async def refresh(self, scope: Scope) -> None:
-        async with self.database.session(scope) as session:
-            own = (await own_overrides(session))["search_timeout_ms"]
-        chosen = own or self.default
-        if chosen:
-            self.database.read_timeouts[scope.namespace] = chosen
-        else:
-            self.database.read_timeouts.pop(scope.namespace, None)
+        usage = self.runtime.management.usage
+        chosen = await usage.search_timeout_ms(scope, self.default)
+        set_search_timeout(self.runtime, scope.namespace, chosen)
         self._until[scope.namespace] = time.monotonic() + self.ttl

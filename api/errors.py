@@ -10,7 +10,6 @@ from flask import Flask, Response, jsonify
 from pydantic import ValidationError
 from werkzeug.exceptions import HTTPException
 
-from ragsage.adapters.postgres.sessions import database_failure
 from ragsage.core.errors import (
     BrokerUnavailable,
     ConfigurationError,
@@ -31,6 +30,7 @@ from ragsage.core.errors import (
     client_message,
 )
 from ragsage.core.generations import EmbeddingModelMismatch
+from ragsage.runtime.serving import storage_failure
 
 _log = logging.getLogger(__name__)
 # How long a client should wait before retrying after a dependency outage: long
@@ -71,7 +71,7 @@ def outage(exc: BaseException, named: RagsageError | None = None) -> str | None:
 
     The chain of causes is searched for the error tree's outage errors, and so
     is ``named``: the Postgres adapter's name for a driver's error still in the
-    chain (:func:`~ragsage.adapters.postgres.sessions.database_failure`).
+    chain (:func:`~ragsage.runtime.serving.storage_failure`).
     """
     for cause in [*causes(exc), *([named] if named is not None else [])]:
         if isinstance(cause, StorageTimeout):
@@ -124,7 +124,7 @@ def _ragsage(exc: RagsageError) -> Response:
     if isinstance(exc, ProviderError):
         return error_response(502, "provider_error", "a model provider failed")
     if isinstance(exc, StorageError | BrokerUnavailable):
-        which = outage(exc, database_failure(exc))
+        which = outage(exc, storage_failure(exc))
         return _outage_response(which) if which is not None else _internal(exc)
     if isinstance(exc, ConfigurationError):
         _log.error("configuration error: %s", exc)
@@ -162,7 +162,7 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(Exception)
     def unexpected(exc: Exception) -> Response:
-        named = database_failure(exc)
+        named = storage_failure(exc)
         which = outage(exc, named)
         if which is not None:
             return _outage_response(which)

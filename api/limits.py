@@ -14,9 +14,9 @@ import logging
 import math
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import redis
 from flask import Response
@@ -26,8 +26,8 @@ from limits.storage import RedisStorage
 from limits.strategies import SlidingWindowCounterRateLimiter
 
 from api.errors import error_response
-from ragsage.adapters.redis.keys import refused_requests_key
 from ragsage.core.errors import ConfigurationError
+from ragsage.runtime.serving import refusal_counts
 from ragsage.settings import Settings
 
 _log = logging.getLogger(__name__)
@@ -160,58 +160,14 @@ def configured_limits(settings: Settings) -> tuple[Limit, ...]:
     return tuple(found)
 
 
-class RefusalTally:
-    """Each namespace's refusals by limit, added to Redis by a thread of their own.
+class _Refusals(Protocol):
+    """Each namespace's refusals by limit, kept where every API process adds to them."""
 
-    A flood's refusals are answered without waiting on Redis for their count:
-    this thread sends what has piled up since its last round in one pipeline.
-    """
+    def add(self, namespace: str, limit_name: str) -> None: ...
 
-    def __init__(self, client: redis.Redis, on_error: Callable[[BaseException], None]) -> None:
-        self._client, self._on_error = client, on_error
-        self._pending: Counter[tuple[str, str]] = Counter()
-        self._changed = threading.Condition()
-        self._thread: threading.Thread | None = None
-        self._stopping = False
+    def counts(self, namespace: str) -> dict[str, int]: ...
 
-    def add(self, namespace: str, limit_name: str) -> None:
-        with self._changed:
-            self._pending[(namespace, limit_name)] += 1
-            if self._thread is None:  # started here, not before gunicorn forks
-                self._thread = threading.Thread(
-                    target=self._run, name="ragsage-refusals", daemon=True
-                )
-                self._thread.start()
-            self._changed.notify()
-
-    def flush(self) -> None:
-        """Send what is pending now (raises what Redis raises)."""
-        with self._changed:
-            taken, self._pending = self._pending, Counter()
-        if not taken:
-            return
-        pipeline = self._client.pipeline(transaction=False)
-        for (namespace, limit_name), count in taken.items():
-            pipeline.hincrby(refused_requests_key(namespace), limit_name, count)
-        pipeline.execute()
-
-    def stop(self) -> None:
-        with self._changed:
-            self._stopping = True
-            self._changed.notify()
-        if self._thread is not None:
-            self._thread.join(2)
-
-    def _run(self) -> None:
-        while True:
-            with self._changed:
-                self._changed.wait_for(lambda: self._pending or self._stopping)
-                if self._stopping and not self._pending:
-                    return
-            try:
-                self.flush()
-            except (redis.RedisError, OSError) as exc:
-                self._on_error(exc)  # those counts are lost, as the limits fail open
+    def stop(self) -> None: ...
 
 
 class RequestLimits:
@@ -237,7 +193,7 @@ class RequestLimits:
         # The refusal counts go through the limiter's own connection pool.
         self._client: redis.Redis = self._storage.storage
         self._on_unavailable, self._on_refused = on_unavailable, on_refused
-        self._tally = RefusalTally(self._client, self._unavailable)
+        self._tally: _Refusals = refusal_counts(self._client, self._unavailable)
         self._paused_until = 0.0
         self._lock = threading.Lock()
         # (kind, per, who) refused lately -> (until when their searches are counted
@@ -405,14 +361,9 @@ class RequestLimits:
         Another API process's refusals of the last few milliseconds may not be in yet.
         """
         try:
-            self._tally.flush()
-            counts = self._client.hgetall(refused_requests_key(namespace))
+            return self._tally.counts(namespace)
         except (redis.RedisError, OSError):
             return None
-        return {
-            name.decode() if isinstance(name, bytes) else str(name): int(count)
-            for name, count in counts.items()
-        }
 
     def close(self) -> None:
         self._tally.stop()

@@ -14,14 +14,14 @@ from api.limits import RequestLimits
 from api.metrics import Metrics
 from api.page_cache import PageCache
 from api.probes import Probes
-from ragsage.adapters.postgres.replicas import ReadLog, replica_reads
-from ragsage.adapters.redis.once import FirstMarks
 from ragsage.adapters.sealing import Sealer
+from ragsage.core.replicas import ReadLog
 from ragsage.core.types import Scope
 from ragsage.jobs.enqueue import Enqueuer
-from ragsage.library.sign_in import SignInCodes
+from ragsage.library.sign_in import SignInCodes, UsedCodes
 from ragsage.runtime import Runtime
 from ragsage.runtime.loop import LoopThread
+from ragsage.runtime.serving import replica_reads
 from ragsage.settings import Settings
 
 _T = TypeVar("_T")
@@ -47,7 +47,7 @@ class Services:
     # checks new API keys; None when the operator set none.
     sealer: Sealer | None = None
     # The sign-in codes' sealing and where used ones are marked; None without sealing keys.
-    sign_in: tuple[SignInCodes, FirstMarks] | None = None
+    sign_in: tuple[SignInCodes, UsedCodes] | None = None
     request_timeout: float = 120.0
     recent_keys: RecentKeys = field(default_factory=RecentKeys)
     verified: VerifiedKeys = field(default_factory=VerifiedKeys)
@@ -64,6 +64,7 @@ class Services:
 
     def close(self) -> None:
         self.limits.close()
+        self.probes.readings.close()
         if self.sign_in is not None:
             self.sign_in[1].close()
         self.answers.close()

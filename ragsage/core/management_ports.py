@@ -89,6 +89,10 @@ class UsageRecords(Protocol):
 
     async def usage(self, scope: Scope, defaults: Quotas) -> NamespaceUsage: ...
 
+    async def overrides(self, scope: Scope) -> Mapping[str, int | None]:
+        """The namespace's own settings (None: not set), as its own session reads them."""
+        ...
+
 
 class KeyRecords(Protocol):
     """API keys as requests present them: looked up by hash, never stored in the clear."""

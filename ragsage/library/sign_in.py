@@ -77,6 +77,10 @@ class UsedCodes(Protocol):
         """
         ...
 
+    def close(self) -> None:
+        """Let go of the connection, if one was opened."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class OpenedCode:

@@ -18,6 +18,11 @@ class Usage:
     async def of(self, scope: Scope) -> NamespaceUsage:
         return await self._records.usage(scope, self._defaults)
 
+    async def search_timeout_ms(self, scope: Scope, default: int) -> int:
+        """The namespace's statement timeout for searches: its own, or ``default``."""
+        own = (await self._records.overrides(scope)).get("search_timeout_ms")
+        return own or default
+
     def job_slots(self, usage: NamespaceUsage) -> int:
         """The namespace's share of running jobs: its own override, or the deployment's."""
         own = usage.overrides.get("job_slots")

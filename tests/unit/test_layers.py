@@ -217,3 +217,30 @@ def test_a_deliberate_circle_is_caught(tmp_path: Path) -> None:
     assert circles(module_graph(tmp_path, ["loopy"])) == [
         ["loopy.first", "loopy.second", "loopy.third"]
     ]
+
+
+# Storage and queues the API reaches only through the services and the runtime.
+STORES = ("ragsage.adapters.postgres", "ragsage.adapters.celery", "ragsage.adapters.redis")
+
+
+def test_the_api_imports_no_storage_or_queue_adapter_and_runs_no_sql() -> None:
+    reaching = sorted(
+        (importer, imported)
+        for importer, imported in import_graph()
+        if importer.split(".")[0] == "api"
+        and any(imported == store or imported.startswith(store + ".") for store in STORES)
+    )
+    assert reaching == [], "management goes through ragsage.management; the rest the runtime"
+    sql = sorted(
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "api").rglob("*.py")
+        for imported in imports_of(path.read_text(encoding="utf-8"))
+        if imported.split(".")[0] in {"sqlalchemy", "psycopg", "celery"}
+    )
+    opened = sorted(
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "api").rglob("*.py")
+        if ".session(" in (source := path.read_text(encoding="utf-8"))
+        or "system_session(" in source
+    )
+    assert sql == [] and opened == [], "no view opens a session or runs SQL"

@@ -7,7 +7,7 @@ what a key may touch.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from uuid import UUID
 
@@ -98,6 +98,10 @@ class PgUsageRecords:
             overrides = await own_overrides(session)
             limits = await quotas.namespace_quotas(session, defaults)
         return NamespaceUsage(held, overrides, limits)
+
+    async def overrides(self, scope: Scope) -> Mapping[str, int | None]:
+        async with self._database.session(scope) as session:
+            return await own_overrides(session)
 
 
 class PgKeyRecords:

@@ -41,12 +41,13 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 
 from ragsage.adapters.postgres.read_connections import PoolTimeout, ReadConnections
+from ragsage.core.replicas import ReadLog
 
 PRIMARY = "primary"
 # Postgres's WAL page size (XLOG_BLCKSZ), fixed when the server was built.
@@ -55,17 +56,6 @@ WAL_PAGE_BYTES = 8192
 # how often it asks meanwhile.
 _CHECK_PATIENCE_SECONDS = 0.05
 _POLL_SECONDS = 0.002
-
-
-@dataclass(slots=True)
-class ReadLog:
-    """The servers that answered the reads of one marked call, in order, once each."""
-
-    servers: list[str] = field(default_factory=list)
-
-    def note(self, server: str) -> None:
-        if server not in self.servers:
-            self.servers.append(server)
 
 
 _MARKED: ContextVar[ReadLog | None] = ContextVar("ragsage_replica_reads", default=None)

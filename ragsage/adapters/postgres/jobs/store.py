@@ -395,3 +395,11 @@ async def requeue(session: AsyncSession, job_id: UUID, error: str, retry_in: flo
         ),
         {"namespace": namespace_of(session), "id": job_id, "error": error, "retry_in": retry_in},
     )
+
+
+async def job_counts(system: AsyncSession) -> dict[str, int]:
+    """Jobs by state across every namespace (a system session: metrics, never a tenant)."""
+    rows = await system.execute(
+        text("SELECT state, sum(jobs) FROM ragsage_job_counts() GROUP BY state")
+    )
+    return {str(row[0]): int(row[1]) for row in rows}
