@@ -38,9 +38,8 @@ class HeuristicBackend:
     # parses miss (version 2: Python source has its own reader, not plain text;
     # version 3: HTML loses its site chrome and reads layout tables as text;
     # version 4: source code in other languages is read along its definitions;
-    # version 5: a source file's fenced blocks name the line they start on;
-    # version 6: a long definition's windows come after it whole).
-    _VERSION = 6
+    # version 5: a source file's fenced blocks name the line they start on).
+    _VERSION = 5
 
     def __init__(
         self,
