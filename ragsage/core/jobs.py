@@ -139,6 +139,15 @@ class UploadOutcome:
     needs_sending: bool
 
 
+@dataclass(frozen=True, slots=True)
+class WrittenVersion:
+    """A document version just written in a job's final transaction: what its job records."""
+
+    summary: dict[str, Any]
+    timings: Mapping[str, float]
+    warnings: tuple[str, ...] = ()
+
+
 def result_summary(chunks: int, pages: int, vision_pages: int, cache_hit: bool) -> dict[str, Any]:
     """What a finished ingestion job records as its result."""
     return {
