@@ -41,13 +41,13 @@ from sqlalchemy import create_engine, text
 from stack import local_stack, migrate, serve_api
 
 from ragsage.adapters.postgres.keys import create_key
+from ragsage.cli.worker import celery_worker_argv
 from ragsage.core.keys import Role
 from ragsage.core.types import Scope
 from ragsage.jobs.enqueue import Enqueuer, upload_from_path
 from ragsage.query import RetrievalOptions
 from ragsage.runtime import build_database, build_runtime
 from ragsage.settings import Settings
-from worker.cli import celery_worker_argv
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADERS = ("Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")

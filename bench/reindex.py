@@ -35,13 +35,13 @@ from redis import Redis
 from sqlalchemy import Engine, create_engine, text
 from stack import local_stack
 
+from ragsage.cli.worker import celery_worker_argv
 from ragsage.core.jobs import Upload
 from ragsage.core.types import Scope
 from ragsage.jobs.enqueue import Enqueuer, upload_from_path
 from ragsage.query import QueryEngine, RetrievalResult
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings
-from worker.cli import celery_worker_argv
 
 ROOT = Path(__file__).resolve().parents[1]
 SCOPE = Scope("bench")

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragsage.cli.worker import celery_worker_argv
 from ragsage.core.jobs import Upload
-from worker.cli import celery_worker_argv
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -16,13 +16,13 @@ from typing import Any
 
 import httpx
 
-from api.cli import gunicorn_argv
 from ragsage.adapters.embedded.postgres import EmbeddedPostgres
 from ragsage.adapters.embedded.redis import EmbeddedRedis
 from ragsage.adapters.sealing import new_operator_key
+from ragsage.cli.api import gunicorn_argv
+from ragsage.cli.worker import celery_worker_argv
 from ragsage.runtime import build_database
 from ragsage.settings import Settings
-from worker.cli import celery_worker_argv
 
 ROOT = Path(__file__).resolve().parents[1]
 

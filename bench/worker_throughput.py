@@ -26,11 +26,11 @@ from pathlib import Path
 
 from stack import local_stack
 
+from ragsage.cli.worker import celery_worker_argv
 from ragsage.core.types import RawSource, Scope
 from ragsage.jobs.enqueue import Enqueuer
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings
-from worker.cli import celery_worker_argv
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = (

@@ -6,9 +6,8 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Sequence
-from importlib.metadata import entry_points
-from typing import Any
 
+from ragsage.cli import api, mcp, up, worker
 from ragsage.cli.evaluation.command import register as register_eval
 from ragsage.cli.local import ingest_command, query_command, search_command
 from ragsage.cli.namespaces import register_namespaces
@@ -74,17 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     register_webhooks(commands)
     register_namespaces(commands)
     register_eval(commands)
-    _plugins(commands)
+    for module in (worker, api, up, mcp):
+        module.register(commands)
     return parser
-
-
-def _plugins(commands: Any) -> None:
-    """Subcommands other packages register under the ``ragsage.commands`` entry points.
-
-    The worker and the API add theirs this way, so the engine never imports them.
-    """
-    for entry in entry_points(group="ragsage.commands"):
-        entry.load()(commands)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -18,12 +18,12 @@ from sqlalchemy import text
 
 from ragsage.adapters.embedded.redis import EmbeddedRedis
 from ragsage.adapters.sealing import new_operator_key
+from ragsage.cli.worker import celery_worker_argv
 from ragsage.core.jobs import Job
 from ragsage.core.types import Scope
 from ragsage.jobs.enqueue import Enqueuer
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings
-from worker.cli import celery_worker_argv
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -244,3 +244,24 @@ def test_the_api_imports_no_storage_or_queue_adapter_and_runs_no_sql() -> None:
         or "system_session(" in source
     )
     assert sql == [] and opened == [], "no view opens a session or runs SQL"
+
+
+# The command package, the API and the worker are three entry points: none imports
+# another.  A command starts the API or a worker by naming its entry point to
+# gunicorn or Celery.
+ENTRY_PACKAGES = ("api", "worker", "ragsage.cli")
+
+
+def _entry_of(module: str) -> str | None:
+    return next((p for p in ENTRY_PACKAGES if module == p or module.startswith(p + ".")), None)
+
+
+def test_the_command_line_the_api_and_the_worker_import_none_of_one_another() -> None:
+    crossing = sorted(
+        (importer, imported)
+        for importer, imported in import_graph()
+        if (ours := _entry_of(importer)) is not None
+        and (theirs := _entry_of(imported)) is not None
+        and ours != theirs
+    )
+    assert crossing == []

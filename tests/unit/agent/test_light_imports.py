@@ -11,7 +11,7 @@ HEAVY = ["mcp", "httpx", "anyio", "uvicorn", "starlette", "sqlalchemy", "flask",
 
 def test_the_tools_and_the_command_load_no_sdk() -> None:
     probe = (
-        "import sys, json; import ragsage.agent, ragsage.agent.tools, ragsage.agent.cli; "
+        "import sys, json; import ragsage.agent, ragsage.agent.tools, ragsage.cli.mcp; "
         f"print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))"
     )
     out = run_fresh(probe)

@@ -17,9 +17,9 @@ from typing import Any, NoReturn
 from tqdm import tqdm
 
 from ragsage.cli.files import collect_files
+from ragsage.cli.reindex import GATE_MARGIN, reindex_command
 from ragsage.core.errors import RagsageError
 from ragsage.core.jobs import Job, JobState
-from worker.reindex_cli import GATE_MARGIN, reindex_command
 
 
 def register(commands: Any) -> None:
@@ -135,7 +135,9 @@ def celery_worker_argv(
 
 def _worker(args: argparse.Namespace) -> NoReturn:
     from ragsage.adapters.observability import metrics_dir
-    from worker.app import settings
+    from ragsage.settings import Settings
+
+    settings = Settings.from_env()
 
     # Before Celery exists: the pool's processes must all import prometheus_client
     # in multiprocess mode, sharing this directory, for one endpoint to sum them.
