@@ -45,7 +45,7 @@ from ragsage.adapters.observability.logs import (
 )
 from ragsage.adapters.sealing import Sealer, sealer_or_none
 from ragsage.jobs.enqueue import Enqueuer
-from ragsage.library.sign_in import USED_PREFIX, SignInCodes, UsedCodes
+from ragsage.management.sign_in import USED_PREFIX, SignInCodes, UsedCodes
 from ragsage.runtime import Runtime, adapter_overrides, build_runtime
 from ragsage.runtime.loop import LoopThread
 from ragsage.runtime.serving import used_marks

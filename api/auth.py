@@ -2,7 +2,7 @@
 
 Two kinds of credential are accepted.  An API key (``rsk_...``) is looked up
 in the database; a restricted key (a JWT signed under a delegate key, see
-:mod:`ragsage.library.restricted_keys`) is checked against its parent as
+:mod:`ragsage.management.restricted_keys`) is checked against its parent as
 this process last read it, with no lookup of its own.
 
 An unknown credential costs no database statement.  A key made with the
@@ -40,7 +40,7 @@ from api.limits import RateLimited, too_many
 from api.services import services
 from ragsage.core.errors import Forbidden
 from ragsage.core.keys import KeyCheck, Principal, Role, Signer, hash_key, precheck
-from ragsage.library.restricted_keys import (
+from ragsage.management.restricted_keys import (
     RestrictedKeyRefused,
     SignatureMismatch,
     looks_restricted,

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, Field
 
 from ragsage.core.types import MAX_PRINCIPALS, PRINCIPAL_PATTERN
-from ragsage.library.sign_in import MAX_CODE_CHARS
+from ragsage.management.sign_in import MAX_CODE_CHARS
 from ragsage.query.options import MAX_QUERY_CHARS
 from ragsage.query.requests import Filters, Query, SearchOptions, Strict, Timestamp, json_integer
 from ragsage.settings import LONGEST_RESTRICTED_KEY

@@ -18,7 +18,7 @@ from ragsage.adapters.sealing import Sealer
 from ragsage.core.replicas import ReadLog
 from ragsage.core.types import Scope
 from ragsage.jobs.enqueue import Enqueuer
-from ragsage.library.sign_in import SignInCodes, UsedCodes
+from ragsage.management.sign_in import SignInCodes, UsedCodes
 from ragsage.runtime import Runtime
 from ragsage.runtime.loop import LoopThread
 from ragsage.runtime.serving import replica_reads

@@ -47,7 +47,7 @@ from ragsage.adapters.postgres.keys import create_key
 from ragsage.adapters.sealing import Sealer
 from ragsage.core.keys import NewKey, Role, Signer
 from ragsage.core.types import Scope
-from ragsage.library.restricted_keys import grant_of, mint, verify
+from ragsage.management.restricted_keys import grant_of, mint, verify
 from ragsage.runtime import build_database
 
 NAMESPACE = "corpus"

@@ -24,7 +24,7 @@ from api.schemas import (
 )
 from api.services import services
 from ragsage.core.keys import Principal, Role, Signer
-from ragsage.library.restricted_keys import check_grant, filters_claim, grant_of, mint
+from ragsage.management.restricted_keys import check_grant, filters_claim, grant_of, mint
 
 blueprint = Blueprint("keys", __name__)
 _NOT_DELEGATE = "only a delegate key issues restricted keys (ragsage keys create --role delegate)"

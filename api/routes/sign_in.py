@@ -3,7 +3,7 @@
 The route needs no key (it is how the page gets one).  Opening a code is a
 MAC check in this process, so a forged or random one is refused before any
 Redis or database work; the making and opening live in
-:mod:`ragsage.library.sign_in`, which ``ragsage keys sign-in-link`` shares.
+:mod:`ragsage.management.sign_in`, which ``ragsage keys sign-in-link`` shares.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from api.errors import ApiError, unavailable
 from api.routes.common import json_body
 from api.schemas import ErrorResponse, SignInOut, SignInRequest
 from api.services import services
-from ragsage.library.sign_in import SignInRefused, SignInUnavailable
+from ragsage.management.sign_in import SignInRefused, SignInUnavailable
 
 blueprint = Blueprint("sign_in", __name__)
 # 401: no code this deployment made; 410: a real code, expired or used already.

@@ -45,7 +45,7 @@ def _describe(value: int | None, default: int) -> str:
 
 def delete_command(args: argparse.Namespace) -> int:
     """Erase a namespace whole, after showing what it holds (``--yes`` to go ahead)."""
-    from ragsage.library.namespaces import erase_namespace, preview_erasure
+    from ragsage.runtime.erasure import erase_namespace, preview_erasure
 
     settings = Settings.from_env()
     try:

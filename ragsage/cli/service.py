@@ -151,7 +151,7 @@ def sign_in_link_command(args: argparse.Namespace) -> int:
     """
     from ragsage.adapters.sealing import Sealer
     from ragsage.core.errors import ConfigurationError
-    from ragsage.library.sign_in import SignInCodes, sign_in_link
+    from ragsage.management.sign_in import SignInCodes, sign_in_link
 
     source = Path(args.key_file).read_text() if args.key_file else sys.stdin.read()
     key = source.strip()

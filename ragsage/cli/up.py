@@ -27,8 +27,6 @@ import time
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-import httpx
-
 from ragsage.adapters.embedded.postgres import EmbeddedPostgres
 from ragsage.adapters.embedded.redis import EmbeddedRedis
 from ragsage.core.errors import RagsageError
@@ -252,6 +250,8 @@ class Stack:
             )
 
     def _wait_ready(self, timeout: float = 90.0) -> None:
+        import httpx  # read here: the command line starts without the HTTP client
+
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             self.check_children()
@@ -314,6 +314,8 @@ class Stack:
             f"-H 'Content-Type: application/json' -d '{body}'\n",
             flush=True,
         )
+        import httpx
+
         try:
             with httpx.stream(
                 "POST",
@@ -337,7 +339,7 @@ class Stack:
         The key would stay usable by anyone who later reads the terminal's
         scrollback or the browser's history; the code is spent on first use.
         """
-        from ragsage.library.sign_in import SignInCodes, sign_in_link
+        from ragsage.management.sign_in import SignInCodes, sign_in_link
 
         assert self.sealer is not None
         codes = SignInCodes(self.sealer)

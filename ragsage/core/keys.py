@@ -41,7 +41,7 @@ class Role(StrEnum):
     """What a key may do; each role includes the ones before it.
 
     A delegate key does what a write key does and also signs restricted keys
-    (:mod:`ragsage.library.restricted_keys`); only an admin acts on the whole
+    (:mod:`ragsage.management.restricted_keys`); only an admin acts on the whole
     namespace (re-index, usage).
     """
 

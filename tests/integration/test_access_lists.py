@@ -21,7 +21,7 @@ from ragsage.adapters.postgres.keys import create_key
 from ragsage.adapters.sealing import Sealer
 from ragsage.core.keys import NewKey, Role
 from ragsage.core.types import Scope
-from ragsage.library.restricted_keys import grant_of, mint
+from ragsage.management.restricted_keys import grant_of, mint
 
 from .api_harness import ApiServer, with_database
 from .worker_harness import Deployment

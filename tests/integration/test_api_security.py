@@ -259,7 +259,7 @@ def test_keys_bound_to_principals_from_the_command_line(
 def test_delegate_keys_and_their_secrets_from_the_command_line(
     api: ApiServer, running: Deployment
 ) -> None:
-    from ragsage.library.restricted_keys import grant_of, mint
+    from ragsage.management.restricted_keys import grant_of, mint
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return _keys_command(running, *args)

@@ -28,7 +28,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 
 from ragsage.adapters.sealing import Sealer, new_operator_key
 from ragsage.core.keys import Role
-from ragsage.library.sign_in import CODE_LIFETIME_SECONDS, SignInCodes
+from ragsage.management.sign_in import CODE_LIFETIME_SECONDS, SignInCodes
 from tests.integration.api_harness import ApiServer, make_key, serve
 from tests.integration.web.page import (
     POLICY,

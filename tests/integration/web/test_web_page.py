@@ -17,7 +17,7 @@ from ragsage.adapters.postgres.keys import revoke_key
 from ragsage.adapters.sealing import Sealer
 from ragsage.core.keys import Role
 from ragsage.core.types import Scope
-from ragsage.library.sign_in import SignInCodes
+from ragsage.management.sign_in import SignInCodes
 from tests.fixtures.page_boxes import two_page_manual
 
 from ..api_harness import ApiServer, make_key, with_database

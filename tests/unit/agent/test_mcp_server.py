@@ -10,10 +10,9 @@ import pytest
 from mcp import Client
 from mcp.types import TextContent
 
-from ragsage.agent import cli
 from ragsage.agent.mcp_server import build_server, session_key
 from ragsage.agent.tools import build_tools
-from ragsage.cli import main
+from ragsage.cli import main, mcp
 from ragsage.core.errors import InvalidRequest
 
 from .corpus import sample
@@ -72,7 +71,7 @@ def test_without_the_sdk_the_command_says_what_to_install(
     def missing(name: str) -> str:
         raise PackageNotFoundError(name)
 
-    monkeypatch.setattr(cli, "version", missing)
+    monkeypatch.setattr(mcp, "version", missing)
     assert main(["mcp"]) == 2
     assert "pip install 'ragsage[mcp]'" in capsys.readouterr().err
 
@@ -91,16 +90,16 @@ def test_the_key_file_wins_over_the_environment(
     monkeypatch.setenv("RAGSAGE_API_KEY", "rsk_from_env")
     path = tmp_path / "key"
     path.write_text("rsk_from_file\n", encoding="utf-8")
-    assert cli.api_key(path) == "rsk_from_file"
-    assert cli.api_key(None) == "rsk_from_env"
+    assert mcp.api_key(path) == "rsk_from_file"
+    assert mcp.api_key(None) == "rsk_from_env"
 
 
 def test_an_unreadable_or_empty_key_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(InvalidRequest, match="cannot read the API key file .*nope"):
-        cli.api_key(tmp_path / "nope")
+        mcp.api_key(tmp_path / "nope")
     (tmp_path / "empty").write_text("\n", encoding="utf-8")
     with pytest.raises(InvalidRequest, match="the API key file .*empty is empty"):
-        cli.api_key(tmp_path / "empty")
+        mcp.api_key(tmp_path / "empty")
 
 
 def test_an_unreachable_api_stops_the_command_at_start_up(

@@ -11,7 +11,7 @@ import pytest
 from ragsage.adapters.sealing import Sealer, new_operator_key
 from ragsage.cli import main
 from ragsage.core.errors import MarksUnavailable
-from ragsage.library.sign_in import (
+from ragsage.management.sign_in import (
     CLOCK_SKEW_SECONDS,
     CODE_LIFETIME_SECONDS,
     USED_MARK_SECONDS,

@@ -27,8 +27,8 @@ import time
 from dataclasses import dataclass
 from typing import Protocol
 
-from ragsage.adapters.sealing import Sealer
 from ragsage.core.errors import MarksUnavailable
+from ragsage.core.sealing import DatedSeals
 
 CODE_LIFETIME_SECONDS = 15 * 60
 # A code made on a machine whose clock runs ahead of this one's by up to this
@@ -92,7 +92,7 @@ class OpenedCode:
 class SignInCodes:
     """Makes and opens the sign-in codes of one deployment (its sealing keys)."""
 
-    def __init__(self, sealer: Sealer) -> None:
+    def __init__(self, sealer: DatedSeals) -> None:
         self._sealer = sealer.derived(_PURPOSE)
         self.lifetime = CODE_LIFETIME_SECONDS
 

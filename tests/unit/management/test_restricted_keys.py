@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from ragsage.core.errors import Forbidden, InvalidRequest
 from ragsage.core.keys import Role, Signer
 from ragsage.core.types import Chunk, SearchFilters
-from ragsage.library.restricted_keys import (
+from ragsage.management.restricted_keys import (
     RestrictedKeyRefused,
     SignatureMismatch,
     grant_of,

@@ -1,6 +1,6 @@
 """The operator's end of a tenant: erase a namespace whole, and say what went.
 
-    from ragsage.library.namespaces import erase_namespace
+    from ragsage.runtime.erasure import erase_namespace
     erasure = erase_namespace(Settings.from_env(), "acme")
     erasure.rows  # {"ragsage_chunks": 7939, "ragsage_jobs": 242, ...}
 
@@ -19,7 +19,7 @@ from ragsage.adapters.embedding_cache import embed_cache_prefix
 from ragsage.adapters.postgres.namespaces import delete_namespace_rows, namespace_rows
 from ragsage.adapters.redis.keys import refused_requests_key
 from ragsage.core.types import Scope
-from ragsage.runtime import build_database
+from ragsage.runtime.infrastructure import build_database
 from ragsage.settings import Settings
 
 
