@@ -5,7 +5,13 @@ from __future__ import annotations
 from flask import Response
 from pydantic import BaseModel
 
-from api.schemas import ChunkOut, ChunkSectionOut, CitationOut, SearchResponse, SearchResultOut
+from api.schemas.query import (
+    ChunkOut,
+    ChunkSectionOut,
+    CitationOut,
+    SearchResponse,
+    SearchResultOut,
+)
 from ragsage.core.types import Chunk
 from ragsage.query import Citation, RetrievalResult
 

@@ -16,10 +16,9 @@ from flask import Flask
 from pydantic import BaseModel
 from werkzeug.routing import Rule
 
-from api import schemas
 from api.bodies import limit_for
 from api.documented import ATTRIBUTE, Operation, Reply
-from api.schemas import MAX_PATH_ID_CHARS, PATH_ID_PATTERN
+from api.schemas.common import MAX_PATH_ID_CHARS, PATH_ID_PATTERN, ErrorResponse
 
 # Routes that are not the API: the web page and its files, and Flask's own static route.
 UNDOCUMENTED_BLUEPRINTS = frozenset({"web"})
@@ -53,7 +52,7 @@ def _reply(reply: Reply) -> dict[str, Any]:
 
 def _errors(statuses: tuple[int, ...]) -> dict[str, Any]:
     responses: dict[str, Any] = {
-        str(s): {"description": "error", "content": _json(schemas.ErrorResponse)} for s in statuses
+        str(s): {"description": "error", "content": _json(ErrorResponse)} for s in statuses
     }
     for status in ("429", "503"):
         if status in responses:
@@ -130,7 +129,7 @@ def _components(models: set[type[BaseModel]]) -> dict[str, Any]:
 def openapi_document(app: Flask, server_url: str = "") -> dict[str, Any]:
     """The whole API as OpenAPI 3.1, from ``app``'s routes."""
     paths: dict[str, dict[str, Any]] = {}
-    models: set[type[BaseModel]] = {schemas.ErrorResponse}
+    models: set[type[BaseModel]] = {ErrorResponse}
     for rule, method, operation in documented_routes(app):
         if operation is None:
             continue  # tests/integration/test_openapi_routes.py fails for any such route

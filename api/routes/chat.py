@@ -21,11 +21,11 @@ from typing import Any
 from flask import Blueprint, Response
 
 from api import answer_stream, convert, costs
-from api import chat_schemas as shapes
 from api.auth import narrowed, require
 from api.documented import documented, ok
 from api.errors import ApiError
 from api.routes.common import json_body
+from api.schemas import chat as shapes
 from api.services import Services, on_replicas, services, stream_on_replicas
 from ragsage.adapters.parsing.tokens import TokenTally, make_token_counter
 from ragsage.core.keys import Principal, Role

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from api.bodies import read_body
 from api.errors import ApiError
-from api.schemas import MAX_PATH_ID_CHARS, PATH_ID_PATTERN
+from api.schemas.common import MAX_PATH_ID_CHARS, PATH_ID_PATTERN
 from ragsage.core.errors import InvalidRequest
 from ragsage.core.text import clean
 

@@ -8,14 +8,14 @@ from typing import Any
 
 from flask import Blueprint, Response, request
 
-from api import convert, schemas
+from api import convert
 from api.auth import require
 from api.bodies import decoded_length, file_too_large, upload_body
 from api.documented import COMMON_ERRORS, Reply, cursor, documented, ok, query_int, query_text
 from api.errors import ApiError, unavailable
 from api.page_cache import Busy, PageKey
 from api.routes.common import cleaned, int_arg, json_body, parse_json, text_arg
-from api.schemas import (
+from api.schemas.documents import (
     MAX_CURSOR_CHARS,
     MAX_NAME_FILTER_CHARS,
     AccessChange,
@@ -102,9 +102,9 @@ def _upload_from_request() -> tuple[UploadFields, bytes]:
 @blueprint.post("/v1/documents")
 @documented(
     "Upload a document for ingestion",
-    ok(schemas.UploadResponse, 202),
-    ok(schemas.UploadResponse, 200),
-    body=schemas.DocumentUpload,
+    ok(UploadResponse, 202),
+    ok(UploadResponse, 200),
+    body=DocumentUpload,
     body_also={"multipart/form-data": MULTIPART_UPLOAD},
 )
 @upload_body
@@ -141,7 +141,7 @@ def upload() -> Any:
 @blueprint.get("/v1/documents")
 @documented(
     "Documents, newest first (with name: those whose file name or title holds it)",
-    ok(schemas.DocumentList),
+    ok(DocumentList),
     query=(
         query_int("limit", 1, 200),
         cursor(MAX_CURSOR_CHARS),
@@ -177,7 +177,7 @@ def list_all() -> Any:
 
 
 @blueprint.get("/v1/documents/<document_id>")
-@documented("One document", ok(schemas.DocumentOut))
+@documented("One document", ok(DocumentOut))
 def get_one(document_id: str) -> Any:
     who = require(Role.READ)
     here = services()
@@ -188,8 +188,8 @@ def get_one(document_id: str) -> Any:
 @blueprint.patch("/v1/documents/<document_id>")
 @documented(
     "Change a document's access list, on every chunk and job of it at once",
-    ok(schemas.DocumentOut),
-    body=schemas.AccessChange,
+    ok(DocumentOut),
+    body=AccessChange,
 )
 def change(document_id: str) -> Any:
     who = require(Role.WRITE)

@@ -6,12 +6,12 @@ from typing import Any
 
 from flask import Blueprint, request
 
-from api import convert, schemas
+from api import convert
 from api.auth import require
 from api.documented import cursor, documented, ok, query_int, query_text
 from api.errors import ApiError
 from api.routes.common import int_arg
-from api.schemas import JobList, JobOut
+from api.schemas.jobs import JobList, JobOut
 from api.services import services
 from ragsage.core.jobs import Job, JobState
 from ragsage.core.keys import Role
@@ -27,7 +27,7 @@ def _out(job: Job) -> JobOut:
 @blueprint.get("/v1/jobs")
 @documented(
     "Ingestion jobs, newest first",
-    ok(schemas.JobList),
+    ok(JobList),
     query=(query_int("limit", 1, 200), cursor(), query_text("state", JOB_STATES)),
 )
 def list_all() -> Any:
@@ -49,7 +49,7 @@ def list_all() -> Any:
 
 
 @blueprint.get("/v1/jobs/<job_id>")
-@documented("One job", ok(schemas.JobOut))
+@documented("One job", ok(JobOut))
 def get_one(job_id: str) -> Any:
     who = require(Role.READ)
     here = services()
@@ -57,9 +57,7 @@ def get_one(job_id: str) -> Any:
 
 
 @blueprint.post("/v1/jobs/<job_id>/cancel")
-@documented(
-    "Cancel a queued or running job", ok(schemas.JobOut), errors=(400, 401, 403, 404, 409, 503)
-)
+@documented("Cancel a queued or running job", ok(JobOut), errors=(400, 401, 403, 404, 409, 503))
 def cancel(job_id: str) -> Any:
     who = require(Role.WRITE)
     here = services()
@@ -69,7 +67,7 @@ def cancel(job_id: str) -> Any:
 @blueprint.post("/v1/jobs/<job_id>/retry")
 @documented(
     "Retry a failed or cancelled job",
-    ok(schemas.JobOut, 202),
+    ok(JobOut, 202),
     errors=(400, 401, 403, 404, 409, 503),
 )
 def retry(job_id: str) -> Any:

@@ -10,12 +10,12 @@ from typing import Any
 
 from flask import Blueprint
 
-from api import convert, schemas
+from api import convert
 from api.auth import principal, read_signer, require
 from api.documented import documented, ok
 from api.errors import ApiError
 from api.routes.common import json_body
-from api.schemas import (
+from api.schemas.keys import (
     CurrentKeyOut,
     KeyRestrictionOut,
     RestrictedKeyOut,
@@ -56,7 +56,7 @@ def current() -> Any:
 @documented(
     "Issue a restricted key for one user (delegate keys)",
     ok(RestrictedKeyOut, status=201),
-    body=schemas.RestrictedKeyRequest,
+    body=RestrictedKeyRequest,
 )
 def issue() -> Any:
     who = _delegate()

@@ -7,19 +7,19 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify
 
-from api import schemas
 from api.auth import bearer_token
 from api.documented import Reply, documented, ok
 from api.errors import error_response
 from api.metrics import CONTENT_TYPE
 from api.openapi import openapi_document
+from api.schemas.ops import Health
 from api.services import services
 
 blueprint = Blueprint("ops", __name__)
 
 
 @blueprint.get("/healthz")
-@documented("Liveness", ok(schemas.Health), secured=False, errors=())
+@documented("Liveness", ok(Health), secured=False, errors=())
 def healthz() -> Any:
     """The process is up and serving."""
     return {"status": "ok", "checks": {}}
@@ -28,8 +28,8 @@ def healthz() -> Any:
 @blueprint.get("/readyz")
 @documented(
     "Readiness: database and broker",
-    ok(schemas.Health),
-    Reply(503, "not ready", schemas.Health),
+    ok(Health),
+    Reply(503, "not ready", Health),
     secured=False,
     errors=(),
 )

@@ -8,16 +8,17 @@ from typing import Any
 
 from flask import Blueprint, Response, request
 
-from api import answer_stream, convert, costs, schemas
+from api import answer_stream, convert, costs
 from api.auth import narrowed, require, run_checked
 from api.documented import documented, ok, query_int
 from api.errors import ApiError
 from api.routes.common import int_arg, json_body
-from api.schemas import (
+from api.schemas.query import (
     ChunkResponse,
     QueryRequest,
     QueryResponse,
     SearchRequest,
+    SearchResponse,
     SourcesResponse,
 )
 from api.services import Services, on_replicas, services, stream_on_replicas
@@ -46,7 +47,7 @@ SSE_EVENT: dict[str, Any] = {
 
 
 @blueprint.post("/v1/search")
-@documented("Ranked passages for a query", ok(schemas.SearchResponse), body=schemas.SearchRequest)
+@documented("Ranked passages for a query", ok(SearchResponse), body=SearchRequest)
 def search() -> Any:
     who = require(Role.READ)
     body = json_body(SearchRequest)
@@ -66,11 +67,11 @@ def search() -> Any:
 @documented(
     "A cited answer (JSON, or Server-Sent Events with stream=true)",
     ok(
-        schemas.QueryResponse,
+        QueryResponse,
         description="the answer",
         also={"text/event-stream": {"schema": SSE_EVENT}},
     ),
-    body=schemas.QueryRequest,
+    body=QueryRequest,
 )
 def query() -> Any:
     who = require(Role.READ)
@@ -150,7 +151,7 @@ def _sse(
 @blueprint.get("/v1/chunks/<path:chunk_id>")
 @documented(
     "A chunk and its neighbours",
-    ok(schemas.ChunkResponse),
+    ok(ChunkResponse),
     query=(query_int("above", 0, MAX_EXPANSION), query_int("below", 0, MAX_EXPANSION)),
 )
 def fetch_chunk(chunk_id: str) -> Any:
@@ -177,7 +178,7 @@ def fetch_chunk(chunk_id: str) -> Any:
 
 
 @blueprint.get("/v1/sources")
-@documented("The namespace's document sources", ok(schemas.SourcesResponse))
+@documented("The namespace's document sources", ok(SourcesResponse))
 def sources() -> Any:
     who = require(Role.READ)
     here = services()

@@ -6,11 +6,11 @@ from typing import Any
 
 from flask import Blueprint
 
-from api import convert, schemas
+from api import convert
 from api.auth import require
 from api.documented import documented, ok
 from api.routes.common import json_body
-from api.schemas import (
+from api.schemas.reindex import (
     ActiveGeneration,
     DroppedGenerations,
     GenerationOut,
@@ -29,8 +29,8 @@ blueprint = Blueprint("reindex", __name__)
 @blueprint.post("/v1/reindex")
 @documented(
     "Re-index the namespace into another embedding model (admin)",
-    ok(schemas.ReindexStarted, 202),
-    body=schemas.ReindexRequest,
+    ok(ReindexStarted, 202),
+    body=ReindexRequest,
     errors=(400, 401, 403, 409, 413, 415, 422, 503),
 )
 def start() -> Any:
@@ -62,8 +62,8 @@ def _active(generation: Generation) -> Any:
 @documented(
     "Undo the last switch, or abandon a building re-index (admin); refused with "
     "the count of documents the previous generation lacks, unless forced",
-    ok(schemas.ActiveGeneration),
-    body=schemas.RollbackRequest,
+    ok(ActiveGeneration),
+    body=RollbackRequest,
     errors=(400, 401, 403, 409, 413, 415, 422, 503),
 )
 def rollback() -> Any:
@@ -75,7 +75,7 @@ def rollback() -> Any:
 @blueprint.post("/v1/reindex/drop-previous")
 @documented(
     "Delete the retired generations and their vectors (admin)",
-    ok(schemas.DroppedGenerations),
+    ok(DroppedGenerations),
     errors=(401, 403, 503),
 )
 def drop_previous() -> Any:
@@ -87,7 +87,7 @@ def drop_previous() -> Any:
 @blueprint.post("/v1/reindex/<int:generation>/activate")
 @documented(
     "Switch to a held, complete generation: a gate's approval (admin)",
-    ok(schemas.ActiveGeneration),
+    ok(ActiveGeneration),
     errors=(401, 403, 404, 409, 503),
 )
 def activate(generation: int) -> Any:
@@ -97,7 +97,7 @@ def activate(generation: int) -> Any:
 
 
 @blueprint.get("/v1/reindex")
-@documented("Embedding generations and re-index progress (admin)", ok(schemas.ReindexStatus))
+@documented("Embedding generations and re-index progress (admin)", ok(ReindexStatus))
 def status() -> Any:
     who = require(Role.ADMIN)
     rows = services().enqueuer.reindex.status(who.scope.namespace)

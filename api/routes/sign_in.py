@@ -16,7 +16,8 @@ from api import convert
 from api.documented import Reply, documented, ok
 from api.errors import ApiError, unavailable
 from api.routes.common import json_body
-from api.schemas import ErrorResponse, SignInOut, SignInRequest
+from api.schemas.common import ErrorResponse
+from api.schemas.sign_in import SignInOut, SignInRequest
 from api.services import services
 from ragsage.management.sign_in import SignInRefused, SignInUnavailable
 

@@ -6,10 +6,10 @@ from typing import Any
 
 from flask import Blueprint
 
-from api import convert, schemas
+from api import convert
 from api.auth import require
 from api.documented import documented, ok
-from api.schemas import QuotasOut, UsageOut
+from api.schemas.usage import QuotasOut, UsageOut
 from api.services import services
 from ragsage.core.keys import Role
 
@@ -17,7 +17,7 @@ blueprint = Blueprint("usage", __name__)
 
 
 @blueprint.get("/v1/usage")
-@documented("The namespace's usage, quotas, rate limits and refusals (admin)", ok(schemas.UsageOut))
+@documented("The namespace's usage, quotas, rate limits and refusals (admin)", ok(UsageOut))
 def usage() -> Any:
     who = require(Role.ADMIN)
     here = services()

@@ -7,11 +7,23 @@ from uuid import UUID
 
 from flask import Blueprint, Response, request
 
-from api import convert, schemas
+from api import convert
 from api.auth import require
 from api.documented import Reply, documented, ok, query_int, query_text
 from api.errors import ApiError
 from api.routes.common import int_arg, json_body, optional_json_body
+from api.schemas.webhooks import (
+    DeliveryList,
+    DeliveryOut,
+    ReplayOut,
+    ReplayRequest,
+    WebhookCreate,
+    WebhookCreated,
+    WebhookList,
+    WebhookOut,
+    WebhookSecretOut,
+    WebhookUpdate,
+)
 from api.services import services
 from ragsage.core.keys import Principal, Role
 from ragsage.core.webhooks import DELIVERY_STATES, UNCHANGED, Webhook, parse_id
@@ -44,8 +56,8 @@ def _id(raw: str) -> UUID:
     return found
 
 
-def _out(webhook: Webhook) -> schemas.WebhookOut:
-    return schemas.WebhookOut(**webhook.to_dict())
+def _out(webhook: Webhook) -> WebhookOut:
+    return WebhookOut(**webhook.to_dict())
 
 
 def _missing(raw: str) -> ApiError:
@@ -58,23 +70,23 @@ def _no_store(response: Response) -> Response:
 
 
 @blueprint.get("/v1/webhooks")
-@documented("The namespace's webhook endpoints (admin keys)", ok(schemas.WebhookList))
+@documented("The namespace's webhook endpoints (admin keys)", ok(WebhookList))
 def list_all() -> Any:
     who, admin = _admin()
     found = services().run(admin.list_all(who.scope))
-    return convert.dump(schemas.WebhookList(webhooks=[_out(w) for w in found]))
+    return convert.dump(WebhookList(webhooks=[_out(w) for w in found]))
 
 
 @blueprint.post("/v1/webhooks")
 @documented(
     "Add a webhook endpoint; its signing secret is shown only in this reply (admin keys)",
-    ok(schemas.WebhookCreated, status=201),
-    body=schemas.WebhookCreate,
+    ok(WebhookCreated, status=201),
+    body=WebhookCreate,
     errors=(400, 401, 403, 409, 413, 415, 422, 503),
 )
 def create() -> Any:
     who, admin = _admin()
-    body = json_body(schemas.WebhookCreate)
+    body = json_body(WebhookCreate)
     _configured()
     made = services().run(
         admin.create(
@@ -86,13 +98,13 @@ def create() -> Any:
             enabled=body.enabled,
         )
     )
-    reply = convert.dump(schemas.WebhookCreated(**made.webhook.to_dict(), secret=made.secret))
+    reply = convert.dump(WebhookCreated(**made.webhook.to_dict(), secret=made.secret))
     reply.status_code = 201
     return _no_store(reply)
 
 
 @blueprint.get("/v1/webhooks/<webhook_id>")
-@documented("One webhook endpoint (admin keys)", ok(schemas.WebhookOut))
+@documented("One webhook endpoint (admin keys)", ok(WebhookOut))
 def get_one(webhook_id: str) -> Any:
     who, admin = _admin()
     found = services().run(admin.get(who.scope, _id(webhook_id)))
@@ -104,13 +116,13 @@ def get_one(webhook_id: str) -> Any:
 @blueprint.patch("/v1/webhooks/<webhook_id>")
 @documented(
     "Change a webhook endpoint: URL, events, principals, description, enabled (admin keys)",
-    ok(schemas.WebhookOut),
-    body=schemas.WebhookUpdate,
+    ok(WebhookOut),
+    body=WebhookUpdate,
 )
 def update(webhook_id: str) -> Any:
     who, admin = _admin()
     identifier = _id(webhook_id)
-    body = json_body(schemas.WebhookUpdate)
+    body = json_body(WebhookUpdate)
     given = body.model_fields_set
     found = services().run(
         admin.update(
@@ -141,7 +153,7 @@ def delete(webhook_id: str) -> Any:
 @documented(
     "Rotate an endpoint's signing secret: the new one is shown only now, and deliveries carry "
     "both signatures for RAGSAGE_WEBHOOK_ROTATION_GRACE (admin keys)",
-    ok(schemas.WebhookSecretOut),
+    ok(WebhookSecretOut),
 )
 def rotate(webhook_id: str) -> Any:
     who, admin = _admin()
@@ -152,7 +164,7 @@ def rotate(webhook_id: str) -> Any:
         raise _missing(webhook_id)
     return _no_store(
         convert.dump(
-            schemas.WebhookSecretOut(
+            WebhookSecretOut(
                 id=str(identifier),
                 secret=rotated.secret,
                 previous_secret_until=rotated.previous_secret_until,
@@ -165,7 +177,7 @@ def rotate(webhook_id: str) -> Any:
 @documented(
     "An endpoint's recent deliveries, newest event first: state, attempts, the last status, "
     "latency and error (admin keys)",
-    ok(schemas.DeliveryList),
+    ok(DeliveryList),
     query=(query_int("limit", 1, 200), query_text("state", _STATES)),
 )
 def deliveries(webhook_id: str) -> Any:
@@ -176,22 +188,20 @@ def deliveries(webhook_id: str) -> Any:
     found = services().run(admin.deliveries(who.scope, identifier, limit=limit, state=state))
     if found is None:
         raise _missing(webhook_id)
-    return convert.dump(
-        schemas.DeliveryList(deliveries=[schemas.DeliveryOut(**d.to_dict()) for d in found])
-    )
+    return convert.dump(DeliveryList(deliveries=[DeliveryOut(**d.to_dict()) for d in found]))
 
 
 @blueprint.post("/v1/webhooks/<webhook_id>/replay")
 @documented(
     "Send an endpoint's undelivered events again, from now (admin keys)",
-    ok(schemas.ReplayOut),
-    body=schemas.ReplayRequest,
+    ok(ReplayOut),
+    body=ReplayRequest,
 )
 def replay(webhook_id: str) -> Any:
     who, admin = _admin()
     identifier = _id(webhook_id)
-    body = optional_json_body(schemas.ReplayRequest, schemas.ReplayRequest())
+    body = optional_json_body(ReplayRequest, ReplayRequest())
     scheduled = services().run(admin.replay(who.scope, identifier, body.since))
     if scheduled is None:
         raise _missing(webhook_id)
-    return convert.dump(schemas.ReplayOut(scheduled=scheduled))
+    return convert.dump(ReplayOut(scheduled=scheduled))

@@ -11,6 +11,7 @@ from ragsage.adapters.postgres.management import (
     PgWebhookRecords,
 )
 from ragsage.adapters.sealing import Sealer, sealer_or_none
+from ragsage.adapters.webhooks.addresses import ReceiverAddresses
 from ragsage.core.sealing import Seals
 from ragsage.management import Documents, Jobs, Keys, Management, Usage
 from ragsage.management.webhooks import WebhookRules, Webhooks
@@ -29,9 +30,8 @@ def build_management(database: Database, settings: Settings) -> Management:
 
 
 def _webhooks(database: Database, settings: Settings) -> Webhooks:
-    # The sender and signing modules load httpx and the signing library: read
-    # when a process first asks for its services, not with this module.
-    from ragsage.adapters.webhooks.sender import ReceiverAddresses
+    # The signing module loads the signing library: read when a process first asks
+    # for its services, not with this module.
     from ragsage.adapters.webhooks.signing import new_secret
 
     def sealer() -> Seals:

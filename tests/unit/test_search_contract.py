@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from api.schemas import QueryRequest, RetrievalOptionsBody, SearchRequest
+from api.schemas.query import QueryRequest, RetrievalOptionsBody, SearchRequest
 from ragsage import RAG, InvalidRequest
 from ragsage.agent.tool_arguments import SearchArguments, published_schema
 from ragsage.agent.tool_limits import MAX_TOOL_TOP_K

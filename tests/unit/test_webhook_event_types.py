@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import get_args
 
-from api.schemas import WebhookEventType
+from api.schemas.webhooks import WebhookEventType
 from ragsage.core.webhooks import EVENT_TYPES
 
 

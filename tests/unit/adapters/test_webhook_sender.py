@@ -16,13 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from ragsage.adapters.webhooks.sender import (
-    Sender,
-    SendResult,
-    TargetRefused,
-    check_url,
-    refusal,
-)
+from ragsage.adapters.webhooks.addresses import TargetRefused, check_url, refusal
+from ragsage.adapters.webhooks.sender import Sender, SendResult
 
 HUGE_BYTES = 50 * 1024 * 1024  # far more than socket buffers hold, so a full read would show
 

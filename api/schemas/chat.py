@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.schemas import CitationOut
+from api.schemas.query import CitationOut
 from ragsage.query.options import MAX_QUERY_CHARS
 
 CHAT_MODEL = "ragsage"
