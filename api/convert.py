@@ -6,7 +6,7 @@ from flask import Response
 from pydantic import BaseModel
 
 from api.schemas import ChunkOut, ChunkSectionOut, CitationOut, SearchResponse, SearchResultOut
-from ragsage.core.types import Chunk
+from ragsage.core.chunks import Chunk
 from ragsage.query import Citation, RetrievalResult
 
 

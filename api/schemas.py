@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, Field
 
-from ragsage.core.types import MAX_PRINCIPALS, PRINCIPAL_PATTERN
+from ragsage.core.scopes import MAX_PRINCIPALS, PRINCIPAL_PATTERN
 from ragsage.library.sign_in import MAX_CODE_CHARS
 from ragsage.query.options import MAX_QUERY_CHARS
 from ragsage.query.requests import Filters, Query, SearchOptions, Strict, Timestamp, json_integer
@@ -26,7 +26,7 @@ MAX_NAME_FILTER_CHARS = 256
 # Ids in paths are hashes, UUIDs and ordinals: short, printable, never a control character.
 MAX_PATH_ID_CHARS = 512
 PATH_ID_PATTERN = r"^[^\x00-\x1f\x7f]*$"
-# What ragsage.core.types accepts as a principal name, said to clients in the schema.
+# What ragsage.core.scopes accepts as a principal name, said to clients in the schema.
 PrincipalName = Annotated[str, Field(min_length=1, max_length=200, pattern=PRINCIPAL_PATTERN)]
 # No embedder ragsage offers makes vectors narrower than this.
 MIN_DIM = 16

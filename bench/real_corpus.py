@@ -49,8 +49,9 @@ from sqlalchemy import Engine, create_engine, text
 from stack import Stack, local_stack, serve_api
 
 from ragsage.adapters.parsing import HeuristicBackend, make_token_counter
+from ragsage.core.documents import RawSource
 from ragsage.core.jobs import UploadOutcome
-from ragsage.core.types import RawSource, Scope
+from ragsage.core.scopes import Scope
 from ragsage.jobs.enqueue import Enqueuer, upload_from_path
 from ragsage.settings import Settings
 from worker.cli import celery_worker_argv

@@ -27,6 +27,7 @@ from ragsage.adapters.postgres import quotas
 from ragsage.adapters.postgres.document_store import PgDocumentStore
 from ragsage.adapters.postgres.generations import live_generations
 from ragsage.adapters.postgres.jobs import document_rows, page_store, reindex, store, turns
+from ragsage.core.documents import RawSource
 from ragsage.core.errors import (
     DocumentError,
     InputError,
@@ -36,8 +37,8 @@ from ragsage.core.errors import (
 )
 from ragsage.core.generations import EmbeddingModelMismatch, Generation
 from ragsage.core.jobs import Job, result_summary
+from ragsage.core.scopes import Scope
 from ragsage.core.tracing import timed_stage
-from ragsage.core.types import RawSource, Scope
 from ragsage.jobs import memory
 from ragsage.jobs.lease_keeper import LeaseHolder
 from ragsage.jobs.versions import write_version

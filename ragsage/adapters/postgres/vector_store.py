@@ -36,19 +36,12 @@ from ragsage.adapters.postgres.rows import (
     stored_metadata,
 )
 from ragsage.adapters.postgres.sessions import read_rows, scoped, translate
+from ragsage.core.chunks import Chunk, EmbeddedChunk, Ranked, ScoredChunk, chunk_id, split_chunk_id
 from ragsage.core.errors import InvalidRequest
+from ragsage.core.filters import SearchFilters
 from ragsage.core.generations import EmbeddingModelMismatch, Generation
+from ragsage.core.scopes import Scope
 from ragsage.core.text import identifier_words
-from ragsage.core.types import (
-    Chunk,
-    EmbeddedChunk,
-    Ranked,
-    Scope,
-    ScoredChunk,
-    SearchFilters,
-    chunk_id,
-    split_chunk_id,
-)
 
 if TYPE_CHECKING:
     from ragsage.adapters.postgres.database import Database
