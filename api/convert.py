@@ -12,7 +12,7 @@ from api.schemas.query import (
     SearchResponse,
     SearchResultOut,
 )
-from ragsage.core.types import Chunk
+from ragsage.core.chunks import Chunk
 from ragsage.query import Citation, RetrievalResult
 
 

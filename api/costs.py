@@ -18,7 +18,7 @@ from contextlib import contextmanager
 import redis
 
 from api.errors import ApiError
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.query.options import RetrievalOptions
 from ragsage.runtime import Runtime
 from ragsage.runtime.serving import set_search_timeout

@@ -16,7 +16,7 @@ from api.page_cache import PageCache
 from api.probes import Probes
 from ragsage.adapters.sealing import Sealer
 from ragsage.core.replicas import ReadLog
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.jobs.enqueue import Enqueuer
 from ragsage.management.sign_in import SignInCodes, UsedCodes
 from ragsage.runtime import Runtime

@@ -40,7 +40,7 @@ from sqlalchemy import text
 from stack import local_stack, migrate
 
 from ragsage.adapters.postgres.jobs.documents import set_access
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.query import RetrievalOptions
 from ragsage.runtime import build_database, build_runtime
 

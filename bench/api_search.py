@@ -29,8 +29,10 @@ from sqlalchemy import text
 from stack import local_stack, serve_api
 
 from ragsage.adapters.postgres.keys import create_key
+from ragsage.core.chunks import Chunk, EmbeddedChunk
+from ragsage.core.documents import Document
 from ragsage.core.keys import Role
-from ragsage.core.types import Chunk, Document, EmbeddedChunk, Scope
+from ragsage.core.scopes import Scope
 from ragsage.query import RetrievalOptions
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings

@@ -44,7 +44,7 @@ from ragsage.adapters.postgres.config import PostgresConfig
 from ragsage.adapters.postgres.dense_function import dense_function_name
 from ragsage.adapters.postgres.dense_statements import DensePath, dense_statement, vector_literal
 from ragsage.adapters.postgres.isolation import isolation_preamble
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.query import RetrievalOptions
 from ragsage.runtime import Runtime, build_runtime
 from ragsage.settings import Settings

@@ -41,7 +41,7 @@ import psycopg
 from ragsage.adapters.postgres.keys import create_key
 from ragsage.adapters.sealing import Sealer
 from ragsage.core.keys import Role
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.runtime import build_database
 from ragsage.settings import Settings
 

@@ -18,7 +18,8 @@ import resource
 import statistics
 import time
 
-from ragsage.core.types import RawSource, Scope
+from ragsage.core.documents import RawSource
+from ragsage.core.scopes import Scope
 from ragsage.ingestion import IngestionConfig
 from ragsage.testing import FakeEngineKit
 

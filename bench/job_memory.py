@@ -74,8 +74,9 @@ def run_one(path: Path, warmup: Path | None) -> dict[str, Any]:
     watch = StageWatch()
     watch.start()
     started = time.perf_counter()
+    from ragsage.core.documents import RawSource
     from ragsage.core.offload import CallerThread, using
-    from ragsage.core.types import RawSource, Scope
+    from ragsage.core.scopes import Scope
     from ragsage.settings import Settings
     from worker import process
     from worker import tasks as _tasks  # noqa: F401 - a worker child has Celery loaded too

@@ -31,7 +31,7 @@ from real_corpus import ingest
 from sqlalchemy import create_engine, text
 from stack import local_stack, serve_api
 
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.jobs.enqueue import Enqueuer
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -20,7 +20,7 @@ from pathlib import Path
 import pypdfium2
 
 from ragsage.adapters.parsing import HeuristicBackend
-from ragsage.core.types import Document, RawSource
+from ragsage.core.documents import Document, RawSource
 
 WORDS = (
     "ingestion worker queue document parser chunk token budget heading table page vision "

@@ -43,7 +43,7 @@ from stack import local_stack, migrate, serve_api
 from ragsage.adapters.postgres.keys import create_key
 from ragsage.cli.worker import celery_worker_argv
 from ragsage.core.keys import Role
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.jobs.enqueue import Enqueuer, upload_from_path
 from ragsage.query import RetrievalOptions
 from ragsage.runtime import build_database, build_runtime

@@ -50,8 +50,9 @@ from stack import Stack, local_stack, serve_api
 
 from ragsage.adapters.parsing import HeuristicBackend, make_token_counter
 from ragsage.cli.worker import celery_worker_argv
+from ragsage.core.documents import RawSource
 from ragsage.core.jobs import UploadOutcome
-from ragsage.core.types import RawSource, Scope
+from ragsage.core.scopes import Scope
 from ragsage.jobs.enqueue import Enqueuer, upload_from_path
 from ragsage.settings import Settings
 

@@ -37,7 +37,7 @@ from stack import local_stack
 
 from ragsage.cli.worker import celery_worker_argv
 from ragsage.core.jobs import Upload
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.jobs.enqueue import Enqueuer, upload_from_path
 from ragsage.query import QueryEngine, RetrievalResult
 from ragsage.runtime import build_runtime

@@ -41,7 +41,7 @@ from real_corpus import NAMESPACE, ingest
 from stack import local_stack
 
 from ragsage.adapters.postgres.replicas import PRIMARY, ReadLog, replica_reads
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.jobs.enqueue import Enqueuer
 from ragsage.query import RetrievalOptions
 from ragsage.runtime import build_runtime

@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 
 from ragsage.adapters.parsing import HeuristicBackend
-from ragsage.core.types import Chunk, RawSource, ScoredChunk
+from ragsage.core.chunks import Chunk, ScoredChunk
+from ragsage.core.documents import RawSource
 from ragsage.evaluation.datasets import Dataset, load_dataset
 from ragsage.testing import FakeReranker
 from ragsage.testing.models import overlap_score

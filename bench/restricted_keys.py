@@ -46,7 +46,7 @@ from stack import local_stack, serve_api
 from ragsage.adapters.postgres.keys import create_key
 from ragsage.adapters.sealing import Sealer
 from ragsage.core.keys import NewKey, Role, Signer
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.management.restricted_keys import grant_of, mint, verify
 from ragsage.runtime import build_database
 

@@ -31,7 +31,7 @@ from site_chrome import html_pages
 import ragsage
 from ragsage.adapters.parsing import HeuristicBackend
 from ragsage.adapters.parsing.contextualizing import HeadingWindowContextualizer
-from ragsage.core.types import Document, RawSource
+from ragsage.core.documents import Document, RawSource
 
 JOINED_SIZES = (100_000, 1_000_000, 10_000_000)
 

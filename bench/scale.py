@@ -129,10 +129,12 @@ from ragsage.adapters.postgres.jobs.documents import delete_document
 from ragsage.adapters.postgres.keys import create_key
 from ragsage.adapters.postgres.migrations import width_index_name
 from ragsage.adapters.postgres.rows import NAMESPACE_ACTIVE_GENERATION
+from ragsage.core.chunks import Chunk, EmbeddedChunk
+from ragsage.core.documents import Document
 from ragsage.core.identity import content_hash, document_id_for
 from ragsage.core.keys import Role
+from ragsage.core.scopes import Scope
 from ragsage.core.text import content_words
-from ragsage.core.types import Chunk, Document, EmbeddedChunk, Scope
 from ragsage.query import RetrievalOptions
 from ragsage.runtime import Runtime, build_runtime
 from ragsage.settings import Settings

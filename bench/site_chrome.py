@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragsage.adapters.parsing import HeuristicBackend
-from ragsage.core.types import Document, RawSource
+from ragsage.core.documents import Document, RawSource
 
 _BREAKS = frozenset(
     "address article aside blockquote br caption dd details div dl dt figcaption figure footer "

@@ -21,7 +21,7 @@ from typing import Any
 # Run as a script, this folder is on sys.path: its sibling modules import directly.
 from site_chrome import html_pages
 
-from ragsage.core.types import RawSource
+from ragsage.core.documents import RawSource
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE_PAGES = ROOT / "tests" / "unit" / "parsing" / "site_pages.py"

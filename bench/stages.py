@@ -69,8 +69,10 @@ from stage_inputs import KINDS, MB, Input, build_inputs, parse_size
 
 from ragsage.adapters.parsing import HeuristicBackend, LayoutPageClassifier
 from ragsage.adapters.parsing.contextualizing import HeadingWindowContextualizer
+from ragsage.core.chunks import Chunk
+from ragsage.core.documents import Document, RawSource
+from ragsage.core.pages import PageRoute
 from ragsage.core.ports import Embedder
-from ragsage.core.types import Chunk, Document, PageRoute, RawSource
 from ragsage.ingestion import IngestionConfig
 from ragsage.runtime import make_embedder
 from ragsage.settings import Settings

@@ -44,7 +44,10 @@ from ragsage.adapters.postgres import (
     PostgresConfig,
 )
 from ragsage.adapters.postgres.dense_statements import vector_literal
-from ragsage.core.types import Chunk, Document, EmbeddedChunk, Scope, SearchFilters
+from ragsage.core.chunks import Chunk, EmbeddedChunk
+from ragsage.core.documents import Document
+from ragsage.core.filters import SearchFilters
+from ragsage.core.scopes import Scope
 
 MODEL = "bench-random"
 SCOPE = Scope("bench")

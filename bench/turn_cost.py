@@ -23,7 +23,7 @@ import site_chrome
 from sqlalchemy import create_engine, text
 from stack import local_stack, migrate
 
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.jobs import runner
 from ragsage.jobs.enqueue import Enqueuer
 from ragsage.runtime import build_runtime

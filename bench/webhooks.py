@@ -39,7 +39,7 @@ from stack import Worker, local_stack, migrate
 
 from ragsage.adapters.sealing import new_operator_key
 from ragsage.core.jobs import Upload
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.jobs.enqueue import Enqueuer
 from ragsage.runtime import build_database
 from ragsage.runtime.management import build_management

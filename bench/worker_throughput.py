@@ -27,7 +27,8 @@ from pathlib import Path
 from stack import local_stack
 
 from ragsage.cli.worker import celery_worker_argv
-from ragsage.core.types import RawSource, Scope
+from ragsage.core.documents import RawSource
+from ragsage.core.scopes import Scope
 from ragsage.jobs.enqueue import Enqueuer
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings

@@ -48,9 +48,10 @@ from evaluation_data.plainwords_corpus import (
     verify,
 )
 from ragsage.adapters.parsing import HeuristicBackend
+from ragsage.core.documents import Document as StoredDocument
+from ragsage.core.documents import RawSource
+from ragsage.core.pages import ParsedDocument
 from ragsage.core.text import content_words, words
-from ragsage.core.types import Document as StoredDocument
-from ragsage.core.types import ParsedDocument, RawSource
 from ragsage.evaluation.writing import (
     QAQuestion,
     question_line,

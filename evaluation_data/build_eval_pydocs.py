@@ -34,8 +34,8 @@ from evaluation_data.pydocs_questions import (
     summary_questions,
 )
 from ragsage.adapters.parsing import HeuristicBackend
+from ragsage.core.documents import Document, RawSource
 from ragsage.core.text import words
-from ragsage.core.types import Document, RawSource
 from ragsage.evaluation.writing import QAQuestion as Question
 from ragsage.evaluation.writing import positive_int, split_table, write_qa_dataset
 from ragsage.ingestion import IngestionConfig

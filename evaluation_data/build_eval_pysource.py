@@ -35,8 +35,9 @@ from ragsage.adapters.parsing import HeuristicBackend
 from ragsage.adapters.parsing.limits import DEFAULT_LIMITS
 from ragsage.adapters.parsing.readers.code import module_name
 from ragsage.adapters.parsing.readers.text import read_text
+from ragsage.core.documents import Document, RawSource
+from ragsage.core.pages import ParsedDocument
 from ragsage.core.text import words
-from ragsage.core.types import Document, ParsedDocument, RawSource
 from ragsage.evaluation.writing import QAQuestion as Question
 from ragsage.evaluation.writing import positive_int, split_table, write_qa_dataset
 from ragsage.ingestion import IngestionConfig

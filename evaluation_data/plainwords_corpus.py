@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluation_data.pinned_packages import Pin, fetch, unpack
+from ragsage.core.pages import ParsedDocument
 from ragsage.core.text import words
-from ragsage.core.types import ParsedDocument
 
 RARE_SHARE = 0.05
 # Answers are one or two sentences; longer ones are reported.

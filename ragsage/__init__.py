@@ -9,6 +9,9 @@ and ``ragsage.adapters.providers``).
 """
 
 from ragsage.adapters.functions import CallableEmbedder
+from ragsage.core.chunks import Chunk, EmbeddedChunk, ScoredChunk
+from ragsage.core.conversations import Turn
+from ragsage.core.documents import Document, RawSource
 from ragsage.core.errors import (
     ConfigurationError,
     DocumentError,
@@ -24,21 +27,9 @@ from ragsage.core.errors import (
     StorageError,
     UnsupportedFormat,
 )
-from ragsage.core.types import (
-    Chunk,
-    Document,
-    EmbeddedChunk,
-    Page,
-    PageImage,
-    PageLayout,
-    PageRoute,
-    ParsedDocument,
-    RawSource,
-    Scope,
-    ScoredChunk,
-    SearchFilters,
-    Turn,
-)
+from ragsage.core.filters import SearchFilters
+from ragsage.core.pages import Page, PageImage, PageLayout, PageRoute, ParsedDocument
+from ragsage.core.scopes import Scope
 from ragsage.ingestion import IngestionConfig, IngestionPipeline, IngestResult
 from ragsage.library import RAG, RAGContext, RAGSource, TextDocument
 from ragsage.query import (

@@ -19,7 +19,7 @@ from ragsage.adapters.postgres.jobs import store
 from ragsage.adapters.providers.local_int8 import prepare_model
 from ragsage.core.cores import share_cores
 from ragsage.core.errors import ConfigurationError
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.jobs.lease_keeper import LeaseKeeper
 from ragsage.jobs.watchdog import Send, run_round
 from ragsage.jobs.webhook_dispatcher import Dispatcher, Observe

@@ -30,7 +30,7 @@ from ragsage.adapters.observability import metrics_dir
 from ragsage.adapters.observability.logs import log_context
 from ragsage.adapters.postgres.jobs import store
 from ragsage.core.offload import CallerThread, using
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.jobs.runner import Claimed, claim_next, is_transient, run_claimed
 from worker import metrics, process
 from worker.app import app, queue, settings

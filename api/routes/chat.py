@@ -28,8 +28,8 @@ from api.routes.common import json_body
 from api.schemas import chat as shapes
 from api.services import Services, on_replicas, services, stream_on_replicas
 from ragsage.adapters.parsing.tokens import TokenTally, make_token_counter
+from ragsage.core.conversations import Turn
 from ragsage.core.keys import Principal, Role
-from ragsage.core.types import Turn
 from ragsage.query import AnswerEvent, Citation, CitationsEvent, DoneEvent, TokenEvent
 from ragsage.query.options import RetrievalOptions
 

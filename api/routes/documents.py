@@ -30,7 +30,7 @@ from ragsage.adapters.parsing.page_images import MAX_WIDTH, NoSuchPage, render_p
 from ragsage.core.documents import DocumentRecord
 from ragsage.core.errors import ParseError
 from ragsage.core.keys import Role
-from ragsage.core.types import MAX_PRINCIPALS, PRINCIPAL_PATTERN, Scope
+from ragsage.core.scopes import MAX_PRINCIPALS, PRINCIPAL_PATTERN, Scope
 
 blueprint = Blueprint("documents", __name__)
 # The form upload, beside the JSON one that DocumentUpload describes.

@@ -22,8 +22,8 @@ from api.schemas.query import (
     SourcesResponse,
 )
 from api.services import Services, on_replicas, services, stream_on_replicas
+from ragsage.core.conversations import Turn
 from ragsage.core.keys import Role
-from ragsage.core.types import Turn
 from ragsage.query import (
     AnswerEvent,
     CitationsEvent,

@@ -7,12 +7,12 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from ragsage.core.types import PRINCIPAL_PATTERN
+from ragsage.core.scopes import PRINCIPAL_PATTERN
 
 # Ids in paths are hashes, UUIDs and ordinals: short, printable, never a control character.
 MAX_PATH_ID_CHARS = 512
 PATH_ID_PATTERN = r"^[^\x00-\x1f\x7f]*$"
-# What ragsage.core.types accepts as a principal name, said to clients in the schema.
+# What ragsage.core.scopes accepts as a principal name, said to clients in the schema.
 PrincipalName = Annotated[str, Field(min_length=1, max_length=200, pattern=PRINCIPAL_PATTERN)]
 
 

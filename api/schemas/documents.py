@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from api.schemas.common import PrincipalName
-from ragsage.core.types import MAX_PRINCIPALS
+from ragsage.core.scopes import MAX_PRINCIPALS
 from ragsage.query.requests import Strict
 
 # The longest document-list cursor accepted: cursors are document ids, never this long.

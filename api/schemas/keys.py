@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, Field
 
 from api.schemas.common import PrincipalName
-from ragsage.core.types import MAX_PRINCIPALS, PRINCIPAL_PATTERN
+from ragsage.core.scopes import MAX_PRINCIPALS, PRINCIPAL_PATTERN
 from ragsage.query.requests import Filters, Strict, json_integer
 from ragsage.settings import LONGEST_RESTRICTED_KEY
 

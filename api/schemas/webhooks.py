@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from api.schemas.common import PrincipalName
-from ragsage.core.types import MAX_PRINCIPALS
+from ragsage.core.scopes import MAX_PRINCIPALS
 from ragsage.query.requests import Strict, Timestamp
 
 WebhookEventType = Literal[

@@ -29,7 +29,7 @@ from ragsage.adapters.parsing import HeuristicBackend
 from ragsage.adapters.parsing.detect import detect_language
 from ragsage.adapters.parsing.languages import language_for_filename
 from ragsage.adapters.parsing.tokens import make_token_counter
-from ragsage.core.types import Document, RawSource
+from ragsage.core.documents import Document, RawSource
 
 SKIP_PARTS = {"node_modules", "vendor", "testdata", "third_party", ".git"}
 

@@ -38,7 +38,7 @@ from typing import Any
 # Run as a script, this folder (bench/studies/) is on sys.path: its sibling imports directly.
 from eval_code_api import RAGSAGE, _stack
 
-from ragsage.core.types import Chunk, Ranked, ScoredChunk
+from ragsage.core.chunks import Chunk, Ranked, ScoredChunk
 from ragsage.evaluation.datasets import Question, load_dataset
 from ragsage.evaluation.judging import RankedChunk, found_within, judge
 from ragsage.evaluation.metrics import question_metrics

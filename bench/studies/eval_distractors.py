@@ -18,8 +18,9 @@ import asyncio
 import time
 from pathlib import Path
 
+from ragsage.core.documents import RawSource
 from ragsage.core.errors import RagsageError
-from ragsage.core.types import RawSource, Scope
+from ragsage.core.scopes import Scope
 from ragsage.jobs.versions import write_version
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsage.cli.evaluation.backends import IndexConfig, in_postgres
-from ragsage.core.types import Ranked
+from ragsage.core.chunks import Ranked
 from ragsage.evaluation.datasets import Question, load_dataset
 from ragsage.evaluation.judging import RankedChunk, judge
 from ragsage.evaluation.metrics import question_metrics

@@ -25,7 +25,7 @@ from ragsage.adapters.parsing.tokens import make_token_counter
 from ragsage.adapters.postgres import migrations
 from ragsage.adapters.postgres.config import PostgresConfig
 from ragsage.core.identity import content_hash
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.evaluation.datasets import load_dataset
 from ragsage.evaluation.runner import evaluate
 from ragsage.query import RetrievalOptions, RetrievalResult

@@ -13,8 +13,9 @@ from ragsage.adapters.parsing import HeuristicBackend, LayoutPageClassifier
 from ragsage.adapters.parsing.contextualizing import HeadingWindowContextualizer
 from ragsage.cli.files import collect_files
 from ragsage.cli.state import load_state, save_state, state_path
+from ragsage.core.documents import RawSource
 from ragsage.core.errors import RagsageError
-from ragsage.core.types import RawSource, Scope
+from ragsage.core.scopes import Scope
 from ragsage.ingestion import IngestionConfig
 from ragsage.query import CitationsEvent, DoneEvent, RetrievalOptions, TokenEvent
 from ragsage.runtime.memory_kit import MemoryKit

@@ -75,7 +75,7 @@ def delete_command(args: argparse.Namespace) -> int:
 async def namespaces_command(args: argparse.Namespace) -> int:
     """List namespaces' queues, or set one namespace's share of worker slots."""
     from ragsage.adapters.postgres.namespaces import queue_overview, set_overrides
-    from ragsage.core.types import Scope
+    from ragsage.core.scopes import Scope
     from ragsage.runtime import build_database
 
     settings = Settings.from_env()

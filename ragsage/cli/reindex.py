@@ -75,7 +75,7 @@ def _check_gate_flags(args: argparse.Namespace) -> None:
 
 def _gated_reindex(args: argparse.Namespace, enqueuer: Any) -> int:
     """Re-index held, evaluate both generations, then switch or refuse."""
-    from ragsage.core.types import Scope
+    from ragsage.core.scopes import Scope
     from ragsage.evaluation.datasets import load_dataset
     from ragsage.jobs import gate
     from ragsage.runtime import build_runtime

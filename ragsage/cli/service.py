@@ -81,7 +81,7 @@ async def keys_command(args: argparse.Namespace) -> int:
     from ragsage.adapters.sealing import sealer_or_none
     from ragsage.core.errors import ConfigurationError, InvalidRequest
     from ragsage.core.keys import Role
-    from ragsage.core.types import Scope
+    from ragsage.core.scopes import Scope
     from ragsage.runtime import build_database
 
     settings = Settings.from_env()

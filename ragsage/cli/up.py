@@ -31,7 +31,7 @@ from ragsage.adapters.embedded.postgres import EmbeddedPostgres
 from ragsage.adapters.embedded.redis import EmbeddedRedis
 from ragsage.core.errors import RagsageError
 from ragsage.core.jobs import JobState
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.settings import Settings
 
 if TYPE_CHECKING:

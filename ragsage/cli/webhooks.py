@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.core.webhooks import EVENT_TYPES, UNCHANGED, parse_id
 from ragsage.settings import Settings
 

@@ -1,14 +1,37 @@
-"""Documents as the service shows them: every upload's record, and who may read it."""
+"""Documents at each step: an upload's bytes, the knowledge base's record of it, the
+service's row with its status, and who may read it."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from ragsage.core.errors import Forbidden
-from ragsage.core.types import Scope, check_principals
+from ragsage.core.scopes import Scope, check_principals
+
+
+@dataclass(frozen=True, slots=True)
+class RawSource:
+    """An uploaded file as bytes, before anything has looked inside it."""
+
+    content: bytes
+    filename: str
+    media_type: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A document as the knowledge base records it."""
+
+    id: str
+    content_hash: str
+    title: str
+    source: str
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    created_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
+from ragsage.core.filters import SearchFilters
+from ragsage.core.scopes import Scope
 from ragsage.core.sealing import Seals
-from ragsage.core.types import Scope, SearchFilters
 
 NO_SEALING_KEY = (
     "a delegate key's signing secret is stored sealed, and RAGSAGE_SEALING_KEYS is not set "

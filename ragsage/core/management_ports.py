@@ -1,6 +1,6 @@
 """The ports the management services use: documents and jobs, usage, keys, webhooks.
 
-Every method takes the caller's :class:`~ragsage.core.types.Scope`; the
+Every method takes the caller's :class:`~ragsage.core.scopes.Scope`; the
 stores read and change only what that scope may see (Row-Level Security in
 the Postgres adapter, :mod:`ragsage.adapters.postgres.management`).  Reads
 go to the primary, never a replica: a client reads its own upload at once
@@ -19,8 +19,8 @@ from uuid import UUID
 from ragsage.core.documents import DocumentRecord
 from ragsage.core.jobs import Job, JobState, Quotas
 from ragsage.core.keys import Principal, Signer
+from ragsage.core.scopes import Scope
 from ragsage.core.sealing import Seals
-from ragsage.core.types import Scope
 from ragsage.core.webhooks import Delivery, Webhook
 
 

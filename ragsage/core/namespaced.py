@@ -10,7 +10,7 @@ import hashlib
 from typing import Protocol, runtime_checkable
 
 from ragsage.core.ports import Embedder
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 
 # The reader of work bound to no principal: workers, the CLI, unbound keys.
 READS_ALL = "all"

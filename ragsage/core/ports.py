@@ -12,22 +12,13 @@ from collections.abc import AsyncIterator, Sequence
 from types import TracebackType
 from typing import Literal, Protocol, Self, runtime_checkable
 
-from ragsage.core.types import (
-    Chunk,
-    Document,
-    EmbeddedChunk,
-    Page,
-    PageImage,
-    PagePositions,
-    PageRoute,
-    ParsedDocument,
-    Ranked,
-    RawSource,
-    Scope,
-    ScoredChunk,
-    SearchFilters,
-    Turn,
-)
+from ragsage.core.chunks import Chunk, EmbeddedChunk, Ranked, ScoredChunk
+from ragsage.core.conversations import Turn
+from ragsage.core.documents import Document, RawSource
+from ragsage.core.filters import SearchFilters
+from ragsage.core.geometry import PagePositions
+from ragsage.core.pages import Page, PageImage, PageRoute, ParsedDocument
+from ragsage.core.scopes import Scope
 
 InputType = Literal["document", "query"]
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ragsage.core.types import Chunk, ChunkSection, Document
+from ragsage.core.chunks import Chunk, ChunkSection
+from ragsage.core.documents import Document
 
 
 def iso_or_none(value: datetime | None) -> str | None:

@@ -12,8 +12,9 @@ from collections.abc import AsyncIterator
 from typing import Protocol, runtime_checkable
 
 from ragsage.core.errors import RagsageError
+from ragsage.core.geometry import PagePositions
+from ragsage.core.pages import PageImage
 from ragsage.core.ports import LLMClient
-from ragsage.core.types import PageImage, PagePositions
 
 
 class Transcriber(Protocol):

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ragsage.core.types import Chunk
+from ragsage.core.chunks import Chunk
 from ragsage.evaluation.datasets import Question
 from ragsage.evaluation.judging import (
     BUDGETS,

@@ -19,14 +19,8 @@ import json
 import math
 from typing import Any
 
-from ragsage.core.types import (
-    Page,
-    PageImage,
-    PageLayout,
-    PagePositions,
-    PageRoute,
-    ParsedDocument,
-)
+from ragsage.core.geometry import PagePositions
+from ragsage.core.pages import Page, PageImage, PageLayout, PageRoute, ParsedDocument
 
 # 2: pages carry the positions of their lines (born-digital PDFs).
 PARSE_CACHE_VERSION = 2

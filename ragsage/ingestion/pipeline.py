@@ -16,10 +16,14 @@ from datetime import UTC, datetime
 from pathlib import PurePath
 
 from ragsage.core.cache_writes import cache_write
+from ragsage.core.chunks import Chunk, EmbeddedChunk
+from ragsage.core.documents import Document, RawSource
 from ragsage.core.errors import DocumentError, EmptyDocument, ParseError
+from ragsage.core.geometry import PagePositions
 from ragsage.core.identity import content_hash, document_id_for
 from ragsage.core.namespaced import embedder_for
 from ragsage.core.offload import run_cpu
+from ragsage.core.pages import Page, PageRoute, ParsedDocument
 from ragsage.core.ports import (
     Cache,
     Chunker,
@@ -35,19 +39,9 @@ from ragsage.core.ports import (
     Tracer,
     VectorStore,
 )
+from ragsage.core.scopes import Scope
 from ragsage.core.tracing import NullTracer, elapsed_ms, timed_stage
 from ragsage.core.transcribing import TranscriptionUnavailable, transcribe_placed
-from ragsage.core.types import (
-    Chunk,
-    Document,
-    EmbeddedChunk,
-    Page,
-    PagePositions,
-    PageRoute,
-    ParsedDocument,
-    RawSource,
-    Scope,
-)
 from ragsage.ingestion.batching import bounded, embed_texts
 from ragsage.ingestion.config import IngestionConfig
 from ragsage.ingestion.parse_cache import decode_parsed, encode_parsed, parse_cache_key

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ragsage.core.types import Chunk, Document, EmbeddedChunk, Page
+from ragsage.core.chunks import Chunk, EmbeddedChunk
+from ragsage.core.documents import Document
+from ragsage.core.pages import Page
 
 
 @dataclass(frozen=True, slots=True)

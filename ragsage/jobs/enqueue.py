@@ -31,7 +31,7 @@ from ragsage.adapters.postgres.jobs import store
 from ragsage.adapters.postgres.jobs.uploads import check_upload_class, create_upload
 from ragsage.core.errors import BrokerUnavailable, InputError, InvalidRequest
 from ragsage.core.jobs import Job, JobState, Upload, UploadOutcome
-from ragsage.core.types import Scope, scope_for
+from ragsage.core.scopes import Scope, scope_for
 from ragsage.jobs.reindexing import ReindexControls
 from ragsage.runtime import build_database
 from ragsage.runtime.loop import LoopThread

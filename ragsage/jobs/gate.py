@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ragsage.adapters.postgres.jobs import documents
 from ragsage.core.errors import InvalidRequest
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.evaluation.datasets import Dataset, Question
 from ragsage.evaluation.runner import EvalReport, evaluate
 from ragsage.query import RetrievalOptions, RetrievalResult

@@ -48,7 +48,7 @@ from uuid import UUID
 from ragsage.adapters.observability.logs import configure_logging
 from ragsage.adapters.postgres.database import Database
 from ragsage.adapters.postgres.jobs import store
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.jobs.memory import resident_bytes
 from ragsage.runtime import build_database
 from ragsage.settings import Settings

@@ -16,8 +16,8 @@ from __future__ import annotations
 import os
 
 from ragsage.adapters.parsing.formats import DocumentFormat, route
+from ragsage.core.documents import RawSource
 from ragsage.core.errors import DocumentError
-from ragsage.core.types import RawSource
 
 # Peak growth of a worker process per byte of the file (measured slope x 1.25).
 BYTES_PER_INPUT_BYTE: dict[DocumentFormat, float] = {

@@ -14,8 +14,8 @@ from ragsage.core.errors import (
 )
 from ragsage.core.generations import Generation
 from ragsage.core.jobs import Job
+from ragsage.core.scopes import Scope
 from ragsage.core.tracing import timed_stage
-from ragsage.core.types import Scope
 from ragsage.jobs.steps import JobOutcome, LeaseLost, Progress, finish_skipped, stored_source
 from ragsage.runtime import Runtime
 

@@ -15,7 +15,7 @@ from uuid import UUID
 from ragsage.adapters.postgres import Database
 from ragsage.core.errors import ConfigurationError, InvalidRequest, UnsupportedWidth
 from ragsage.core.generations import Generation
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.runtime.loop import LoopThread
 from ragsage.settings import Settings
 

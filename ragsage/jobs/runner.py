@@ -32,7 +32,7 @@ from ragsage.core.errors import (
 )
 from ragsage.core.generations import EmbeddingModelMismatch
 from ragsage.core.jobs import Job, WrittenVersion, result_summary
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.jobs.lease_keeper import LeaseHolder
 from ragsage.jobs.reindex_job import reindex_document
 from ragsage.jobs.steps import JobOutcome, LeaseLost, Progress, stored_source

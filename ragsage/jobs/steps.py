@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 from uuid import UUID
 
 from ragsage.adapters.postgres.jobs import page_store, reindex, store
+from ragsage.core.documents import RawSource
 from ragsage.core.errors import DocumentError
 from ragsage.core.jobs import Job
-from ragsage.core.types import RawSource, Scope
+from ragsage.core.scopes import Scope
 from ragsage.jobs import memory
 from ragsage.runtime import Runtime
 

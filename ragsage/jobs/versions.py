@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ragsage.adapters.postgres.jobs import page_store
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession

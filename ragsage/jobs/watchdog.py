@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from ragsage.adapters.postgres.jobs import stale, store
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.runtime import Runtime
 
 _log = logging.getLogger(__name__)

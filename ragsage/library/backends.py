@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from ragsage.core.documents import Document
 from ragsage.core.errors import InvalidRequest
-from ragsage.core.types import Document, Page, Scope
+from ragsage.core.pages import Page
+from ragsage.core.scopes import Scope
 from ragsage.ingestion import IngestionPipeline, PreparedDocument
 from ragsage.query import QueryEngine
 

@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from ragsage.adapters.memory import MemoryDocumentStore, MemoryLexicalStore, MemoryVectorStore
 from ragsage.adapters.offline import HashingEmbedder
+from ragsage.core.chunks import Chunk
 from ragsage.core.errors import InvalidRequest
+from ragsage.core.filters import SearchFilters
 from ragsage.core.namespaced import embedder_for
 from ragsage.core.ports import (
     Chunker,
@@ -35,7 +37,7 @@ from ragsage.core.ports import (
     Tracer,
     VectorStore,
 )
-from ragsage.core.types import Chunk, SearchFilters, scope_for
+from ragsage.core.scopes import scope_for
 from ragsage.ingestion import IngestionConfig
 from ragsage.library import indexing
 from ragsage.library.backends import Backend, LocalBackend, PostgresBackend
@@ -280,7 +282,7 @@ class RAG(LoopOwner, TracksSources):
     ) -> Work[RAGContext]:
         """The best passages for ``query``, with scores, timings and citation numbers.
 
-        ``filters`` is a :class:`~ragsage.core.types.SearchFilters` or a mapping with
+        ``filters`` is a :class:`~ragsage.core.filters.SearchFilters` or a mapping with
         any of ``document_ids``, ``sources``, ``metadata``, ``created_after``,
         ``created_before``.  ``rerank=True`` needs a reranker.  ``top_k`` hits
         come back whenever that many passages match at all (5 unless given);

@@ -14,9 +14,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ragsage.core.chunks import Chunk
+from ragsage.core.documents import RawSource
 from ragsage.core.errors import DocumentError, InvalidRequest
 from ragsage.core.identity import document_id_for, legacy_document_id_for
-from ragsage.core.types import Chunk, RawSource
 from ragsage.ingestion import IngestionPipeline, PreparedDocument
 from ragsage.library.backends import Backend
 from ragsage.library.inputs import TextDocument

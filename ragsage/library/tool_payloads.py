@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragsage.core.types import Chunk
+from ragsage.core.chunks import Chunk
 from ragsage.library.context import RAGContext
 from ragsage.library.tracking import chunk_title
 from ragsage.query.results import ChunkContext

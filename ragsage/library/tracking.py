@@ -14,8 +14,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragsage.core.chunks import Chunk
 from ragsage.core.errors import RagsageError
-from ragsage.core.types import Chunk
 
 
 class SourceTrackingError(RagsageError):

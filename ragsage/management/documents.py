@@ -11,7 +11,7 @@ from ragsage.core.documents import DocumentRecord, upload_access
 from ragsage.core.errors import Conflict, NotFound
 from ragsage.core.jobs import Job, JobState
 from ragsage.core.management_ports import DocumentRecords, JobAction, JobRecords
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 
 _Item = TypeVar("_Item")
 

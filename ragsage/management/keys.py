@@ -5,8 +5,8 @@ from __future__ import annotations
 from ragsage.core.errors import ConfigurationError
 from ragsage.core.keys import NO_SEALING_KEY, Principal, Signer
 from ragsage.core.management_ports import KeyRecords
+from ragsage.core.scopes import Scope
 from ragsage.core.sealing import Seals
-from ragsage.core.types import Scope
 
 
 class Keys:

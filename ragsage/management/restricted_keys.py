@@ -35,14 +35,9 @@ import jwt
 from pydantic import Field, ValidationError
 
 from ragsage.core.errors import Forbidden, InvalidRequest
+from ragsage.core.filters import SearchFilters
 from ragsage.core.keys import Principal, Restriction, Role, Signer, hash_key
-from ragsage.core.types import (
-    NAMESPACE_PATTERN,
-    PRINCIPAL_PATTERN,
-    Scope,
-    SearchFilters,
-    check_principals,
-)
+from ragsage.core.scopes import NAMESPACE_PATTERN, PRINCIPAL_PATTERN, Scope, check_principals
 from ragsage.query.requests import Filters, Strict
 
 ALGORITHM = "HS256"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ragsage.core.jobs import Quotas
 from ragsage.core.management_ports import NamespaceUsage, UsageRecords
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 
 
 class Usage:

@@ -14,8 +14,8 @@ from datetime import datetime
 
 from ragsage.core.errors import Conflict, InvalidRequest
 from ragsage.core.management_ports import ReceiverGuard, WebhookFields, WebhookRecords
+from ragsage.core.scopes import Scope, check_principals
 from ragsage.core.sealing import Seals
-from ragsage.core.types import Scope, check_principals
 from ragsage.core.webhooks import (
     DELIVERY_STATES,
     MAX_DESCRIPTION_LENGTH,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ragsage.core.chunks import Chunk, ChunkSection
 from ragsage.core.text import (
     FENCE_LINE,
     HEADING_LINE,
@@ -25,7 +26,6 @@ from ragsage.core.text import (
     is_table_row,
     words,
 )
-from ragsage.core.types import Chunk, ChunkSection
 
 # Paragraphs are separated by blank lines.  In prose a sentence ends at . ! or ?
 # followed by space (a line break inside a paragraph is only a wrap); in a

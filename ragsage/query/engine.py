@@ -12,6 +12,9 @@ import time
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import replace
 
+from ragsage.core.chunks import Chunk
+from ragsage.core.conversations import Turn
+from ragsage.core.filters import SearchFilters
 from ragsage.core.ports import (
     DocumentStore,
     Embedder,
@@ -30,9 +33,9 @@ from ragsage.core.prompts import (
     grounded_prompt,
     small_talk_prompt,
 )
+from ragsage.core.scopes import Scope
 from ragsage.core.text import clean
 from ragsage.core.tracing import NullTracer, elapsed_ms, timed_stage
-from ragsage.core.types import Chunk, Scope, SearchFilters, Turn
 from ragsage.query.citing import locate
 from ragsage.query.options import QueryConfig, RetrievalOptions
 from ragsage.query.passages import cited_lines

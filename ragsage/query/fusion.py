@@ -28,8 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from ragsage.core.chunks import Chunk, Ranked, ScoredChunk
 from ragsage.core.text import names_code
-from ragsage.core.types import Chunk, Ranked, ScoredChunk
 
 DEFAULT_RRF_K = 60
 # The dense weight in hybrid search.  Measured on the python-docs development

@@ -7,9 +7,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from ragsage.core.chunks import ScoredChunk
 from ragsage.core.errors import ConfigurationError
 from ragsage.core.ports import LLMClient
-from ragsage.core.types import ScoredChunk
 
 _MAX_GRADE = 10.0
 # "3: 7", "[3] 7.5", "Passage 3 - 7/10", "3) 7": a passage number, then its grade.

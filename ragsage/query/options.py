@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 from ragsage.core.errors import ConfigurationError, InvalidRequest
-from ragsage.core.types import SearchFilters
+from ragsage.core.filters import SearchFilters
 from ragsage.query.fusion import DEFAULT_RRF_K, FusionMethod
 from ragsage.query.scores import CODE_LENGTH_EXPONENT
 

@@ -22,8 +22,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from ragsage.core.chunks import Chunk, ScoredChunk
 from ragsage.core.text import words
-from ragsage.core.types import Chunk, ScoredChunk
 
 # Below this many words left, a cut passage would say too little to be worth it.
 MIN_CUT_WORDS = 24

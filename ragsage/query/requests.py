@@ -31,7 +31,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 
 from ragsage.core.errors import InvalidRequest, json_type
-from ragsage.core.types import SearchFilters
+from ragsage.core.filters import SearchFilters
 from ragsage.query.options import (
     MAX_BUDGET_TOKENS,
     MAX_EXPANSION,

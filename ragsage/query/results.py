@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragsage.core.chunks import Chunk
+from ragsage.core.geometry import Box, PagePositions
 from ragsage.core.serialization import chunk_to_dict
-from ragsage.core.types import Box, Chunk, PagePositions
 
 
 @dataclass(frozen=True, slots=True)

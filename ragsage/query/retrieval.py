@@ -18,7 +18,10 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol, TypeVar, cast
 
+from ragsage.core.chunks import Chunk, ScoredChunk
+from ragsage.core.conversations import Turn
 from ragsage.core.errors import InvalidRequest
+from ragsage.core.filters import SearchFilters
 from ragsage.core.namespaced import embedder_for
 from ragsage.core.ports import (
     DocumentStore,
@@ -32,9 +35,9 @@ from ragsage.core.ports import (
     Span,
     VectorStore,
 )
+from ragsage.core.scopes import Scope
 from ragsage.core.text import clean
 from ragsage.core.tracing import elapsed_ms, timed_stage
-from ragsage.core.types import Chunk, Scope, ScoredChunk, SearchFilters, Turn
 from ragsage.query.fusion import FusedRank, fuse, fuse_ranked, fusion_for
 from ragsage.query.options import MAX_QUERY_CHARS, QueryConfig, RetrievalOptions
 from ragsage.query.passages import fill_budget, join_windows, without_repeated_lines

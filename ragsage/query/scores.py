@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from ragsage.core.types import ScoredChunk
+from ragsage.core.chunks import ScoredChunk
 from ragsage.query.fusion import FusedRank, is_code
 
 _DAY_SECONDS = 86_400.0

@@ -28,8 +28,8 @@ from ragsage.core.ports import (
     Reranker,
     Tracer,
 )
+from ragsage.core.scopes import Scope
 from ragsage.core.transcribing import NoTranscriber
-from ragsage.core.types import Scope
 from ragsage.ingestion import IngestionConfig, IngestionPipeline
 from ragsage.ingestion.fingerprint import chunking_fingerprint
 from ragsage.management import Management

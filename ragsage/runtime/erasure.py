@@ -18,7 +18,7 @@ import redis
 from ragsage.adapters.embedding_cache import embed_cache_prefix
 from ragsage.adapters.postgres.namespaces import delete_namespace_rows, namespace_rows
 from ragsage.adapters.redis.keys import refused_requests_key
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.runtime.infrastructure import build_database
 from ragsage.settings import Settings
 

@@ -17,8 +17,9 @@ from ragsage.adapters.offline import (
     hashed_vector,
     overlap_score,
 )
+from ragsage.core.chunks import ScoredChunk
+from ragsage.core.pages import PageImage
 from ragsage.core.ports import InputType
-from ragsage.core.types import PageImage, ScoredChunk
 
 __all__ = [
     "DEFAULT_DIMENSION",

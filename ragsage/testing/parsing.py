@@ -6,17 +6,10 @@ import re
 from collections.abc import Sequence
 from pathlib import PurePath
 
+from ragsage.core.chunks import Chunk, make_chunk
+from ragsage.core.documents import Document, RawSource
 from ragsage.core.errors import EmptyDocument, ParseError, UnsupportedFormat
-from ragsage.core.types import (
-    Chunk,
-    Document,
-    Page,
-    PageImage,
-    PageRoute,
-    ParsedDocument,
-    RawSource,
-    make_chunk,
-)
+from ragsage.core.pages import Page, PageImage, PageRoute, ParsedDocument
 
 _TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".rst", ".text", ".csv", ".log", ""})
 _IMAGE_TYPES = {

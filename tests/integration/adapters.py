@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from ragsage.adapters.parsing import HeuristicBackend
+from ragsage.core.documents import RawSource
 from ragsage.core.errors import PermanentProviderError, RetryableProviderError
+from ragsage.core.pages import ParsedDocument
 from ragsage.core.ports import InputType
-from ragsage.core.types import ParsedDocument, RawSource
 from ragsage.settings import Settings
 from ragsage.testing.models import FakeEmbedder
 

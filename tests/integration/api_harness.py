@@ -19,7 +19,7 @@ from ragsage.adapters.postgres import Database
 from ragsage.adapters.postgres.keys import create_key
 from ragsage.adapters.sealing import sealer_or_none
 from ragsage.core.keys import Role
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.runtime import Runtime, build_database
 from ragsage.settings import Settings
 

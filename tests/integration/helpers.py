@@ -8,7 +8,8 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.postgres import Database, PgDocumentStore, PgLexicalStore, PgVectorStore
-from ragsage.core.types import RawSource, Scope
+from ragsage.core.documents import RawSource
+from ragsage.core.scopes import Scope
 from ragsage.ingestion import IngestionConfig, IngestResult
 from ragsage.query import QueryEngine
 from ragsage.testing import FakeEngineKit

@@ -20,7 +20,7 @@ import pytest
 from ragsage.adapters.postgres.keys import create_key
 from ragsage.adapters.sealing import Sealer
 from ragsage.core.keys import NewKey, Role
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.management.restricted_keys import grant_of, mint
 
 from .api_harness import ApiServer, with_database

@@ -18,7 +18,8 @@ from ragsage.adapters.postgres import Database
 from ragsage.adapters.postgres.dense_statements import vector_literal
 from ragsage.adapters.postgres.jobs import store
 from ragsage.adapters.postgres.jobs.documents import set_access
-from ragsage.core.types import Scope, SearchFilters
+from ragsage.core.filters import SearchFilters
+from ragsage.core.scopes import Scope
 
 from . import helpers
 

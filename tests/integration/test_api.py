@@ -11,7 +11,7 @@ import httpx
 
 from ragsage.adapters.postgres import Database
 from ragsage.adapters.postgres.jobs import documents
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 
 from . import helpers
 from .api_harness import ApiServer, make_key

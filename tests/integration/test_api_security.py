@@ -14,7 +14,7 @@ import pytest
 from ragsage.adapters.postgres import Database
 from ragsage.adapters.postgres.keys import revoke_key
 from ragsage.core.keys import Role
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 
 from .api_harness import ApiServer, make_key, with_database
 from .test_api import HANDBOOK, upload, wait_job

@@ -7,8 +7,8 @@ import io
 from PIL import Image
 
 from api.services import EXTENSION
+from ragsage.core.geometry import Box
 from ragsage.core.keys import Role
-from ragsage.core.types import Box
 from tests.fixtures.page_boxes import CONTROL, KNOWN, character_cells, iou, two_page_manual
 
 from .api_harness import ApiServer, ingested, make_key

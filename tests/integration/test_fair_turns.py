@@ -24,7 +24,7 @@ from ragsage.adapters.postgres.jobs import reindex, store
 from ragsage.adapters.postgres.jobs.uploads import create_upload
 from ragsage.adapters.postgres.namespaces import own_overrides, set_overrides
 from ragsage.core.jobs import JobState, Upload
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.jobs.runner import Claimed, claim_next
 from ragsage.jobs.watchdog import reclaim
 from ragsage.runtime import Runtime, build_runtime

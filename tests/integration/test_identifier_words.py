@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 from sqlalchemy import text
 
 from ragsage.adapters.postgres import Database
+from ragsage.core.scopes import Scope
 from ragsage.core.text import identifier_words
-from ragsage.core.types import Scope
 
 from . import helpers
 

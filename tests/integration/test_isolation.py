@@ -9,7 +9,7 @@ from sqlalchemy.exc import DBAPIError
 
 from ragsage.adapters.postgres import Database, PostgresConfig
 from ragsage.core.errors import StorageError
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 
 from . import helpers
 

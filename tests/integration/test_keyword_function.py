@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import text
 
 from ragsage.adapters.postgres import Database
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 
 from . import helpers
 

@@ -112,7 +112,7 @@ def test_a_document_written_during_a_reindex_is_queued_for_the_new_generation(
     from sqlalchemy import text
 
     from ragsage.adapters.postgres.jobs import reindex
-    from ragsage.core.types import Scope
+    from ragsage.core.scopes import Scope
     from ragsage.runtime import build_database
 
     rag.index_text(HANDBOOK, document_id="handbook", source="handbook.md")

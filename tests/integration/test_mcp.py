@@ -16,8 +16,9 @@ from typing import Any, TextIO
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent
 
+from ragsage.core.documents import RawSource
 from ragsage.core.keys import Role
-from ragsage.core.types import RawSource, Scope
+from ragsage.core.scopes import Scope
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings
 

@@ -29,7 +29,7 @@ from ragsage.adapters.postgres.migrations import (
     WEBHOOK_TABLES,
     Migration,
 )
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 
 from .conftest import PostgresServer, as_user
 from .schema_snapshot import Snapshot, database_snapshot, differences

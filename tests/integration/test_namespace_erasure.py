@@ -16,7 +16,7 @@ from ragsage.adapters.postgres.keys import authenticate_on, create_key
 from ragsage.adapters.postgres.namespaces import namespace_tables
 from ragsage.adapters.redis.redis import RedisCache
 from ragsage.core.keys import Role
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.ingestion.parse_cache import parse_cache_key
 from ragsage.runtime import build_runtime
 from ragsage.testing import FakeEmbedder

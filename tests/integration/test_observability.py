@@ -16,7 +16,8 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from ragsage.adapters.observability.otel import build_otel_tracer
-from ragsage.core.types import RawSource, Scope
+from ragsage.core.documents import RawSource
+from ragsage.core.scopes import Scope
 from ragsage.ingestion import IngestionConfig
 from ragsage.testing import FakeEngineKit
 from worker.metrics import WorkerMetrics

@@ -17,7 +17,8 @@ from ragsage.adapters.postgres.dense_statements import DensePath, DensePaths
 from ragsage.adapters.postgres.graphs import graph_statement, maintain_graphs
 from ragsage.adapters.postgres.migrations import width_index_name
 from ragsage.cli import main
-from ragsage.core.types import Scope, SearchFilters
+from ragsage.core.filters import SearchFilters
+from ragsage.core.scopes import Scope
 
 from .test_search_completeness import DIM, MODEL, load, nearest, unit
 

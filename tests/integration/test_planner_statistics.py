@@ -10,7 +10,9 @@ from sqlalchemy import text
 from ragsage.adapters.postgres import Database, PgDocumentStore, PgVectorStore
 from ragsage.adapters.postgres.dense_statements import dense_statement, vector_literal
 from ragsage.adapters.postgres.isolation import isolation_preamble
-from ragsage.core.types import Chunk, Document, EmbeddedChunk, Scope
+from ragsage.core.chunks import Chunk, EmbeddedChunk
+from ragsage.core.documents import Document
+from ragsage.core.scopes import Scope
 
 DIM = 128
 MODEL = "test-128"

@@ -14,7 +14,9 @@ from collections.abc import Iterator
 import pytest
 
 from ragsage.adapters.postgres import PostgresConfig
-from ragsage.core.types import RawSource, Scope, Turn
+from ragsage.core.conversations import Turn
+from ragsage.core.documents import RawSource
+from ragsage.core.scopes import Scope
 from ragsage.runtime import Runtime, build_runtime
 from ragsage.settings import Settings
 

@@ -11,7 +11,7 @@ from sqlalchemy import text
 from ragsage.adapters.postgres.namespaces import set_overrides
 from ragsage.core.errors import QuotaExceeded
 from ragsage.core.jobs import JobState, Upload
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.jobs.enqueue import Enqueuer
 from ragsage.runtime import build_runtime
 

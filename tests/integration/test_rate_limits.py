@@ -21,7 +21,7 @@ from ragsage.adapters.embedded.redis import EmbeddedRedis
 from ragsage.adapters.postgres import Database
 from ragsage.adapters.postgres.namespaces import set_overrides
 from ragsage.core.keys import Role
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.runtime import build_database
 
 from .api_harness import ApiServer, make_key, serve, with_database

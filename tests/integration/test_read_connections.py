@@ -9,7 +9,7 @@ import pytest
 
 from ragsage.adapters.postgres import Database, PostgresConfig
 from ragsage.adapters.postgres.read_connections import PoolTimeout, ReadConnections
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 
 ACME = Scope("acme")
 BACKEND = "SELECT pg_backend_pid()"

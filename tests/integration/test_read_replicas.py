@@ -28,7 +28,7 @@ from ragsage.adapters.postgres.jobs.documents import (
 from ragsage.adapters.postgres.keys import revoke_key
 from ragsage.adapters.postgres.replicas import replica_reads
 from ragsage.adapters.postgres.sessions import ScopedReads
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.settings import Settings
 
 from .api_harness import ApiServer, ingested, make_key, serve, with_database

@@ -20,17 +20,11 @@ import redis
 
 from ragsage.adapters.embedded.redis import EmbeddedRedis
 from ragsage.adapters.redis import DEFAULT_TTL_SECONDS, RedisCache, redact_url
+from ragsage.core.documents import RawSource
 from ragsage.core.errors import ConfigurationError
 from ragsage.core.identity import content_hash
-from ragsage.core.types import (
-    Page,
-    PageImage,
-    PageLayout,
-    PageRoute,
-    ParsedDocument,
-    RawSource,
-    Scope,
-)
+from ragsage.core.pages import Page, PageImage, PageLayout, PageRoute, ParsedDocument
+from ragsage.core.scopes import Scope
 from ragsage.ingestion.parse_cache import decode_parsed, encode_parsed, parse_cache_key
 from ragsage.testing import FakeEngineKit
 from tests.integration.redis_fixtures import (

@@ -11,7 +11,7 @@ from sqlalchemy import text
 from ragsage.adapters.embedded.redis import EmbeddedRedis
 from ragsage.core.identity import document_id_for
 from ragsage.core.jobs import Job, JobState
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.query import QueryEngine
 from ragsage.runtime import build_runtime
 from ragsage.runtime.loop import LoopThread

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from ragsage.core.jobs import JobState
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.query import RetrievalOptions
 from ragsage.runtime import build_runtime
 

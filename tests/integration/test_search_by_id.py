@@ -11,7 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ragsage.adapters.postgres import Database
-from ragsage.core.types import Chunk, EmbeddedChunk, Scope, ScoredChunk, SearchFilters
+from ragsage.core.chunks import Chunk, EmbeddedChunk, ScoredChunk
+from ragsage.core.filters import SearchFilters
+from ragsage.core.scopes import Scope
 from ragsage.query import QueryConfig, QueryEngine, RetrievalOptions
 
 from . import helpers

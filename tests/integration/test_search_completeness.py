@@ -11,7 +11,9 @@ from ragsage.adapters.postgres import Database, PgDocumentStore, PgVectorStore
 from ragsage.adapters.postgres.config import PostgresConfig
 from ragsage.adapters.postgres.dense_function import dense_function_signature
 from ragsage.adapters.postgres.dense_statements import DensePaths
-from ragsage.core.types import Chunk, Document, EmbeddedChunk, Scope
+from ragsage.core.chunks import Chunk, EmbeddedChunk
+from ragsage.core.documents import Document
+from ragsage.core.scopes import Scope
 
 DIM = 16
 MODEL = "test-16"

@@ -9,10 +9,12 @@ import pytest
 from sqlalchemy import text
 
 from ragsage.adapters.postgres import Database, PgLexicalStore, PgVectorStore
+from ragsage.core.chunks import Chunk, EmbeddedChunk
 from ragsage.core.errors import InvalidRequest
+from ragsage.core.filters import SearchFilters
 from ragsage.core.generations import EmbeddingModelMismatch
 from ragsage.core.identity import document_id_for
-from ragsage.core.types import Chunk, EmbeddedChunk, Scope, SearchFilters
+from ragsage.core.scopes import Scope
 from ragsage.query import RetrievalOptions
 
 from ..unit.engine.conftest import HANDBOOK
@@ -152,7 +154,7 @@ async def test_filtered_hnsw_search_still_returns_k_results(db: Database) -> Non
 
 
 def _doc(number: int):  # type: ignore[no-untyped-def]
-    from ragsage.core.types import Document
+    from ragsage.core.documents import Document
 
     return Document(
         id=f"d{number}", content_hash=f"h{number}", title=f"D{number}", source=f"s{number}.md"

@@ -37,7 +37,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 import ragsage
 from ragsage.adapters.postgres import Database, PostgresConfig
 from ragsage.adapters.postgres.isolation import Statement, isolation_preamble
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 
 ROOT = Path(ragsage.__file__).resolve().parent.parent
 CODE = ("ragsage", "worker", "api")

@@ -9,7 +9,8 @@ from ragsage.adapters.postgres import (
     Database,
     purge_namespace,
 )
-from ragsage.core.types import RawSource, Scope
+from ragsage.core.documents import RawSource
+from ragsage.core.scopes import Scope
 from ragsage.testing import FakeEngineKit
 
 from ..unit.engine.conftest import HANDBOOK

@@ -13,7 +13,7 @@ from pathlib import Path
 from sqlalchemy import text
 
 from ragsage.adapters.postgres import Database, PostgresConfig
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.query.options import RetrievalOptions
 
 from . import helpers

@@ -20,7 +20,7 @@ import pytest
 from ragsage.adapters.postgres.jobs import store
 from ragsage.adapters.postgres.jobs.uploads import create_upload
 from ragsage.core.jobs import Upload
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.jobs.watchdog import run_round
 from ragsage.runtime import Runtime, build_runtime
 from worker.process import requeue_after_for

@@ -27,7 +27,7 @@ from ragsage.adapters.postgres.jobs import store as jobs
 from ragsage.adapters.postgres.jobs.uploads import create_upload
 from ragsage.core.errors import Conflict, InvalidRequest
 from ragsage.core.jobs import Job, Upload
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.jobs.webhook_dispatcher import Dispatcher
 from ragsage.runtime.management import build_management
 from ragsage.settings import Settings

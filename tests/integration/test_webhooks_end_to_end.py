@@ -20,7 +20,7 @@ from standardwebhooks.webhooks import Webhook as StandardWebhook
 
 from ragsage.core.jobs import JobState
 from ragsage.core.keys import Role
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.runtime import build_database
 
 from .api_harness import ApiServer, make_key

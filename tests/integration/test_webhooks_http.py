@@ -11,7 +11,7 @@ from pathlib import Path
 from ragsage.adapters.postgres import Database
 from ragsage.adapters.postgres.jobs import store
 from ragsage.core.keys import Role
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 
 from .api_harness import ApiServer, make_key, with_database
 from .worker_harness import ROOT, Deployment

@@ -13,7 +13,7 @@ from ragsage.adapters.parsing import HeuristicBackend
 from ragsage.adapters.postgres import Database, PostgresConfig
 from ragsage.core.identity import content_hash
 from ragsage.core.jobs import JobState
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.ingestion.parse_cache import parse_cache_key
 from ragsage.jobs.enqueue import Enqueuer
 from ragsage.runtime import build_runtime

@@ -16,7 +16,7 @@ from ragsage.adapters.postgres.jobs import store
 from ragsage.adapters.postgres.jobs.uploads import create_upload
 from ragsage.core.identity import content_hash
 from ragsage.core.jobs import JobState, Upload, UploadOutcome
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.runtime import build_runtime
 
 from .worker_harness import Deployment

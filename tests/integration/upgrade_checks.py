@@ -18,7 +18,8 @@ from ragsage.adapters.postgres import (
 from ragsage.adapters.postgres.graphs import maintain_graphs
 from ragsage.adapters.postgres.jobs import page_store
 from ragsage.core.errors import ConfigurationError
-from ragsage.core.types import Page, PagePositions
+from ragsage.core.geometry import PagePositions
+from ragsage.core.pages import Page
 
 from . import helpers
 from .upgrade_checks_keyword import (
@@ -386,7 +387,7 @@ async def _check_v21(database: Database) -> None:
 
 async def _check_v22(database: Database) -> None:
     from ragsage.adapters.postgres.jobs.documents import set_access
-    from ragsage.core.types import Scope
+    from ragsage.core.scopes import Scope
 
     sales = Scope("acme", frozenset({"group:sales"}))
     await database.migrate()  # the keyword function reads the counts of migration 29

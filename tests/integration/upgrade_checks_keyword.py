@@ -14,7 +14,7 @@ from sqlalchemy import text
 from ragsage.adapters.postgres import (
     Database,
 )
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 
 from . import helpers
 

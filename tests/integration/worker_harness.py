@@ -20,7 +20,7 @@ from ragsage.adapters.embedded.redis import EmbeddedRedis
 from ragsage.adapters.sealing import new_operator_key
 from ragsage.cli.worker import celery_worker_argv
 from ragsage.core.jobs import Job
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.jobs.enqueue import Enqueuer
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings

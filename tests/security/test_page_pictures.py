@@ -20,7 +20,7 @@ from PIL import Image
 from sqlalchemy import text
 
 from ragsage.adapters.postgres import Database
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from tests.fixtures.make_fixtures import scan_png
 from tests.fixtures.page_boxes import two_page_manual
 from tests.fixtures.pictures import drawn, gif_claiming, png_claiming, watch_decoders

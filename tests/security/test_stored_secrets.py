@@ -21,7 +21,7 @@ from sqlalchemy.exc import ProgrammingError
 from ragsage.adapters.postgres.keys import create_key
 from ragsage.adapters.sealing import Sealer
 from ragsage.core.keys import NewKey, Role
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.management.restricted_keys import grant_of, mint
 from tests.integration.api_harness import ApiServer, with_database
 from tests.integration.worker_harness import Deployment

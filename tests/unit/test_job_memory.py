@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ragsage.adapters.parsing.formats import DocumentFormat
+from ragsage.core.documents import RawSource
 from ragsage.core.errors import DocumentError
-from ragsage.core.types import RawSource
 from ragsage.jobs.memory import BYTES_PER_INPUT_BYTE, check_fits, largest_readable
 
 MIB = 1024 * 1024

@@ -165,7 +165,7 @@ def test_no_import_breaks_the_layers_beyond_the_known_exceptions() -> None:
 
 def test_a_deliberate_violation_is_caught() -> None:
     edges = import_graph() | {
-        ("ragsage.core.types", "ragsage.adapters.postgres"),  # core reaching an adapter
+        ("ragsage.core.scopes", "ragsage.adapters.postgres"),  # core reaching an adapter
         ("ragsage.query.engine", "ragsage.runtime"),  # a service reaching the root
         ("ragsage.adapters.redis", "ragsage.query"),  # an adapter reaching a service
         ("ragsage.runtime", "api"),  # the root reaching an entry point
@@ -178,7 +178,7 @@ def test_a_deliberate_violation_is_caught() -> None:
     }
     new = violations(edges) - KNOWN.keys()
     assert new == {
-        ("ragsage.core.types", "ragsage.adapters.postgres"),
+        ("ragsage.core.scopes", "ragsage.adapters.postgres"),
         ("ragsage.query.engine", "ragsage.runtime"),
         ("ragsage.adapters.redis", "ragsage.query"),
         ("ragsage.runtime", "api"),

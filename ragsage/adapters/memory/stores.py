@@ -14,6 +14,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ragsage.core.chunks import Chunk, EmbeddedChunk, ScoredChunk, split_chunk_id
+from ragsage.core.documents import Document
+from ragsage.core.filters import SearchFilters
+from ragsage.core.scopes import Scope
 from ragsage.core.serialization import (
     chunk_from_dict,
     chunk_to_dict,
@@ -21,15 +25,6 @@ from ragsage.core.serialization import (
     document_to_dict,
 )
 from ragsage.core.text import identifier_words, terms
-from ragsage.core.types import (
-    Chunk,
-    Document,
-    EmbeddedChunk,
-    Scope,
-    ScoredChunk,
-    SearchFilters,
-    split_chunk_id,
-)
 
 
 def _top(

@@ -6,6 +6,7 @@ import re
 from collections.abc import AsyncIterator
 
 from ragsage.adapters.offline.reranking import overlap_score
+from ragsage.core.pages import PageImage
 from ragsage.core.prompts import PromptSource, parse_grounded_prompt, parse_small_talk_prompt
 from ragsage.core.text import (
     FENCE_LINE,
@@ -15,7 +16,6 @@ from ragsage.core.text import (
     between_titles,
     is_table_row,
 )
-from ragsage.core.types import PageImage
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ragsage.adapters.offline.passage_scoring import passage_scores
+from ragsage.core.chunks import ScoredChunk
 from ragsage.core.text import terms
-from ragsage.core.types import ScoredChunk
 
 
 def overlap_score(query: str, text: str) -> float:

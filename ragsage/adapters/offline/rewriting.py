@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ragsage.core.conversations import Turn
 from ragsage.core.text import terms
-from ragsage.core.types import Turn
 
 
 class TermRewriter:

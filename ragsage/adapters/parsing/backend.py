@@ -10,8 +10,10 @@ from ragsage.adapters.parsing.formats import DocumentFormat, route, source_langu
 from ragsage.adapters.parsing.languages import BY_NAME, CODE_CHUNKING, CODE_WINDOW
 from ragsage.adapters.parsing.limits import DEFAULT_LIMITS, ParseLimits
 from ragsage.adapters.parsing.tokens import DEFAULT_ENCODING, make_token_counter
+from ragsage.core.chunks import Chunk
+from ragsage.core.documents import Document, RawSource
 from ragsage.core.errors import EmptyDocument, ParseError, UnsupportedFormat
-from ragsage.core.types import Chunk, Document, Page, ParsedDocument, RawSource
+from ragsage.core.pages import Page, ParsedDocument
 
 
 class HeuristicBackend:

@@ -35,8 +35,10 @@ from ragsage.adapters.parsing.markdown import LINE_ANCHOR
 from ragsage.adapters.parsing.prose import Piece, TokenCounter, fit_text, split_prose
 from ragsage.adapters.parsing.splitting import split_code, split_list, split_table
 from ragsage.adapters.parsing.tokens import count_within
+from ragsage.core.chunks import Chunk, ChunkSection, make_chunk
+from ragsage.core.documents import Document
 from ragsage.core.errors import InvalidRequest
-from ragsage.core.types import Chunk, ChunkSection, Document, Page, make_chunk
+from ragsage.core.pages import Page
 
 _SEPARATOR = "\n\n"
 # Formats whose headings are definitions (a function, a class): each is a unit

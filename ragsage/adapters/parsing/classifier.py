@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragsage.core.types import Page, PageLayout, PageRoute
+from ragsage.core.pages import Page, PageLayout, PageRoute
 
 
 class LayoutPageClassifier:

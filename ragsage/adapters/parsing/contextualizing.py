@@ -29,9 +29,11 @@ from ragsage.adapters.parsing.tokens import (
     make_token_counter,
     token_floor,
 )
+from ragsage.core.chunks import Chunk
+from ragsage.core.documents import Document
 from ragsage.core.offload import run_cpu
+from ragsage.core.pages import Page
 from ragsage.core.text import name_words
-from ragsage.core.types import Chunk, Document, Page
 
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")

@@ -11,8 +11,8 @@ from pathlib import PurePosixPath
 
 from ragsage.adapters.parsing.detect import detect_language
 from ragsage.adapters.parsing.languages import BY_NAME, MEDIA_TYPES, Language, language_for_filename
+from ragsage.core.documents import RawSource
 from ragsage.core.errors import ParseError
-from ragsage.core.types import RawSource
 
 
 class DocumentFormat(StrEnum):

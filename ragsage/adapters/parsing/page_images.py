@@ -26,8 +26,8 @@ from typing import Any
 from ragsage.adapters.parsing.formats import DocumentFormat, image_media_type, route
 from ragsage.adapters.parsing.limits import ParseLimits
 from ragsage.adapters.parsing.readers.image import open_picture
+from ragsage.core.documents import RawSource
 from ragsage.core.errors import InvalidRequest, ParseError
-from ragsage.core.types import RawSource
 
 # Widest picture served: enough to read 10-point type on a screen.
 MAX_WIDTH = 1400

@@ -36,7 +36,7 @@ from ragsage.adapters.postgres.migrations import (
 from ragsage.adapters.postgres.read_connections import PoolTimeout, ReadConnections
 from ragsage.adapters.postgres.replicas import PRIMARY, Replicas, marked_reads, must_replay
 from ragsage.core.errors import ConfigurationError
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 
 _log = logging.getLogger(__name__)
 CONNECT_TIMEOUT_SECONDS = 10

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from ragsage.adapters.postgres.graph_keys import own_key, shared_key, walk_limit
 from ragsage.adapters.postgres.rows import CHUNK_COLUMNS, filter_sql
-from ragsage.core.types import SearchFilters
+from ragsage.core.filters import SearchFilters
 
 # Below this many rows of a generation, a namespace is ranked exactly: at most
 # this many distances cost about what one graph walk does.

@@ -18,7 +18,10 @@ from ragsage.adapters.postgres.rows import (
     chunk_from_row,
 )
 from ragsage.adapters.postgres.sessions import read_rows, scoped
-from ragsage.core.types import Chunk, Document, PagePositions, Scope, split_chunk_id
+from ragsage.core.chunks import Chunk, split_chunk_id
+from ragsage.core.documents import Document
+from ragsage.core.geometry import PagePositions
+from ragsage.core.scopes import Scope
 
 if TYPE_CHECKING:
     from ragsage.adapters.postgres.database import Database

@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ragsage.adapters.postgres.sessions import namespace_of, read_rows
 from ragsage.core.errors import ConfigurationError
 from ragsage.core.generations import EmbeddingModelMismatch, Generation
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 
 if TYPE_CHECKING:
     from ragsage.adapters.postgres.database import Database

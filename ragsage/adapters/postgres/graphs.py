@@ -36,7 +36,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ragsage.adapters.postgres.database import Database
 from ragsage.adapters.postgres.graph_keys import OWN_KEY_FUNCTION, own_key
-from ragsage.core.types import NAMESPACE_PATTERN
+from ragsage.core.scopes import NAMESPACE_PATTERN
 
 _log = logging.getLogger(__name__)
 _GRAPH_NAME = re.compile(r"^ragsage_graph_[0-9]{1,4}_[0-9a-f]{20}$")

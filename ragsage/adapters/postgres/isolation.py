@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from ragsage.adapters.postgres.config import PostgresConfig, safe_identifier
 from ragsage.adapters.postgres.read_connections import ReadConnections
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 
 SCOPE_KEY = "ragsage.scope"
 

@@ -40,8 +40,8 @@ from ragsage.core.keys import (
     new_signing_secret,
     well_formed,
 )
+from ragsage.core.scopes import Scope, check_principals
 from ragsage.core.sealing import Seals
-from ragsage.core.types import Scope, check_principals
 
 if TYPE_CHECKING:
     from ragsage.adapters.postgres.database import Database

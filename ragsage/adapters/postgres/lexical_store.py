@@ -16,8 +16,10 @@ from ragsage.adapters.postgres.rows import (
     filter_arguments,
 )
 from ragsage.adapters.postgres.sessions import read_rows
+from ragsage.core.chunks import Chunk, Ranked, ScoredChunk, chunk_id
 from ragsage.core.errors import InvalidRequest
-from ragsage.core.types import Chunk, Ranked, Scope, ScoredChunk, SearchFilters, chunk_id
+from ragsage.core.filters import SearchFilters
+from ragsage.core.scopes import Scope
 
 if TYPE_CHECKING:
     from ragsage.adapters.postgres.database import Database

@@ -22,8 +22,8 @@ from ragsage.core.documents import DocumentRecord
 from ragsage.core.jobs import Job, JobState, Quotas
 from ragsage.core.keys import Principal, Signer
 from ragsage.core.management_ports import JobAction, JobChange, NamespaceUsage, WebhookFields
+from ragsage.core.scopes import Scope
 from ragsage.core.sealing import Seals
-from ragsage.core.types import Scope
 from ragsage.core.webhooks import Delivery, Webhook
 
 _LOCK = text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))")

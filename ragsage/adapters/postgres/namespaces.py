@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from ragsage.adapters.postgres.config import principals_variable_for
 from ragsage.adapters.postgres.isolation import UNBOUND, set_local
 from ragsage.adapters.postgres.sessions import namespace_of
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from ragsage.adapters.postgres.namespaces import own_overrides
 from ragsage.adapters.postgres.sessions import namespace_of
 from ragsage.core.errors import QuotaExceeded
 from ragsage.core.jobs import Quotas
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 
 # The namespace's chunks in the generation serving its searches.
 _SERVING_CHUNKS = (

@@ -6,7 +6,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ragsage.core.types import Chunk, ChunkSection, SearchFilters, chunk_id
+from ragsage.core.chunks import Chunk, ChunkSection, chunk_id
+from ragsage.core.filters import SearchFilters
 
 CHUNK_COLUMNS = (
     "c.document_id, c.ordinal, c.text, c.embed_text, c.heading_path, c.page_numbers, "

@@ -22,7 +22,7 @@ from ragsage.core.errors import (
     StorageUnavailable,
     causes,
 )
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 
 if TYPE_CHECKING:
     from ragsage.adapters.postgres.database import Database

@@ -1,162 +1,37 @@
-"""Dense vectors in Postgres: whole-document replacement on write, HNSW search on read."""
+"""Dense vectors in Postgres: whole-document replacement on write, HNSW search on read.
+
+The port's face only: the write path (staging, COPY, the move) is in
+:mod:`~ragsage.adapters.postgres.chunk_writes` and the ranking in
+:mod:`~ragsage.adapters.postgres.dense_search`.
+"""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-import psycopg
-from pgvector import Vector
-from pgvector.psycopg import register_vector_async
-from psycopg.types.json import Jsonb
 from sqlalchemy import text
-from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ragsage.adapters.postgres.dense_function import dense_function_name
-from ragsage.adapters.postgres.dense_statements import (
-    EXACT_BELOW,
-    EXACT_CAP,
-    KEY_COLUMNS,
-    SHARE_FACTOR,
-    DensePath,
-    DensePaths,
-    dense_statement,
-    vector_literal,
-    with_nearest_rows,
-)
-from ragsage.adapters.postgres.generations import write_generation
-from ragsage.adapters.postgres.isolation import set_local, to_driver_style
+from ragsage.adapters.postgres.chunk_writes import clear_documents, copy_chunks, copy_vectors
+from ragsage.adapters.postgres.dense_search import DenseSearch
+from ragsage.adapters.postgres.dense_statements import KEY_COLUMNS, DensePaths
+from ragsage.adapters.postgres.isolation import to_driver_style
 from ragsage.adapters.postgres.rows import (
     CHUNK_COLUMNS,
     NAMESPACE_ACTIVE_GENERATION,
     chunk_from_row,
-    filter_arguments,
-    stored_metadata,
 )
-from ragsage.adapters.postgres.sessions import read_rows, scoped, translate
+from ragsage.adapters.postgres.sessions import read_rows, scoped
+from ragsage.core.chunks import Chunk, EmbeddedChunk, Ranked, ScoredChunk, chunk_id, split_chunk_id
 from ragsage.core.errors import InvalidRequest
-from ragsage.core.generations import EmbeddingModelMismatch, Generation
-from ragsage.core.text import identifier_words
-from ragsage.core.types import (
-    Chunk,
-    EmbeddedChunk,
-    Ranked,
-    Scope,
-    ScoredChunk,
-    SearchFilters,
-    chunk_id,
-    split_chunk_id,
-)
+from ragsage.core.filters import SearchFilters
+from ragsage.core.generations import Generation
+from ragsage.core.scopes import Scope
 
 if TYPE_CHECKING:
     from ragsage.adapters.postgres.database import Database
-
-_COLUMNS = (
-    "namespace, generation, document_id, ordinal, text, embed_text, heading_path, headings, "
-    "page_numbers, metadata, source, created_at, embedding_model, embedding_dim, embedding, "
-    "start_char, end_char, chunking"
-)
-# COPY cannot write into a table under Row-Level Security, so rows are copied into
-# a temporary staging table and moved with one INSERT ... SELECT, which the
-# policy checks row by row.  The staging table lives per connection and empties
-# itself at every commit.  Beside the row's columns it holds the identifier
-# words of the headings and the text, split here rather than by the database
-# (storage migration 25): the move computes the keyword column from them.
-_STAGED = f"{_COLUMNS}, heading_words, text_words"
-_STAGING = """CREATE TEMP TABLE IF NOT EXISTS ragsage_chunk_rows (
-    namespace text, generation integer, document_id text, ordinal integer, text text,
-    embed_text text, heading_path text[], headings text, page_numbers integer[],
-    metadata jsonb, source text, created_at timestamptz, embedding_model text,
-    embedding_dim integer, embedding vector, start_char integer, end_char integer,
-    chunking text, heading_words text, text_words text
-) ON COMMIT DELETE ROWS"""
-_COPY = f"COPY ragsage_chunk_rows ({_STAGED}) FROM STDIN (FORMAT BINARY)"
-# Binary COPY skips formatting each float as text, which costs ~40x more per row.
-_COPY_TYPES = (
-    "text",
-    "int4",
-    "text",
-    "int4",
-    "text",
-    "text",
-    "text[]",
-    "text",
-    "int4[]",
-    "jsonb",
-    "text",
-    "timestamptz",
-    "text",
-    "int4",
-    "vector",
-    "int4",
-    "int4",
-    "text",
-    "text",
-    "text",
-)
-# Each chunk takes its document's access list (migration 22), read in the same
-# statement, while the document rows are locked (see :meth:`PgVectorStore.upsert`).
-# The foreign key is checked at commit, so a library ingestion may write a new
-# document's row after its chunks: its chunks then take the list that row will
-# start with, the writer's principals (open, for a session bound to none; see
-# PgDocumentStore.save).  A window of a long definition gets no keyword terms:
-# its definition, stored whole beside it, is what keyword search finds.
-_MOVE = (
-    f"INSERT INTO ragsage_chunks ({_COLUMNS}, access, lexical) SELECT "
-    + ", ".join(f"s.{column.strip()}" for column in _COLUMNS.split(","))
-    + ", coalesce(d.access, CAST(:default_access AS text[])), "
-    "CASE WHEN s.metadata ? 'window' THEN ''::tsvector ELSE "
-    "ragsage_chunk_lexical(s.headings, s.heading_words, s.text, s.text_words) END "
-    "FROM ragsage_chunk_rows s "
-    "LEFT JOIN ragsage_documents d ON d.namespace = :namespace AND d.namespace = s.namespace "
-    "AND d.id = s.document_id"
-)
-
-
-# A re-index with unchanged chunking stages only ordinals and vectors and copies
-# the rest of each row from the source generation, keyword column included (the
-# trigger of migration 25 fills the column only when it is left out).
-_VECTOR_STAGING = """CREATE TEMP TABLE IF NOT EXISTS ragsage_vector_rows (
-    ordinal integer, embedding vector
-) ON COMMIT DELETE ROWS"""
-_VECTOR_COPY = "COPY ragsage_vector_rows (ordinal, embedding) FROM STDIN (FORMAT BINARY)"
-# Every written column but those the new generation sets itself, so a column
-# added to the row is carried across without a second list to keep in step.
-_KEPT = ", ".join(
-    [
-        column.strip()
-        for column in _COLUMNS.split(",")
-        if column.strip()
-        not in {"namespace", "generation", "embedding_model", "embedding_dim", "embedding"}
-    ]
-    + ["lexical"]
-)
-_VECTOR_MOVE = (
-    f"INSERT INTO ragsage_chunks (namespace, generation, {_KEPT}, embedding_model, "
-    "embedding_dim, embedding, access) SELECT c.namespace, :generation, "
-    + ", ".join(f"c.{column.strip()}" for column in _KEPT.split(","))
-    + ", :model, :dim, v.embedding, coalesce(d.access, c.access) "
-    "FROM ragsage_chunks c JOIN ragsage_vector_rows v ON v.ordinal = c.ordinal "
-    "LEFT JOIN ragsage_documents d ON d.namespace = c.namespace AND d.id = c.document_id "
-    "WHERE c.namespace = :namespace AND c.generation = :source AND c.document_id = :document"
-)
-
-
-# A ``choose`` statement's ``path`` column, as the path to remember.
-_TAKEN: dict[str, DensePath] = {"walk": "walk", "own": "own", "exact": "exact"}
-
-
-async def _driver(session: AsyncSession) -> psycopg.AsyncConnection[Any]:
-    """The session's psycopg connection, able to send vectors in binary COPY."""
-    connection = await session.connection()
-    raw = await connection.get_raw_connection()
-    driver = raw.driver_connection
-    assert driver is not None
-    if driver.adapters.types.get("vector") is None:
-        await register_vector_async(driver)
-    return cast("psycopg.AsyncConnection[Any]", driver)
 
 
 class PgVectorStore:
@@ -209,45 +84,15 @@ class PgVectorStore:
         async with scoped(self._target, scope) as session:
             documents = sorted({record.chunk.document_id for record in records})
             generation = await self._clear_documents(session, scope, documents)
-            await session.execute(text(_STAGING))
-            driver = await _driver(session)
-            async with driver.cursor() as cursor, cursor.copy(_COPY) as copy:
-                copy.set_types(list(_COPY_TYPES))
-                for record in records:
-                    chunk = record.chunk
-                    headings = " ".join(chunk.heading_path)
-                    await copy.write_row(
-                        (
-                            scope.namespace,
-                            generation.id,
-                            chunk.document_id,
-                            chunk.ordinal,
-                            chunk.text,
-                            chunk.embed_text,
-                            list(chunk.heading_path),
-                            headings,
-                            list(chunk.page_numbers),
-                            Jsonb(stored_metadata(chunk)),
-                            chunk.source,
-                            chunk.created_at,
-                            self.embedding_model,
-                            self.embedding_dim,
-                            Vector(list(record.vector)),
-                            chunk.start_char,
-                            chunk.end_char,
-                            self.chunking,
-                            identifier_words(headings),
-                            identifier_words(chunk.text),
-                        )
-                    )
-            await session.execute(
-                text(_MOVE),
-                {"namespace": scope.namespace, "default_access": sorted(scope.principals or ())},
+            await copy_chunks(
+                session,
+                scope,
+                generation,
+                records,
+                embedding_model=self.embedding_model,
+                embedding_dim=self.embedding_dim,
+                chunking=self.chunking,
             )
-            # Emptied now, not only at commit: a second upsert in the same
-            # transaction must not move these rows again.  DELETE, not TRUNCATE:
-            # a truncate swaps the table's files and cost ~1 ms a job.
-            await session.execute(text("DELETE FROM ragsage_chunk_rows"))
         if not isinstance(self._target, AsyncSession):
             # Committed by now; a caller's own session is its to commit (and refresh).
             await self._target.refresh_statistics()
@@ -270,56 +115,32 @@ class PgVectorStore:
             self._check_vector(vector)
         async with scoped(self._target, scope) as session:
             generation = await self._clear_documents(session, scope, [document_id])
-            await session.execute(text(_VECTOR_STAGING))
-            driver = await _driver(session)
-            async with driver.cursor() as cursor, cursor.copy(_VECTOR_COPY) as copy:
-                copy.set_types(["int4", "vector"])
-                for ordinal, vector in vectors:
-                    await copy.write_row((ordinal, Vector(list(vector))))
-            moved = await session.execute(
-                text(_VECTOR_MOVE),
-                {
-                    "namespace": scope.namespace,
-                    "generation": generation.id,
-                    "model": self.embedding_model,
-                    "dim": self.embedding_dim,
-                    "source": source_generation,
-                    "document": document_id,
-                },
+            moved = await copy_vectors(
+                session,
+                scope,
+                generation,
+                document_id,
+                source_generation,
+                vectors,
+                embedding_model=self.embedding_model,
+                embedding_dim=self.embedding_dim,
             )
-            await session.execute(text("DELETE FROM ragsage_vector_rows"))
         if not isinstance(self._target, AsyncSession):
             await self._target.refresh_statistics()
-        return int(getattr(moved, "rowcount", 0) or 0)
+        return moved
 
     async def _clear_documents(
         self, session: AsyncSession, scope: Scope, documents: Sequence[str]
     ) -> Generation:
         """The generation written into, with the documents' rows in it deleted."""
-        generation = await write_generation(
-            session, scope, self.embedding_model, self.embedding_dim, self.embedder_kind
+        return await clear_documents(
+            session,
+            scope,
+            documents,
+            embedding_model=self.embedding_model,
+            embedding_dim=self.embedding_dim,
+            embedder_kind=self.embedder_kind,
         )
-        # A change of a document's access list waits for these rows, and these
-        # wait for it: the chunks never keep a list the document no longer has.
-        await session.execute(
-            text(
-                "SELECT 1 FROM ragsage_documents WHERE namespace = :namespace "
-                "AND id = ANY(:documents) ORDER BY id FOR SHARE"
-            ),
-            {"namespace": scope.namespace, "documents": list(documents)},
-        )
-        await session.execute(
-            text(
-                "DELETE FROM ragsage_chunks WHERE namespace = :namespace "
-                "AND generation = :generation AND document_id = ANY(:documents)"
-            ),
-            {
-                "namespace": scope.namespace,
-                "generation": generation.id,
-                "documents": list(documents),
-            },
-        )
-        return generation
 
     async def search(
         self,
@@ -333,8 +154,8 @@ class PgVectorStore:
 
         One statement reads the searched generation, walks the HNSW index and,
         only when the walk came back short, ranks the namespace's rows exactly
-        (see :func:`dense_statement`): a small namespace beside a big one gets
-        ``k`` chunks whenever it has them.
+        (see :mod:`~ragsage.adapters.postgres.dense_search`): a small namespace
+        beside a big one gets ``k`` chunks whenever it has them.
         """
         ranked = await self.rank_vectors(scope, query_vector, k=k, filters=filters, rows=k)
         return [
@@ -353,7 +174,8 @@ class PgVectorStore:
         rows: int = 0,
     ) -> Sequence[Ranked]:
         """:meth:`search`'s ranking by chunk id; the first ``rows`` carry their chunk."""
-        found = await self._nearest(scope, query_vector, k, filters, max(0, rows))
+        self._check_vector(query_vector)
+        found = await self._dense().nearest(scope, query_vector, k, filters, max(0, rows))
         ranked = [
             Ranked(
                 chunk_id(str(row[0]), int(row[1])),
@@ -404,168 +226,16 @@ class PgVectorStore:
         }
         return await read_rows(self._target, scope, [(to_driver_style(sql), params)])
 
-    async def _nearest(
-        self,
-        scope: Scope,
-        query_vector: tuple[float, ...],
-        k: int,
-        filters: SearchFilters | None,
-        carried: int,
-    ) -> list[tuple[Any, ...]]:
-        """The nearest rows as ``(document_id, ordinal, similarity, chunk columns...)``.
-
-        Only the nearest ``carried`` rows carry their chunk columns (nulls for
-        the others).  A search without filters whose namespace's size is known
-        calls the width's search function, whose plans the connection keeps;
-        the others send :func:`dense_statement`.  Raises
-        :class:`EmbeddingModelMismatch` when the searched generation holds
-        another model's vectors.
-        """
-        self._check_vector(query_vector)
-        if k < 1:
-            return []
-        rows = None
-        if scope.principals is not None:
-            rows = await self._nearest_readable(scope, query_vector, k, filters, carried)
-        path = self.paths.path(scope.namespace, self.generation)
-        if rows is None and path != "choose" and (filters is None or filters.is_empty):
-            rows = await self._nearest_planned(scope, query_vector, k, carried, path)
-        if rows is None:
-            rows = await self._nearest_by_statement(scope, query_vector, k, filters, path, carried)
-        if not rows:
-            if self.generation is not None:
-                raise InvalidRequest(
-                    f"namespace {scope.namespace!r} has no active or building generation "
-                    f"{self.generation}"
-                )
-            return []
-        model, dim = str(rows[0][1]), int(rows[0][2])
-        if (model, dim) != (self.embedding_model, self.embedding_dim):
-            chosen = Generation(int(rows[0][0]), model, dim, "active")
-            raise EmbeddingModelMismatch(
-                scope.namespace, chosen, self.embedding_model, self.embedding_dim
-            )
-        exact = any(row[3] for row in rows if row[3] is not None)
-        return [row[4:] for row in rows if row[3] is not None and bool(row[3]) == exact]
-
-    async def _nearest_planned(
-        self, scope: Scope, query_vector: tuple[float, ...], k: int, carried: int, path: DensePath
-    ) -> list[tuple[Any, ...]] | None:
-        """The width's search function's rows, or None when the width has no function.
-
-        Its rows are ``(generation id, model, width, exact, document_id,
-        ordinal, similarity, chunk columns...)``, as the statement's are once
-        ``path`` is dropped.  The function walks the namespace's own graph
-        whenever it has one; ``path`` only sets how wide that walk looks.
-        """
-        if isinstance(self._target, AsyncSession) or self.embedding_dim in self.paths.unplanned:
-            return None  # a caller's session: a failed call would end its transaction
-        call = (
-            f"SELECT * FROM {dense_function_name(self.embedding_dim)}(CAST(%(query)s AS vector), "
-            "%(k)s, %(carried)s, %(exact)s, CAST(%(generation)s AS integer))"
-        )
-        params = {
-            "query": vector_literal(query_vector),
-            "k": k,
-            "carried": carried,
-            "exact": path == "exact",
-            "generation": self.generation,
-        }
-        try:
-            return await self._target.read(scope, [*self._tuning(path), (call, params)])
-        except psycopg.errors.UndefinedFunction:
-            self.paths.unplanned.add(self.embedding_dim)
-            return None
-        except (SQLAlchemyError, psycopg.Error) as exc:
-            raise translate(exc) from exc
-
-    async def _nearest_readable(
-        self,
-        scope: Scope,
-        query_vector: tuple[float, ...],
-        k: int,
-        filters: SearchFilters | None,
-        carried: int,
-    ) -> list[tuple[Any, ...]] | None:
-        """A bound session's ranking of the few chunks it may read, or None.
-
-        None when the session reads too much of the namespace for that to pay
-        (remembered for a while, as the namespace's own path is): it then
-        walks the graph as any session does, under the policies.  The rows
-        are the width search function's (functions/readable_nearest.sql).
-        """
-        principals = scope.principals
-        if self.paths.path(scope.namespace, self.generation, principals) == "walk":
-            return None
-        call = (
-            "SELECT * FROM ragsage_readable_nearest(CAST(%(query)s AS vector), %(k)s, "
-            "%(carried)s, CAST(%(generation)s AS integer), %(below)s, %(cap)s, %(share)s, "
-            "CAST(%(ids)s AS text[]), CAST(%(sources)s AS text[]), CAST(%(metadata)s AS jsonb), "
-            "CAST(%(after)s AS timestamptz), CAST(%(before)s AS timestamptz))"
-        )
-        params = {
-            "query": vector_literal(query_vector),
-            "k": k,
-            "carried": carried,
-            "generation": self.generation,
-            "below": EXACT_BELOW,
-            "cap": EXACT_CAP,
-            "share": SHARE_FACTOR,
-            **filter_arguments(filters),
-        }
-        rows = await read_rows(self._target, scope, [(call, params)])
-        few = not (rows and rows[0][3] is False and rows[0][4] is None)
-        self.paths.remember(
-            scope.namespace, self.generation, "exact" if few else "walk", principals
-        )
-        return rows if few else None
-
-    async def _nearest_by_statement(
-        self,
-        scope: Scope,
-        query_vector: tuple[float, ...],
-        k: int,
-        filters: SearchFilters | None,
-        path: DensePath,
-        carried: int,
-    ) -> list[tuple[Any, ...]]:
-        """:func:`dense_statement`'s rows, in the search function's shape.
-
-        What a ``choose`` statement decided is remembered, and its ``path``
-        column dropped.
-        """
-        sql, params = dense_statement(
-            self.embedding_dim,
-            filters,
-            namespace=scope.namespace,
+    def _dense(self) -> DenseSearch:
+        # Built for each search, so a setting changed on the store holds from the next.
+        return DenseSearch(
+            target=self._target,
+            embedding_model=self.embedding_model,
+            embedding_dim=self.embedding_dim,
             generation=self.generation,
-            columns=KEY_COLUMNS,
-            path=path,
-            hnsw_type=self.paths.hnsw_type,
+            ef_search=self.ef_search,
+            paths=self.paths,
         )
-        params.update(
-            query=vector_literal(query_vector), k=k, generation=self.generation, carried=carried
-        )
-        statement = (to_driver_style(with_nearest_rows(sql)), params)
-        rows = await read_rows(self._target, scope, [*self._tuning(path), statement])
-        if path == "choose" and rows and rows[0][3] in _TAKEN:
-            self.paths.remember(scope.namespace, self.generation, _TAKEN[rows[0][3]])
-        return [row[:3] + row[4:] for row in rows]
-
-    def _tuning(self, path: DensePath = "walk") -> list[tuple[str, Mapping[str, Any]]]:
-        # ef_search is not raised to k: with iterative scans the walk simply goes
-        # on until it has k rows, so a larger k costs no extra statement.  In the
-        # statement the walk-or-sort choice is the planner's (storage migration 15
-        # keeps its statistics); the width's function walks whenever it is asked
-        # to, which only a namespace found not small is.  A namespace's own graph
-        # is walked with its own, wider list (a ``choose`` statement, which does
-        # not know yet that the namespace has one, walks with the shared list).
-        ef_search = self.ef_search
-        if path == "own" and self.paths.graph_ef_search is not None:
-            ef_search = max(ef_search or 0, self.paths.graph_ef_search)
-        if ef_search is None:
-            return []
-        return [(set_local("hnsw.ef_search", str(int(ef_search))), {})]
 
     async def delete(self, scope: Scope, document_id: str) -> None:
         """Remove the document's chunks from every generation."""

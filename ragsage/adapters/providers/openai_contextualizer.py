@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ragsage.adapters.providers.openai_service import OpenAIService
-from ragsage.core.types import Chunk, Document
+from ragsage.core.chunks import Chunk
+from ragsage.core.documents import Document
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam

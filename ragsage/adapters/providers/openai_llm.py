@@ -8,7 +8,7 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING
 
 from ragsage.adapters.providers.openai_service import OpenAIService
-from ragsage.core.types import PageImage
+from ragsage.core.pages import PageImage
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ragsage.adapters.providers.openai_service import OpenAIService
-from ragsage.core.types import Turn
+from ragsage.core.conversations import Turn
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam

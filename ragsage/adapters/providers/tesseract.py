@@ -12,7 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ragsage.core.errors import ConfigurationError, PermanentProviderError, RetryableProviderError
-from ragsage.core.types import PageImage, PagePositions
+from ragsage.core.geometry import PagePositions
+from ragsage.core.pages import PageImage
 
 _INSTALL_BINARY = "install it with `apt-get install tesseract-ocr tesseract-ocr-eng`"
 _BLANK_RUNS = re.compile(r"\n{3,}")

@@ -9,7 +9,7 @@ from dataclasses import replace
 from ragsage.adapters.providers.replies import field_of, score_of
 from ragsage.adapters.providers.resilience import malformed
 from ragsage.adapters.providers.voyage_client import VoyageClient
-from ragsage.core.types import ScoredChunk
+from ragsage.core.chunks import ScoredChunk
 
 _log = logging.getLogger("ragsage.adapters.providers")
 

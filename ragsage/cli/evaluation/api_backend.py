@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 
 from ragsage.cli.evaluation.backends import IndexedCorpus, source_of
-from ragsage.core.types import Chunk, ChunkSection
+from ragsage.core.chunks import Chunk, ChunkSection
 from ragsage.core.urls import without_credentials
 from ragsage.evaluation.datasets import Dataset
 from ragsage.evaluation.errors import EvalBackendError

@@ -18,10 +18,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ragsage.core.documents import RawSource
 from ragsage.core.errors import DocumentError
 from ragsage.core.identity import content_hash
 from ragsage.core.ports import Embedder
-from ragsage.core.types import RawSource, Scope
+from ragsage.core.scopes import Scope
 from ragsage.evaluation.datasets import Dataset, EvalDocument
 from ragsage.evaluation.runner import SearchFn
 from ragsage.ingestion import IngestionPipeline, PreparedDocument

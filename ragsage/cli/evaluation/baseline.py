@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ragsage.cli.evaluation.backends import IndexConfig, IndexedCorpus
-from ragsage.core.types import Chunk, chunk_id
+from ragsage.core.chunks import Chunk, chunk_id
 from ragsage.evaluation.datasets import Dataset
 
 if TYPE_CHECKING:

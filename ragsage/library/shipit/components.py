@@ -16,10 +16,10 @@ from typing import Any, Protocol, runtime_checkable
 
 from ragsage.adapters.offline import hashed_vector
 from ragsage.adapters.parsing import HeuristicBackend
+from ragsage.core.documents import Document as EngineDocument
+from ragsage.core.documents import RawSource
 from ragsage.core.identity import content_hash
 from ragsage.core.text import terms
-from ragsage.core.types import Document as EngineDocument
-from ragsage.core.types import RawSource
 from ragsage.library.shipit.types import Chunk, Document, IndexFilters, from_engine_chunk
 
 # ---------------------------------------------------------------- protocols

@@ -6,8 +6,8 @@ import mimetypes
 from pathlib import Path
 
 from ragsage.adapters.parsing import HeuristicBackend
+from ragsage.core.documents import RawSource
 from ragsage.core.errors import DocumentError
-from ragsage.core.types import RawSource
 
 
 class RAGDependencyError(RuntimeError):

@@ -14,10 +14,12 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ragsage.core.chunks import Chunk as EngineChunk
+from ragsage.core.chunks import EmbeddedChunk, ScoredChunk
+from ragsage.core.documents import Document as EngineDocument
+from ragsage.core.filters import SearchFilters
 from ragsage.core.ports import InputType
-from ragsage.core.types import Chunk as EngineChunk
-from ragsage.core.types import Document as EngineDocument
-from ragsage.core.types import EmbeddedChunk, Scope, ScoredChunk, SearchFilters
+from ragsage.core.scopes import Scope
 from ragsage.library.shipit.components import Embedder, KeywordStore, Reranker, VectorStore
 from ragsage.library.shipit.types import (
     IndexFilters,
@@ -34,7 +36,7 @@ from ragsage.runtime.composition import compose_query, offline_ports
 from ragsage.runtime.loop import LoopThread
 
 if TYPE_CHECKING:
-    from ragsage.core.types import PageImage
+    from ragsage.core.pages import PageImage
     from ragsage.query.results import ChunkContext, RetrievalResult
 
 _SCOPE = Scope("shipit")

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ragsage.core.types import Chunk as EngineChunk
-from ragsage.core.types import ChunkSection, SearchFilters, chunk_id
+from ragsage.core.chunks import Chunk as EngineChunk
+from ragsage.core.chunks import ChunkSection, chunk_id
+from ragsage.core.filters import SearchFilters
 from ragsage.library.context import RAGContext as EngineContext
 from ragsage.library.tracking import RAGSource as EngineSource
 from ragsage.query.results import ChunkContext, SearchHit

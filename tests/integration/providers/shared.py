@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 
 from ragsage.adapters.providers import ProviderConfig
-from ragsage.core.types import Chunk, ScoredChunk
+from ragsage.core.chunks import Chunk, ScoredChunk
 from tests.integration.provider_server import API_KEY, ProviderServer
 
 EMBEDDINGS = "/v1/embeddings"

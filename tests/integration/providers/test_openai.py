@@ -10,8 +10,11 @@ from contextlib import aclosing
 import pytest
 
 from ragsage.adapters.providers import ProviderClients, build_provider_clients
+from ragsage.core.chunks import Chunk
+from ragsage.core.conversations import Turn
+from ragsage.core.documents import Document
 from ragsage.core.errors import PermanentProviderError, RetryableProviderError
-from ragsage.core.types import Chunk, Document, PageImage, Turn
+from ragsage.core.pages import PageImage
 from tests.integration.provider_server import API_KEY, ProviderServer, Reply, vector_for
 
 from .shared import (  # noqa: F401 (a fixture)

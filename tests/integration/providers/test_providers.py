@@ -18,7 +18,7 @@ import pytest
 from ragsage.adapters.providers import ProviderClients, ProviderConfig, build_provider_clients
 from ragsage.adapters.providers.config import PLACEHOLDER_API_KEY
 from ragsage.core.errors import ConfigurationError, PermanentProviderError, RetryableProviderError
-from ragsage.core.types import PageImage
+from ragsage.core.pages import PageImage
 from tests.integration.provider_server import API_KEY, ProviderServer, Reply, vector_for
 
 from .shared import (  # noqa: F401 (a fixture)

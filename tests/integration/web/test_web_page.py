@@ -16,7 +16,7 @@ from ragsage.adapters.postgres import Database
 from ragsage.adapters.postgres.keys import revoke_key
 from ragsage.adapters.sealing import Sealer
 from ragsage.core.keys import Role
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 from ragsage.management.sign_in import SignInCodes
 from tests.fixtures.page_boxes import two_page_manual
 

@@ -18,8 +18,10 @@ from ragsage.adapters.offline import (
     OverlapReranker,
     TermRewriter,
 )
+from ragsage.core.chunks import Chunk, ScoredChunk, chunk_id
+from ragsage.core.conversations import Turn
+from ragsage.core.pages import PageImage
 from ragsage.core.prompts import PromptSource, grounded_prompt
-from ragsage.core.types import Chunk, PageImage, ScoredChunk, Turn, chunk_id
 from ragsage.runtime import build_runtime
 from ragsage.settings import Settings
 

@@ -4,7 +4,9 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from ragsage.core.types import Chunk, RawSource, Scope, ScoredChunk
+from ragsage.core.chunks import Chunk, ScoredChunk
+from ragsage.core.documents import RawSource
+from ragsage.core.scopes import Scope
 from ragsage.ingestion import IngestionConfig, IngestResult
 from ragsage.testing import FakeEngineKit
 

@@ -5,16 +5,10 @@ import pytest
 from ragsage.adapters.embedding_cache import CachingEmbedder
 from ragsage.adapters.parsing import HeuristicBackend
 from ragsage.core.cache_writes import cache_write
-from ragsage.core.types import (
-    Box,
-    Page,
-    PageImage,
-    PageLayout,
-    PageRoute,
-    ParsedDocument,
-    RawSource,
-    Scope,
-)
+from ragsage.core.documents import RawSource
+from ragsage.core.geometry import Box
+from ragsage.core.pages import Page, PageImage, PageLayout, PageRoute, ParsedDocument
+from ragsage.core.scopes import Scope
 from ragsage.ingestion.parse_cache import (
     PARSE_CACHE_VERSION,
     decode_parsed,

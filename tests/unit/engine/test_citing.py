@@ -16,9 +16,12 @@ import pytest
 
 from ragsage.adapters.offline.reading import quotable
 from ragsage.cli.local import local_kit
+from ragsage.core.chunks import Chunk, ChunkSection
+from ragsage.core.documents import Document, RawSource
+from ragsage.core.pages import Page
 from ragsage.core.prompts import attributed_text, parse_grounded_prompt
+from ragsage.core.scopes import Scope
 from ragsage.core.serialization import chunk_from_dict, chunk_to_dict
-from ragsage.core.types import Chunk, ChunkSection, Document, Page, RawSource, Scope
 from ragsage.query import Answer
 from ragsage.query.citing import content_words, locate, sentence_spans
 from ragsage.runtime.memory_kit import MemoryKit

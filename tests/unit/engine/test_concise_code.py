@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ragsage.core.chunks import ScoredChunk
 from ragsage.core.errors import ConfigurationError
-from ragsage.core.types import ScoredChunk
 from ragsage.query import QueryConfig
 from ragsage.query.scores import CONCISE_CODE_WORDS, prefer_concise_code
 

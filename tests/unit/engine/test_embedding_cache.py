@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 from ragsage.adapters.embedding_cache import CachingEmbedder, embed_cache_prefix
-from ragsage.core.types import RawSource, Scope
+from ragsage.core.documents import RawSource
+from ragsage.core.scopes import Scope
 from ragsage.testing import FakeCache, FakeEmbedder, FakeEngineKit
 
 

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragsage.core.types import Chunk, Ranked, ScoredChunk
+from ragsage.core.chunks import Chunk, Ranked, ScoredChunk
 from ragsage.query.fusion import (
     FusionMethod,
     fuse,

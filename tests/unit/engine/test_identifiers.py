@@ -1,7 +1,8 @@
 from __future__ import annotations
 
+from ragsage.core.chunks import Chunk
+from ragsage.core.scopes import Scope
 from ragsage.core.text import identifier_words, name_words
-from ragsage.core.types import Chunk, Scope
 from ragsage.testing import FakeLexicalStore
 
 

@@ -2,9 +2,10 @@ from __future__ import annotations
 
 import pytest
 
+from ragsage.core.documents import RawSource
 from ragsage.core.errors import EmptyDocument, ParseError, UnsupportedFormat
 from ragsage.core.identity import content_hash
-from ragsage.core.types import RawSource, Scope
+from ragsage.core.scopes import Scope
 from ragsage.ingestion import IngestionConfig
 from ragsage.ingestion.parse_cache import parse_cache_key
 from ragsage.query import RetrievalOptions

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from ragsage.core import json_match
-from ragsage.core.types import SearchFilters
+from ragsage.core.filters import SearchFilters
 
 
 def test_booleans_are_not_numbers_and_numbers_compare_by_value() -> None:

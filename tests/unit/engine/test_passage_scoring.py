@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragsage.adapters.offline.passage_scoring import MAX_UNIT, passage_scores
-from ragsage.core.types import Chunk, ScoredChunk
+from ragsage.core.chunks import Chunk, ScoredChunk
 from ragsage.testing import FakeReranker
 
 QUESTION = "Which ASN.1 type does this version of libtasn1 not handle?"

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragsage.adapters.parsing import HeuristicBackend
-from ragsage.core.types import Chunk, Document, RawSource, ScoredChunk
+from ragsage.core.chunks import Chunk, ScoredChunk
+from ragsage.core.documents import Document, RawSource
 from ragsage.query.passages import (
     MIN_CUT_WORDS,
     cited_lines,

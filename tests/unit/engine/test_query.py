@@ -4,8 +4,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from ragsage.core.conversations import Turn
 from ragsage.core.errors import InvalidRequest
-from ragsage.core.types import Scope, SearchFilters, Turn
+from ragsage.core.filters import SearchFilters
+from ragsage.core.scopes import Scope
 from ragsage.query import CitationsEvent, DoneEvent, RetrievalOptions, TokenEvent
 from ragsage.testing import FakeEngineKit, FakeLLMClient
 
@@ -327,7 +329,7 @@ def _pool_source() -> str:
 
 
 async def test_long_code_passages_are_scaled_by_their_length_unless_ranks_were_fused() -> None:
-    from ragsage.core.types import RawSource
+    from ragsage.core.documents import RawSource
     from ragsage.ingestion import IngestionConfig
     from ragsage.query import QueryConfig
     from ragsage.runtime.composition import offline_ports

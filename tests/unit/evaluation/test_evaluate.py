@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ragsage.adapters.parsing.tokens import make_token_counter
-from ragsage.core.types import Chunk
+from ragsage.core.chunks import Chunk
 from ragsage.evaluation import Question, evaluate
 from ragsage.query import RetrievalOptions, RetrievalResult, SearchHit
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from evaluation_data import build_eval_plainwords as builder
+from ragsage.core.pages import Page, ParsedDocument
 from ragsage.core.text import words
-from ragsage.core.types import Page, ParsedDocument
 from ragsage.evaluation.writing import QAQuestion, question_line, split_of
 
 # Two small "parsed" manuals, written here, with the Markdown and line breaks a

@@ -6,7 +6,8 @@ import re
 from collections.abc import AsyncIterator
 
 from ragsage import RAG, LLMReranker
-from ragsage.core.types import Chunk, PageImage, ScoredChunk
+from ragsage.core.chunks import Chunk, ScoredChunk
+from ragsage.core.pages import PageImage
 
 from .conftest import HANDBOOK
 

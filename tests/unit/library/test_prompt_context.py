@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragsage import RAGContext
-from ragsage.core.types import Chunk
+from ragsage.core.chunks import Chunk
 from ragsage.query import SearchHit
 
 

@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ragsage.core.chunks import Chunk
 from ragsage.core.errors import Forbidden, InvalidRequest
+from ragsage.core.filters import SearchFilters
 from ragsage.core.keys import Role, Signer
-from ragsage.core.types import Chunk, SearchFilters
 from ragsage.management.restricted_keys import (
     RestrictedKeyRefused,
     SignatureMismatch,

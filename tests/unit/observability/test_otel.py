@@ -14,9 +14,11 @@ from ragsage.adapters.observability.otel import (
     build_otel_tracer,
     traces_url,
 )
+from ragsage.core.conversations import Turn
+from ragsage.core.documents import RawSource
 from ragsage.core.errors import ConfigurationError, ParseError
 from ragsage.core.ports import Tracer
-from ragsage.core.types import RawSource, Scope, Turn
+from ragsage.core.scopes import Scope
 from ragsage.ingestion import IngestionConfig
 from ragsage.query import DoneEvent
 from ragsage.testing import FakeEngineKit

@@ -8,7 +8,8 @@ import pytest
 
 from ragsage.adapters.parsing import HeuristicBackend, LayoutPageClassifier, tokens
 from ragsage.adapters.parsing.tokens import DEFAULT_ENCODING
-from ragsage.core.types import Document, ParsedDocument, RawSource
+from ragsage.core.documents import Document, RawSource
+from ragsage.core.pages import ParsedDocument
 from tests.fixtures.make_fixtures import build_all
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from ragsage.core.types import Chunk, Page
+from ragsage.core.chunks import Chunk
+from ragsage.core.pages import Page
 
 _WORD = re.compile(r"\w+")
 _HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]")

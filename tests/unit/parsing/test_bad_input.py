@@ -6,8 +6,8 @@ import zipfile
 import pytest
 
 from ragsage.adapters.parsing import HeuristicBackend, ParseLimits
+from ragsage.core.documents import RawSource
 from ragsage.core.errors import EmptyDocument, ParseError, UnsupportedFormat
-from ragsage.core.types import RawSource
 from tests.fixtures.pictures import drawn, jpeg_claiming, png_claiming
 
 

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from ragsage.adapters.parsing import HeuristicBackend, make_token_counter
 from ragsage.adapters.parsing.chunking import chunk_pages
-from ragsage.core.types import Page, RawSource
+from ragsage.core.documents import RawSource
+from ragsage.core.pages import Page
 from tests.unit.parsing.conftest import encoded_characters, make_document
 from tests.unit.parsing.coverage import (
     assert_nothing_lost,

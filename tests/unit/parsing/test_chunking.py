@@ -4,8 +4,8 @@ from hypothesis import strategies as st
 
 from ragsage.adapters.parsing import HeuristicBackend, make_token_counter
 from ragsage.core.errors import InvalidRequest
+from ragsage.core.pages import Page
 from ragsage.core.ports import Chunker, DocumentParser
-from ragsage.core.types import Page
 from tests.unit.parsing.conftest import make_document
 from tests.unit.parsing.coverage import (
     assert_nothing_lost,

@@ -1,7 +1,7 @@
 import pytest
 
 from ragsage.adapters.parsing import LayoutPageClassifier
-from ragsage.core.types import Page, PageImage, PageLayout, PageRoute
+from ragsage.core.pages import Page, PageImage, PageLayout, PageRoute
 
 IMAGE = PageImage(data=b"png")
 

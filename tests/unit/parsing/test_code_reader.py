@@ -11,7 +11,8 @@ from ragsage.adapters.parsing import HeuristicBackend, LayoutPageClassifier
 from ragsage.adapters.parsing.contextualizing import HeadingWindowContextualizer
 from ragsage.adapters.parsing.formats import DocumentFormat, route
 from ragsage.adapters.parsing.readers.code import module_name, read_python
-from ragsage.core.types import Document, RawSource, Scope
+from ragsage.core.documents import Document, RawSource
+from ragsage.core.scopes import Scope
 from ragsage.ingestion import IngestionConfig
 from ragsage.testing import FakeEngineKit
 from tests.unit.parsing.fenced import code_lines

@@ -13,7 +13,7 @@ import pytest
 
 from ragsage.adapters.parsing import HeuristicBackend
 from ragsage.adapters.parsing.formats import DocumentFormat, route, source_language
-from ragsage.core.types import RawSource
+from ragsage.core.documents import RawSource
 
 FIXTURES = Path(__file__).parent / "source_fixtures"
 BACKEND = HeuristicBackend()

@@ -12,7 +12,8 @@ import pytest
 from ragsage.adapters.parsing import HeuristicBackend
 from ragsage.adapters.parsing.splitting import statement_starts
 from ragsage.adapters.parsing.tokens import make_token_counter
-from ragsage.core.types import Chunk, Document, RawSource
+from ragsage.core.chunks import Chunk
+from ragsage.core.documents import Document, RawSource
 from tests.unit.parsing.fenced import code_lines
 
 BACKEND = HeuristicBackend()

@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from ragsage.adapters.parsing import HeuristicBackend
 from ragsage.adapters.parsing.contextualizing import HeadingWindowContextualizer, doc_summary
 from ragsage.adapters.parsing.tokens import make_token_counter
-from ragsage.core.types import Chunk, Document, RawSource
+from ragsage.core.chunks import Chunk
+from ragsage.core.documents import Document, RawSource
 from tests.unit.parsing.fenced import code_lines
 from tests.unit.parsing.source_cases import FIXTURES
 

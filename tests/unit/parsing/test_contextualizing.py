@@ -9,8 +9,10 @@ from ragsage.adapters.parsing import HeuristicBackend, make_token_counter
 from ragsage.adapters.parsing.contextualizing import HeadingWindowContextualizer, _Budget
 from ragsage.adapters.parsing.markdown import fenced
 from ragsage.adapters.parsing.tokens import load_encoding
+from ragsage.core.chunks import Chunk, make_chunk
+from ragsage.core.documents import Document, RawSource
+from ragsage.core.pages import Page
 from ragsage.core.ports import Contextualizer, PageContextualizer
-from ragsage.core.types import Chunk, Document, Page, RawSource, make_chunk
 from tests.unit.parsing.conftest import encoded_tokens, make_document
 from tests.unit.parsing.test_chunk_properties import giant_block
 

@@ -20,8 +20,9 @@ from PIL import Image
 
 from ragsage.adapters.parsing import HeuristicBackend
 from ragsage.adapters.parsing.page_images import render_page
+from ragsage.core.documents import RawSource
 from ragsage.core.errors import DocumentError, InvalidRequest
-from ragsage.core.types import ParsedDocument, RawSource
+from ragsage.core.pages import ParsedDocument
 from tests.fixtures.pictures import (
     drawn,
     gif_claiming,

@@ -3,7 +3,7 @@
 import re
 
 from ragsage.adapters.parsing import HeuristicBackend, make_token_counter
-from ragsage.core.types import RawSource
+from ragsage.core.documents import RawSource
 from tests.unit.parsing.conftest import make_document
 from tests.unit.parsing.coverage import (
     assert_nothing_lost,

@@ -29,7 +29,7 @@ def test_routing_a_source_file_loads_no_grammar():
     # the grammar loads only when the file is read.
     probe = (
         "import sys; from ragsage.adapters.parsing.formats import route, source_language; "
-        "from ragsage.core.types import RawSource; "
+        "from ragsage.core.documents import RawSource; "
         "code = b'use std::io;\\npub fn main() {\\n    let mut x = 1;\\n}\\n'; "
         "print(route(RawSource(code, 'main.rs')), source_language(RawSource(code, 'x.txt')).name, "
         "[m for m in sys.modules if m.startswith('tree_sitter')])"

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ragsage.adapters.parsing import HeuristicBackend
-from ragsage.core.types import PagePositions, RawSource
+from ragsage.core.documents import RawSource
+from ragsage.core.geometry import PagePositions
 from tests.fixtures.page_boxes import CONTROL, KNOWN, character_cells, iou, span, two_page_manual
 
 SAMPLES = Path(__file__).resolve().parents[3] / "examples" / "docs"

@@ -3,7 +3,8 @@ import io
 from PIL import Image
 
 from ragsage.adapters.parsing import HeuristicBackend
-from ragsage.core.types import PageRoute, RawSource
+from ragsage.core.documents import RawSource
+from ragsage.core.pages import PageRoute
 from tests.fixtures.make_fixtures import HTML
 from tests.unit.parsing.conftest import make_document
 

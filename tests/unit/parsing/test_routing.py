@@ -4,7 +4,7 @@ import zipfile
 import pytest
 
 from ragsage.adapters.parsing import DocumentFormat, route
-from ragsage.core.types import RawSource
+from ragsage.core.documents import RawSource
 
 
 def _zip(*names: str) -> bytes:

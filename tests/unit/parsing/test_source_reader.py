@@ -22,8 +22,10 @@ from hypothesis import strategies as st
 from ragsage.adapters.parsing.languages import BY_NAME, LANGUAGES, Language
 from ragsage.adapters.parsing.readers.source import read_source
 from ragsage.adapters.parsing.tokens import make_token_counter
+from ragsage.core.chunks import Chunk
+from ragsage.core.documents import RawSource
 from ragsage.core.errors import ParseError
-from ragsage.core.types import Chunk, ParsedDocument, RawSource
+from ragsage.core.pages import ParsedDocument
 from tests.unit.parsing.conftest import make_document
 from tests.unit.parsing.fenced import code_lines
 

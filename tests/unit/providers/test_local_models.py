@@ -27,7 +27,7 @@ from ragsage.adapters.providers import (
 )
 from ragsage.adapters.providers.local_int8 import int8_model
 from ragsage.core.errors import ConfigurationError, PermanentProviderError
-from ragsage.core.types import PageImage
+from ragsage.core.pages import PageImage
 from ragsage.runtime import make_embedder
 from ragsage.settings import Settings
 from tests.unit.fresh_python import run_fresh
@@ -359,7 +359,8 @@ def test_a_missing_language_says_which_package_to_install() -> None:
 async def test_the_local_model_answers_offline_and_knows_when_it_cannot(
     embedder: LocalEmbedder,
 ) -> None:
-    from ragsage.core.types import RawSource, Scope
+    from ragsage.core.documents import RawSource
+    from ragsage.core.scopes import Scope
     from ragsage.query import QueryEngine
     from ragsage.testing import FakeEngineKit
 

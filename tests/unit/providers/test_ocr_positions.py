@@ -11,8 +11,11 @@ from PIL import ImageDraw, ImageFont
 from ragsage.adapters.offline import ExtractiveReader
 from ragsage.adapters.providers.tesseract import TesseractTranscriber
 from ragsage.cli.local import local_kit
+from ragsage.core.documents import RawSource
+from ragsage.core.geometry import Box
+from ragsage.core.pages import PageImage, PageRoute
+from ragsage.core.scopes import Scope
 from ragsage.core.transcribing import SplitLLMClient
-from ragsage.core.types import Box, PageImage, PageRoute, RawSource, Scope
 from tests.fixtures.make_fixtures import SCANNED_TEXT, _scan_image, scanned_pdf
 from tests.fixtures.page_boxes import iou
 

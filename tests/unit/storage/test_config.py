@@ -14,7 +14,7 @@ from ragsage.adapters.postgres import (
     safe_setting_name,
 )
 from ragsage.core.errors import ConfigurationError
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 
 OWNER = "postgresql://owner:s3cret@db.internal:5432/rag"
 APP = "postgresql://ragsage_app:app-pw@db.internal:5432/rag"

@@ -30,8 +30,9 @@ from ragsage.adapters.parsing.readers.code_sections import (
     shorten,
     unstructured,
 )
+from ragsage.core.documents import RawSource
+from ragsage.core.pages import Page, ParsedDocument
 from ragsage.core.text import clean
-from ragsage.core.types import Page, ParsedDocument, RawSource
 
 logger = logging.getLogger(__name__)
 

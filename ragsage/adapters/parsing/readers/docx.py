@@ -9,8 +9,9 @@ from typing import Any
 from ragsage.adapters.parsing import markdown
 from ragsage.adapters.parsing.limits import ParseLimits
 from ragsage.adapters.parsing.readers.office import check_container
+from ragsage.core.documents import RawSource
 from ragsage.core.errors import ParseError
-from ragsage.core.types import Page, ParsedDocument, RawSource
+from ragsage.core.pages import Page, ParsedDocument
 
 _HEADING_STYLE = re.compile(r"^heading\s*(\d)$", re.IGNORECASE)
 

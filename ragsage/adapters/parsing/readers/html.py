@@ -47,8 +47,9 @@ from ragsage.adapters.parsing.readers.html_regions import (
     is_title_box,
     size_of,
 )
+from ragsage.core.documents import RawSource
 from ragsage.core.errors import ParseError
-from ragsage.core.types import Page, ParsedDocument, RawSource
+from ragsage.core.pages import Page, ParsedDocument
 
 _DROP = frozenset(
     {

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 
 from ragsage.adapters.parsing.formats import image_media_type
 from ragsage.adapters.parsing.limits import ParseLimits
+from ragsage.core.documents import RawSource
 from ragsage.core.errors import ParseError
-from ragsage.core.types import Page, PageImage, PageLayout, ParsedDocument, RawSource
+from ragsage.core.pages import Page, PageImage, PageLayout, ParsedDocument
 
 if TYPE_CHECKING:
     from PIL.ImageFile import ImageFile

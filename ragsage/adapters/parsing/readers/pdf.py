@@ -9,15 +9,10 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ragsage.adapters.parsing.limits import ParseLimits
+from ragsage.core.documents import RawSource
 from ragsage.core.errors import ParseError
-from ragsage.core.types import (
-    Page,
-    PageImage,
-    PageLayout,
-    PagePositions,
-    ParsedDocument,
-    RawSource,
-)
+from ragsage.core.geometry import PagePositions
+from ragsage.core.pages import Page, PageImage, PageLayout, ParsedDocument
 
 if TYPE_CHECKING:
     from ragsage.adapters.parsing.classifier import LayoutPageClassifier

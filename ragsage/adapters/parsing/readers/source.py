@@ -37,7 +37,8 @@ from ragsage.adapters.parsing.readers.code_sections import (
     unstructured,
 )
 from ragsage.adapters.parsing.readers.source_specs import BODY_TYPES, SPECS, Spec
-from ragsage.core.types import Page, ParsedDocument, RawSource
+from ragsage.core.documents import RawSource
+from ragsage.core.pages import Page, ParsedDocument
 
 if TYPE_CHECKING:
     import tree_sitter

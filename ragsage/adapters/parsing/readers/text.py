@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 
 from ragsage.adapters.parsing.limits import ParseLimits
+from ragsage.core.documents import RawSource
 from ragsage.core.errors import ParseError
-from ragsage.core.types import Page, ParsedDocument, RawSource
+from ragsage.core.pages import Page, ParsedDocument
 
 _TITLE = re.compile(r"^ {0,3}#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 

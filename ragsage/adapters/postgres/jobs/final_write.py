@@ -19,7 +19,7 @@ from ragsage.adapters.postgres import quotas
 from ragsage.adapters.postgres.database import Database
 from ragsage.adapters.postgres.jobs import document_rows, reindex, store
 from ragsage.core.jobs import Job, Quotas, WrittenVersion
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,8 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.postgres.sessions import namespace_of
-from ragsage.core.types import Page, PagePositions, PageRoute
+from ragsage.core.geometry import PagePositions
+from ragsage.core.pages import Page, PageRoute
 
 
 async def load_blob(session: AsyncSession, content_hash: str) -> bytes | None:

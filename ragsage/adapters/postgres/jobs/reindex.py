@@ -31,7 +31,7 @@ from ragsage.adapters.postgres.replicas import replicas_must_replay
 from ragsage.adapters.postgres.sessions import namespace_of
 from ragsage.core.errors import Conflict
 from ragsage.core.generations import Generation
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 
 
 async def start(

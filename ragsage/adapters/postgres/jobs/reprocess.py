@@ -15,7 +15,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ragsage.adapters.postgres.jobs import store
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 
 # A scan no transcriber read is kept as an empty vision page.
 _HAS_SKIPPED_SCAN = (

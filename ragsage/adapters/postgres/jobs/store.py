@@ -19,7 +19,7 @@ from ragsage.adapters.postgres.sessions import (
     reads_namespace,
 )
 from ragsage.core.jobs import Job, JobState
-from ragsage.core.types import Scope
+from ragsage.core.scopes import Scope
 
 if TYPE_CHECKING:
     from ragsage.adapters.postgres.database import Database

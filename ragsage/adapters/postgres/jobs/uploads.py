@@ -27,8 +27,8 @@ from ragsage.core.documents import upload_access
 from ragsage.core.errors import Conflict, EmptyDocument, InvalidRequest, UploadTooLarge
 from ragsage.core.identity import content_hash, document_id_for
 from ragsage.core.jobs import JobState, Quotas, Upload, UploadOutcome
+from ragsage.core.scopes import Scope
 from ragsage.core.text import clean
-from ragsage.core.types import Scope
 
 MAX_FILENAME = 255
 
