@@ -23,7 +23,7 @@ def gunicorn_argv(bind: str, workers: int, threads: int, timeout: int) -> list[s
         sys.executable,
         "-m",
         "gunicorn",
-        "api:create_production_app()",
+        "api.factory:create_production_app()",
         f"--bind={bind}",
         f"--workers={workers}",
         f"--threads={threads}",

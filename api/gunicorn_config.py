@@ -15,7 +15,7 @@ from ragsage.adapters.observability import metrics_dir
 # Client errors gunicorn finds before the app sees the request answer as JSON.
 worker_class = "api.gunicorn_worker.JsonErrorWorker"
 # gunicorn's own format with the key in the user's column: an API key's id, or
-# "<parent id>/restricted/<token digest>" for a restricted key (api.KEY_LOG_FIELD).
+# "<parent id>/restricted/<token digest>" for a restricted key (api.factory.KEY_LOG_FIELD).
 access_log_format = '%(h)s %(l)s %({ragsage.key}e)s %(t)s "%(r)s" %(s)s %(b)s "%(f)s" "%(a)s"'
 
 

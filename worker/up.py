@@ -27,8 +27,6 @@ import time
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-import httpx
-
 from ragsage.adapters.embedded.postgres import EmbeddedPostgres
 from ragsage.adapters.embedded.redis import EmbeddedRedis
 from ragsage.core.errors import RagsageError
@@ -252,6 +250,10 @@ class Stack:
             )
 
     def _wait_ready(self, timeout: float = 90.0) -> None:
+        # httpx loads its own CLI (rich, pygments) with it: too slow for every `ragsage`
+        # command's start-up, since registering `up` imports this module.
+        import httpx
+
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             self.check_children()
@@ -307,6 +309,8 @@ class Stack:
             enqueuer.close()
 
     def show_query(self) -> None:
+        import httpx
+
         body = json.dumps({"question": QUESTION, "stream": True})
         print(
             "\nAsk a question (streamed, with citations):\n"
