@@ -23,7 +23,7 @@ from ragsage.core.types import Scope
 from ragsage.runtime import Runtime, build_database
 from ragsage.settings import Settings
 
-from .worker_harness import Deployment
+from .worker_harness import POLL, Deployment
 
 _T = TypeVar("_T")
 
@@ -77,7 +77,7 @@ def ingested(
         if job["state"] == "succeeded":
             return job
         assert job["state"] in ("queued", "running"), job
-        time.sleep(0.2)
+        time.sleep(POLL)
     raise AssertionError(f"job {job_id} did not finish in {timeout}s")
 
 

@@ -16,7 +16,7 @@ from ragsage.core.types import Scope
 from . import helpers
 from .api_harness import ApiServer, make_key
 from .test_worker import _document
-from .worker_harness import Deployment
+from .worker_harness import POLL, Deployment
 
 ACME, GLOBEX = "acme", "globex"
 HANDBOOK = (
@@ -32,7 +32,7 @@ def wait_job(client: httpx.Client, job_id: str, timeout: float = 60) -> dict[str
         job: dict[str, Any] = client.get(f"/v1/jobs/{job_id}").json()
         if job["state"] in ("succeeded", "failed", "cancelled", "superseded"):
             return job
-        time.sleep(0.2)
+        time.sleep(POLL)
     raise AssertionError(f"job {job_id} did not finish: {job}")
 
 

@@ -26,6 +26,9 @@ from ragsage.settings import Settings
 from worker.cli import celery_worker_argv
 
 ROOT = Path(__file__).resolve().parents[2]
+# How often the tests look again at something they wait for.  A small job runs in
+# about 20 ms; looking every 0.2 s made the look, not the job, most of each wait.
+POLL = 0.05
 
 
 @pytest.fixture(scope="session", name="broker")
@@ -65,7 +68,7 @@ class WorkerProcess:
                 raise RuntimeError(f"worker exited early:\n{self.log.read_text()[-3000:]}")
             if "ready." in self.log.read_text(errors="replace"):
                 return
-            time.sleep(0.1)
+            time.sleep(POLL)
         raise RuntimeError(f"worker not ready in {timeout}s:\n{self.log.read_text()[-3000:]}")
 
     def _spawn(
@@ -160,7 +163,7 @@ class Deployment:
                 latest[job_id] = job
             if all(done(job) for job in latest.values()):
                 return latest
-            time.sleep(0.2)
+            time.sleep(POLL)
         logs = "\n".join(w.log.read_text(errors="replace")[-2000:] for w in self.workers)
         raise AssertionError(f"jobs not done in {timeout}s: {latest}\n{logs}")
 
