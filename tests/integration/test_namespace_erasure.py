@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import redis
@@ -22,10 +20,9 @@ from ragsage.ingestion.parse_cache import parse_cache_key
 from ragsage.runtime import build_runtime
 from ragsage.testing import FakeEmbedder
 
-from .worker_harness import POLL, ROOT, Deployment, WorkerProcess
+from .worker_harness import ROOT, Deployment
 
 ACME, GLOBEX = Scope("acme"), Scope("globex")
-_FINISHED = re.compile(r"Task ragsage\.ingest_document\[[^\]]+\] (?:succeeded|raised|failed)")
 
 
 def _manual(name: str) -> bytes:
@@ -109,14 +106,6 @@ def _ragsage(deployment: Deployment, *args: str) -> subprocess.CompletedProcess[
     )
 
 
-def _until_turns_done(worker: WorkerProcess, turns: int, timeout: float = 60) -> None:
-    """Until ``worker`` has finished ``turns`` deliveries (Celery logs each one's end)."""
-    deadline = time.monotonic() + timeout
-    while len(_FINISHED.findall(worker.log.read_text(errors="replace"))) < turns:
-        assert time.monotonic() < deadline, worker.log.read_text(errors="replace")[-3000:]
-        time.sleep(POLL)
-
-
 def test_deleting_a_namespace_mid_job_leaves_nothing_of_it(deployment: Deployment) -> None:
     enqueuer = deployment.enqueuer
     quick = deployment.worker()
@@ -161,7 +150,7 @@ def test_deleting_a_namespace_mid_job_leaves_nothing_of_it(deployment: Deploymen
 
     # The running job's embed (6 s) ends, or its heartbeat (1 s) finds it gone first;
     # then the queued job's turn is taken, and finds nothing of it left to run.
-    _until_turns_done(slow, 2)
+    slow.wait_deliveries_ended(2)
     left = _rows_left(deployment, ACME.namespace)
     assert left and set(left.values()) == {0}, left
     assert set(cache.scan_iter(match="*:acme:*")) == {neighbour.encode()}
