@@ -23,7 +23,7 @@ from ragsage.core.scopes import Scope
 from ragsage.runtime import Runtime, build_database
 from ragsage.settings import Settings
 
-from .worker_harness import Deployment
+from .worker_harness import POLL, Deployment
 
 _T = TypeVar("_T")
 
@@ -47,7 +47,9 @@ def serve(deployment: Deployment, runtime: Runtime | None = None) -> Iterator[Ap
     """The API of ``deployment`` (on ``runtime``'s ports when given) over HTTP, until closed."""
     app = create_app(deployment.settings, runtime=runtime)
     server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for the loop to look at its flag, by default every 0.5 s: half
+    # a second of every test's teardown.
+    thread = threading.Thread(target=server.serve_forever, args=(POLL,), daemon=True)
     thread.start()
     served = ApiServer(app=app, server=server, url=f"http://127.0.0.1:{server.server_port}")
     try:
@@ -77,7 +79,7 @@ def ingested(
         if job["state"] == "succeeded":
             return job
         assert job["state"] in ("queued", "running"), job
-        time.sleep(0.2)
+        time.sleep(POLL)
     raise AssertionError(f"job {job_id} did not finish in {timeout}s")
 
 

@@ -2,12 +2,16 @@
 
 Postgres: the embedded server (pgvector included) in a temporary directory, or
 the server named by ``RAGSAGE_DATABASE_URL`` — a role allowed to create
-databases — when set.  Each test gets a fresh database, so migrations start
-from nothing and no test sees another's rows.
+databases — when set.  Each test gets a fresh database, so no test sees
+another's rows.  A test that takes ``database_url`` alone gets an empty one, and
+its migrations start from nothing; one that takes ``db`` (or a fixture built on
+it) gets a copy of a database the session migrated from nothing once, which
+``db`` then migrates again, as every start of the service does.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import tempfile
@@ -46,10 +50,12 @@ class PostgresServer:
     admin_url: str
     embedded: EmbeddedPostgres | None = None
 
-    def create_database(self) -> str:
+    def create_database(self, template: str | None = None) -> str:
+        """A new database: empty, or a copy of the database named ``template``."""
         name = f"t_{uuid.uuid4().hex[:16]}"
+        copy = f' TEMPLATE "{template}"' if template else ""
         with psycopg.connect(self.admin_url, autocommit=True) as connection:
-            connection.execute(f'CREATE DATABASE "{name}"')
+            connection.execute(f'CREATE DATABASE "{name}"{copy}')
         parts = urlsplit(self.admin_url)
         return urlunsplit(parts._replace(path=f"/{name}"))
 
@@ -85,15 +91,7 @@ def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Postgr
         shutil.rmtree(root, ignore_errors=True)
 
 
-@pytest.fixture
-def database_url(postgres_server: PostgresServer) -> Iterator[str]:
-    url = postgres_server.create_database()
-    yield url
-    postgres_server.drop_database(url)
-
-
-@pytest.fixture
-def pg_config(database_url: str) -> PostgresConfig:
+def config_for(database_url: str) -> PostgresConfig:
     # Embedded Postgres trusts local sockets; against an external server the app
     # role's password comes from RAGSAGE_TEST_APP_PASSWORD.
     app_url = as_user(database_url, "ragsage_app", os.environ.get("RAGSAGE_TEST_APP_PASSWORD"))
@@ -102,8 +100,50 @@ def pg_config(database_url: str) -> PostgresConfig:
     )
 
 
+@pytest.fixture(scope="session")
+def migrated_template(postgres_server: PostgresServer) -> Iterator[str]:
+    """The name of a database migrated from nothing with ``config_for``, to be copied.
+
+    Copying it takes a tenth of the time of replaying every migration, which
+    hundreds of tests would otherwise each do before their first statement.
+    """
+    url = postgres_server.create_database()
+
+    async def migrate() -> None:
+        database = Database(config_for(url))
+        try:
+            await database.migrate()
+        finally:
+            await database.dispose()
+
+    asyncio.run(migrate())
+    name = urlsplit(url).path.lstrip("/")
+    with psycopg.connect(postgres_server.admin_url, autocommit=True) as connection:
+        # A copy needs its template free of sessions: refuse any from now on (and
+        # autovacuum skips it, so nothing changes under the copies either).
+        connection.execute(f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS false')
+    yield name
+    postgres_server.drop_database(url)
+
+
+@pytest.fixture
+def database_url(postgres_server: PostgresServer, request: pytest.FixtureRequest) -> Iterator[str]:
+    migrated = "db" in request.fixturenames
+    template = request.getfixturevalue("migrated_template") if migrated else None
+    url = postgres_server.create_database(template)
+    yield url
+    postgres_server.drop_database(url)
+
+
+@pytest.fixture
+def pg_config(database_url: str) -> PostgresConfig:
+    return config_for(database_url)
+
+
 @pytest.fixture
 async def db(pg_config: PostgresConfig) -> AsyncIterator[Database]:
+    # The database is a copy of `migrated_template`, which holds this configuration's schema.
+    assert pg_config == config_for(pg_config.dsn), "db migrates only the test configuration"
     database = Database(pg_config)
     await database.migrate()
     yield database

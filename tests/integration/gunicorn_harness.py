@@ -13,6 +13,8 @@ from pathlib import Path
 
 import httpx
 
+from .worker_harness import POLL
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -70,7 +72,7 @@ def start_gunicorn(
                 return served
         except httpx.HTTPError:
             pass
-        time.sleep(0.2)
+        time.sleep(POLL)
     served.stop()
     raise RuntimeError(f"ragsage api not serving in {timeout}s:\n{served.logs()}")
 

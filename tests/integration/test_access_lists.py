@@ -24,7 +24,7 @@ from ragsage.core.scopes import Scope
 from ragsage.management.restricted_keys import grant_of, mint
 
 from .api_harness import ApiServer, with_database
-from .worker_harness import Deployment
+from .worker_harness import POLL, Deployment
 
 NAMESPACE = "acme"
 # Each document holds one word no other holds, and all share "quarterly".
@@ -108,7 +108,7 @@ def _wait(client: httpx.Client, job_id: str) -> None:
         if state == "succeeded":
             return
         assert state in ("queued", "running")
-        time.sleep(0.2)
+        time.sleep(POLL)
     raise AssertionError(f"job {job_id} did not finish")
 
 

@@ -16,7 +16,7 @@ from ragsage.core.scopes import Scope
 from . import helpers
 from .api_harness import ApiServer, make_key
 from .test_worker import _document
-from .worker_harness import Deployment
+from .worker_harness import POLL, Deployment
 
 ACME, GLOBEX = "acme", "globex"
 HANDBOOK = (
@@ -32,7 +32,7 @@ def wait_job(client: httpx.Client, job_id: str, timeout: float = 60) -> dict[str
         job: dict[str, Any] = client.get(f"/v1/jobs/{job_id}").json()
         if job["state"] in ("succeeded", "failed", "cancelled", "superseded"):
             return job
-        time.sleep(0.2)
+        time.sleep(POLL)
     raise AssertionError(f"job {job_id} did not finish: {job}")
 
 
@@ -238,11 +238,12 @@ def test_cancelling_a_running_job_stops_it_writing_nothing(
     deployment: Deployment,
     api: ApiServer,
 ) -> None:
-    deployment.worker(
+    worker = deployment.worker(
         RAGSAGE_ADAPTERS="tests.integration.adapters:flaky",
         TEST_EMBED_DELAY="3",
         TEST_EMBED_COUNTER=str(deployment.tmp / "calls"),
-    ).start()
+    )
+    worker.start()
     client = api.client(make_key(deployment.settings, ACME))
     job_id = upload(client, "travel.md", HANDBOOK).json()["job_id"]
     deadline = time.monotonic() + 30
@@ -251,7 +252,9 @@ def test_cancelling_a_running_job_stops_it_writing_nothing(
         time.sleep(0.1)
 
     assert client.post(f"/v1/jobs/{job_id}/cancel").json()["state"] == "cancelled"
-    time.sleep(5)  # longer than the embed call: the worker would have written by now
+    # Its delivery has ended (the embed call returned, or the heartbeat saw the cancel):
+    # whatever the worker would write, it has written.
+    worker.wait_deliveries_ended(1)
     assert client.get(f"/v1/jobs/{job_id}").json()["state"] == "cancelled"
     assert client.post("/v1/search", json={"query": "hotel Paris"}).json()["results"] == []
 

@@ -18,7 +18,7 @@ from ragsage.core.scopes import Scope
 
 from .api_harness import ApiServer, make_key, with_database
 from .test_api import HANDBOOK, upload, wait_job
-from .worker_harness import Deployment
+from .worker_harness import POLL, Deployment
 
 ACME, GLOBEX = "acme", "globex"
 
@@ -140,7 +140,7 @@ def test_roles_limit_what_a_key_may_do(api: ApiServer, running: Deployment) -> N
             assert not active["held"] and not active["complete"]  # live, not waiting
             break
         assert time.monotonic() < deadline, generations
-        time.sleep(0.3)
+        time.sleep(POLL)
     answer = admin.post("/v1/query", json={"question": "How much is a hotel night in Paris?"})
     assert "180 euros" in answer.json()["answer"]  # now served by the new model
 

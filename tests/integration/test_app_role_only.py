@@ -14,13 +14,13 @@ from ragsage.core.keys import Role
 from ragsage.runtime import build_database
 
 from .api_harness import make_key, serve
-from .worker_harness import Deployment
+from .worker_harness import POLL, Deployment
 
 
 def _until(check: Any, timeout: float = 60) -> Any:
     deadline = time.monotonic() + timeout
     while not (outcome := check()) and time.monotonic() < deadline:
-        time.sleep(0.2)
+        time.sleep(POLL)
     return outcome
 
 

@@ -20,7 +20,7 @@ from ragsage.core.keys import Role
 
 from .api_harness import make_key
 from .gunicorn_harness import free_port, start_gunicorn
-from .worker_harness import Deployment
+from .worker_harness import POLL, Deployment
 
 NAMESPACE = "metered"
 
@@ -96,7 +96,7 @@ def test_a_worker_serves_one_endpoint_counting_every_pool_child(
         done = _samples(text, "ragsage_worker_jobs_total", kind="ingest", outcome="succeeded")
         if done >= documents or time.monotonic() > deadline:
             break
-        time.sleep(0.2)
+        time.sleep(POLL)
     assert done == documents, text
     assert _samples(text, "ragsage_worker_stage_seconds_count", kind="ingest", stage="parse") == (
         documents

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import redis
@@ -149,8 +148,9 @@ def test_deleting_a_namespace_mid_job_leaves_nothing_of_it(deployment: Deploymen
     assert "erased namespace 'acme'" in erased.stdout and "ragsage_api_keys" in erased.stdout
     assert not _accepted(deployment, key)  # the next request with its key is refused
 
-    # The running job's embed (6 s) ends, or its heartbeat (1 s) finds it gone first.
-    time.sleep(7)
+    # The running job's embed (6 s) ends, or its heartbeat (1 s) finds it gone first;
+    # then the queued job's turn is taken, and finds nothing of it left to run.
+    slow.wait_deliveries_ended(2)
     left = _rows_left(deployment, ACME.namespace)
     assert left and set(left.values()) == {0}, left
     assert set(cache.scan_iter(match="*:acme:*")) == {neighbour.encode()}

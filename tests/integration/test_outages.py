@@ -25,7 +25,7 @@ from ragsage.core.keys import Role
 from .api_harness import make_key, with_database
 from .conftest import as_user
 from .gunicorn_harness import Gunicorn, start_gunicorn
-from .worker_harness import WorkerProcess, make_settings
+from .worker_harness import POLL, WorkerProcess, make_settings
 
 NAMESPACE = "weathered"
 NOTE = b"# Storm notes\n\nThe lighthouse keeper logs every gale above force nine.\n"
@@ -86,7 +86,7 @@ def _until(check: Any, timeout: float = 60) -> Any:
         outcome = check()
         if outcome or time.monotonic() > deadline:
             return outcome
-        time.sleep(0.25)
+        time.sleep(POLL)
 
 
 def _job(client: httpx.Client, job_id: str) -> dict[str, Any]:

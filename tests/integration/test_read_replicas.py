@@ -34,7 +34,7 @@ from ragsage.settings import Settings
 from .api_harness import ApiServer, ingested, make_key, serve, with_database
 from .conftest import TEST_DIM, PostgresServer, as_user
 from .test_search_completeness import DIM, MODEL, load, nearest, unit
-from .worker_harness import Deployment
+from .worker_harness import POLL, Deployment
 
 ACME, GLOBEX = Scope("acme"), Scope("globex")
 
@@ -226,7 +226,7 @@ def test_over_http_searches_come_from_the_replica_and_an_upload_reads_back_at_on
         if found.headers.get("X-Ragsage-Read-Server") == "replica-1" and found.json()["results"]:
             break
         assert time.monotonic() < deadline, found.headers.get("X-Ragsage-Read-Server")
-        time.sleep(0.2)
+        time.sleep(POLL)
     assert "zirconium anchor" in found.json()["results"][0]["chunk"]["text"]
     # The chunk a result points at, and the source list, are read there too.
     chunk = client.get(f"/v1/chunks/{found.json()['results'][0]['chunk']['id']}")

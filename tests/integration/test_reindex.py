@@ -16,7 +16,7 @@ from ragsage.query import QueryEngine
 from ragsage.runtime import build_runtime
 from ragsage.runtime.loop import LoopThread
 
-from .worker_harness import Deployment
+from .worker_harness import POLL, Deployment
 
 ACME = "acme"
 MODEL_A, MODEL_B = "ragsage-hashing-256", "ragsage-hashing-128"
@@ -111,7 +111,7 @@ def _wait_active(deployment: Deployment, model: str, timeout: float = 120) -> No
         active = _generation(deployment, "active")
         if active and active["embedding_model"] == model:
             return
-        time.sleep(0.3)
+        time.sleep(POLL)
     raise AssertionError(f"{model} never became active: {deployment.enqueuer.reindex.status(ACME)}")
 
 

@@ -10,13 +10,13 @@ import httpx
 from ragsage.core.keys import Role
 
 from .api_harness import ApiServer, ingested, make_key
-from .worker_harness import Deployment
+from .worker_harness import POLL, Deployment
 
 
 def _until(check: Any, timeout: float = 60) -> Any:
     deadline = time.monotonic() + timeout
     while not (outcome := check()) and time.monotonic() < deadline:
-        time.sleep(0.2)
+        time.sleep(POLL)
     return outcome
 
 

@@ -24,7 +24,7 @@ from ragsage.management.restricted_keys import grant_of, mint
 
 from .api_harness import ApiServer, ingested, serve, with_database
 from .gunicorn_harness import start_gunicorn
-from .worker_harness import Deployment
+from .worker_harness import POLL, Deployment
 
 ACME = Scope("acme")
 RECHECK = 1.0
@@ -124,7 +124,7 @@ def test_an_issued_key_reads_as_its_principals_and_says_what_it_is(
     assert datetime.fromisoformat(me["restricted"]["expires_at"]) > datetime.now(UTC)
     # It reads the open handbook, not the finance payroll, and may not write.
     while admin.get(f"/v1/jobs/{payroll.json()['job_id']}").json()["state"] != "succeeded":
-        time.sleep(0.2)
+        time.sleep(POLL)
     found = ana.post("/v1/search", json={"query": "holiday days", "top_k": 10}).json()
     assert {r["chunk"]["source"] for r in found["results"]} == {"handbook.md"}
     assert ana.get("/v1/sources").json()["sources"] == ["handbook.md"]

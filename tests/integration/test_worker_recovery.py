@@ -131,8 +131,8 @@ def test_a_delivery_that_cannot_reach_the_database_keeps_its_message(
     cut_off.start()
     outcome = deployment.enqueuer.enqueue_document(ACME, "manual.md", data=_edition(1, 3))
     job_id = str(outcome.job_id)
-    time.sleep(4)  # its deliveries fail to claim the job, and put the message back
-    assert "before it could run; redelivering" in cut_off.log.read_text(errors="replace")
+    # Its deliveries fail to claim the job, and put the message back.
+    cut_off.wait_for_log("before it could run; redelivering")
     cut_off.stop()  # a deploy: the message it holds goes back to the broker
 
     # A worker that reaches the database finds the message still there.

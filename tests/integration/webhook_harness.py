@@ -15,6 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
+from .worker_harness import POLL
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -52,7 +54,7 @@ class Receiver:
             got = self.delivered(path)
             if len({r["headers"]["webhook-id"] for r in got}) >= wanted:
                 return got
-            time.sleep(0.2)
+            time.sleep(POLL)
         raise AssertionError(f"{path}: {len(self.delivered(path))} of {wanted} events arrived")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import subprocess
 import time
@@ -26,6 +27,11 @@ from ragsage.runtime import build_runtime
 from ragsage.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
+# How often the tests look again at something they wait for.  A small job runs in
+# about 20 ms; looking every 0.2 s made the look, not the job, most of each wait.
+POLL = 0.05
+# The line Celery logs when a delivery of a ragsage task has ended, whatever its outcome.
+_DELIVERY_ENDED = re.compile(r"Task ragsage\.\w+\[[^\]]+\] (?:succeeded|raised|failed)")
 
 
 @pytest.fixture(scope="session", name="broker")
@@ -65,7 +71,7 @@ class WorkerProcess:
                 raise RuntimeError(f"worker exited early:\n{self.log.read_text()[-3000:]}")
             if "ready." in self.log.read_text(errors="replace"):
                 return
-            time.sleep(0.1)
+            time.sleep(POLL)
         raise RuntimeError(f"worker not ready in {timeout}s:\n{self.log.read_text()[-3000:]}")
 
     def _spawn(
@@ -89,6 +95,28 @@ class WorkerProcess:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+
+    def wait_for_log(
+        self, pattern: str | re.Pattern[str], times: int = 1, timeout: float = 60
+    ) -> str:
+        """Until ``pattern`` (a str is literal text) occurs ``times`` times in the log.
+
+        Returns the log as it was then.
+        """
+        found = re.compile(re.escape(pattern)) if isinstance(pattern, str) else pattern
+        deadline = time.monotonic() + timeout
+        while len(found.findall(text := self.log.read_text(errors="replace"))) < times:
+            assert time.monotonic() < deadline, f"{pattern!r} x{times} not logged:\n{text[-3000:]}"
+            time.sleep(POLL)
+        return text
+
+    def wait_deliveries_ended(self, deliveries: int, timeout: float = 60) -> str:
+        """Until this worker has ended ``deliveries`` task deliveries; returns the log.
+
+        Past that, the jobs it ran can write nothing more: a test need not sleep
+        for "longer than the job would take".
+        """
+        return self.wait_for_log(_DELIVERY_ENDED, deliveries, timeout)
 
     def kill(self) -> None:
         """SIGKILL the whole worker: main process and pool children at once."""
@@ -160,7 +188,7 @@ class Deployment:
                 latest[job_id] = job
             if all(done(job) for job in latest.values()):
                 return latest
-            time.sleep(0.2)
+            time.sleep(POLL)
         logs = "\n".join(w.log.read_text(errors="replace")[-2000:] for w in self.workers)
         raise AssertionError(f"jobs not done in {timeout}s: {latest}\n{logs}")
 

@@ -15,6 +15,7 @@ from tests.integration.conftest import (  # noqa: F401
     database_url,
     db,
     deployment,
+    migrated_template,
     pg_config,
     postgres_server,
     running,
